@@ -1,0 +1,605 @@
+"""The incremental document: a text and its token sequence, re-tokenized only around edits.
+
+An edit is handled on two levels (the argument is written out in ``docs/algorithms.md``):
+
+1. **Pieces.** The encoding cuts text into pieces (pre-tokens) that are tokenized
+   independently. After replacing ``text[start:end]``, pieces left of a *restart* boundary and
+   right of a *resync* boundary are unchanged:
+
+   - restart: walk left from the piece holding ``start`` while the previous piece's
+     :meth:`~livetok.incremental.protocol.PieceEncoding.horizon` reaches ``start`` (what decides
+     that piece may have been edited). The horizons' dominance property (a piece's reading
+     region that crosses a later piece start is dominated by that piece's region) makes the
+     first piece whose predecessor stays left of ``start`` a safe restart;
+   - resync: re-split the new text from the restart; stop at the first new boundary at or after
+     the edit's end that is also an old (shifted) boundary, since the split from a boundary
+     depends only on the text after it, which is unchanged there.
+
+2. **Tokens inside a long piece.** A changed piece is encoded from scratch when short. When long
+   (a CJK paragraph, a base64 line), Algorithm 1 of *Formalizing BPE Tokenization* (Berglund &
+   van der Merwe) glues instead: keep the old piece's tokens left of the edit (a correct
+   tokenization by Remark 3) and right of it, re-encode a window from an old token ``u_i`` to an
+   old token ``u'_j``, and accept once the window's first token equals ``u_i`` and its last equals
+   ``u'_j`` (Corollary 2 / Theorem 1); otherwise widen the failing side (steps 4-5, here by
+   doubling the number of tokens, which keeps the halting state and so the proof).
+
+Only the tokens that changed are replaced in the :class:`~livetok.incremental.tokenseq.TokenSeq`.
+"""
+
+from __future__ import annotations
+
+import logging
+from array import array
+from dataclasses import dataclass
+from typing import Any, Iterator, NamedTuple
+
+from .encoding import sanitize
+from .protocol import PieceEncoding
+from .registry import get_encoding
+from .tokenseq import CLEAN, PIECE_START, PLACEHOLDER, TokenSeq
+
+__all__ = ["Document", "EditResult", "TokenInfo", "EditStats"]
+
+log = logging.getLogger(__name__)
+
+#: pieces at least this long (code points) are updated by Algorithm 1 gluing
+GLUE_MIN_CP = 48
+#: characters of old text right of an edit read in the first re-split attempt
+FIRST_WINDOW = 64
+
+
+class TokenInfo(NamedTuple):
+    """One token of a document."""
+
+    index: int  #: position in the token sequence (0-based, counted tokens only)
+    id: int
+    bytes: bytes
+    start: int  #: code point offset of the first character that starts in the token
+    end: int  #: code point offset after the last such character
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """What one :meth:`Document.edit` changed."""
+
+    version: int
+    start: int  #: edit start (code points)
+    old_end: int  #: end of the replaced text, old coordinates
+    new_end: int  #: end of the inserted text, new coordinates
+    tokens_removed: int
+    tokens_added: int
+    token_count: int
+
+
+@dataclass
+class EditStats:
+    """Counters for benchmarks and the widening study (cumulative over the document's life)."""
+
+    edits: int = 0
+    pieces_resplit: int = 0
+    glued_pieces: int = 0
+    glue_widenings: int = 0
+    window_retries: int = 0
+
+
+class _Seg(NamedTuple):
+    kind: int  # 0: old tokens [a, b) in place of the old sequence; 1: new tokens
+    a: int
+    b: int
+    ids: list[int] | None
+    cps: list[int] | None
+    flags: bytearray | None
+
+
+class Document:
+    """A text and its exact token sequence, updated incrementally.
+
+    >>> doc = Document("Hello world", encoding="cl100k_base")
+    >>> doc.token_ids()
+    [9906, 1917]
+    >>> r = doc.edit(5, 5, ",")
+    >>> doc.text, doc.token_ids() == doc.encoding.encode(doc.text)
+    ('Hello, world', True)
+    >>> doc.token_at(7).bytes
+    b' world'
+    """
+
+    def __init__(
+        self,
+        text: str = "",
+        encoding: str | PieceEncoding = "o200k_base",
+        *,
+        load: int = 512,
+    ) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"Document text must be str, not {type(text).__name__}")
+        enc: Any = get_encoding(encoding) if isinstance(encoding, str) else encoding
+        if not isinstance(enc, PieceEncoding):
+            raise TypeError(
+                f"{enc!r} is not a livetok encoding: pass a name from list_encodings() or an "
+                "object implementing livetok.incremental.PieceEncoding"
+            )
+        self._enc = enc
+        self._glue = bool(getattr(enc, "supports_glue", False))
+        clean = getattr(enc, "clean_starts", None)
+        self._clean: Any = clean
+        self._seq = TokenSeq(load)
+        self.version = 0
+        self.stats = EditStats()
+        text = sanitize(text)
+        if text:
+            ids, cps, flags = self._encode_pieces(text, 0, list(enc.split(text, 0)))
+            self._seq.replace(0, 0, ids, cps, flags, text)
+
+    # -- read access --------------------------------------------------------------------------
+
+    @property
+    def encoding(self) -> Any:
+        """The encoding object."""
+        return self._enc
+
+    @property
+    def text(self) -> str:
+        """The whole text. Runtime complexity: ``O(n)`` (joins the chunks)."""
+        return self._seq.text()
+
+    @property
+    def length(self) -> int:
+        """Length in code points. Runtime complexity: ``O(1)``."""
+        return self._seq.total_cp
+
+    def __len__(self) -> int:
+        return self._seq.total_cp
+
+    @property
+    def token_count(self) -> int:
+        """Number of tokens. Runtime complexity: ``O(1)``."""
+        return self._seq.total_counted
+
+    def token_ids(self) -> list[int]:
+        """All token ids. Runtime complexity: ``O(number of tokens)``."""
+        return self._seq.ids()
+
+    def slice(self, start: int, end: int) -> str:
+        """``text[start:end]`` without building the whole text.
+
+        Runtime complexity: ``O(log n + (end - start))``.
+        """
+        start, end = self._check_range(start, end)
+        return self._seq.slice_text(start, end)
+
+    def token_at(self, cp_offset: int) -> TokenInfo | None:
+        """The token holding the character at ``cp_offset`` (None where no token is, e.g.
+        WordPiece whitespace, or at the end of the text).
+
+        Runtime complexity: ``O(log n)``.
+        """
+        if not isinstance(cp_offset, int) or isinstance(cp_offset, bool):
+            raise TypeError(f"offset must be int, not {type(cp_offset).__name__}")
+        if not 0 <= cp_offset <= self._seq.total_cp:
+            raise ValueError(
+                f"offset {cp_offset} is outside the document (0..{self._seq.total_cp} code points)"
+            )
+        seq = self._seq
+        if cp_offset >= seq.total_cp:
+            return None
+        ti, ts = seq.locate(cp_offset)
+        tid, w, f = seq.get(ti)
+        if f & PLACEHOLDER:
+            return None
+        return TokenInfo(seq.counted_before(ti), tid, self._enc.token_bytes(tid), ts, ts + w)
+
+    def iter_tokens(self, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, int]]:
+        """Yield ``(id, start_cp, end_cp)`` of the tokens overlapping ``[start, end)``.
+
+        Tokens holding no whole character (the tail bytes of a split character) are yielded
+        with ``start_cp == end_cp``.
+
+        Runtime complexity: ``O(log n + k)`` for ``k`` tokens.
+        """
+        seq = self._seq
+        if end is None:
+            end = seq.total_cp
+        start, end = self._check_range(start, end)
+        if start >= end:
+            return
+        ti, pos = seq.locate(start)
+        for tid, w, f in seq.iter_from(ti):
+            if pos >= end:
+                break
+            if not f & PLACEHOLDER:
+                yield tid, pos, pos + w
+            pos += w
+
+    def count_range(self, start: int, end: int) -> int:
+        """Exact ``len(encoding.encode(text[start:end]))``, re-encoding only near the ends.
+
+        Runtime complexity: ``O(log n + (end - start))`` for the slice, plus the pieces at the
+        two ends.
+        """
+        start, end = self._check_range(start, end)
+        if start == end:
+            return 0
+        enc = self._enc
+        seq = self._seq
+        sub = seq.slice_text(start, end)
+        n = len(sub)
+        if n <= 2048:
+            return len(enc.encode(sub))
+        # left: split the substring from its start until a boundary is also a document boundary
+        count = 0
+        q1 = None
+        q1_tok = 0
+        for ps, pe in enc.split(sub, 0):
+            if enc.horizon(sub, ps, n) > n:
+                break  # this piece read the substring's end: leave the rest to the right part
+            count += self._count_piece(sub[ps:pe], start + ps == 0)
+            t = seq.piece_start_at(start + pe)
+            if t is not None:
+                q1, q1_tok = start + pe, t
+                break
+        if q1 is None:
+            return len(enc.encode(sub))
+        # right: restart at a document piece whose predecessors did not read past `end`
+        k_tok = seq.prev_piece_start(seq.locate(end - 1)[0])
+        k_cp = seq.token_start_cp(k_tok)
+        while k_tok > q1_tok:
+            p_tok = seq.prev_piece_start(k_tok - 1)
+            p_cp = seq.token_start_cp(p_tok)
+            if p_cp < q1:
+                break
+            if enc.horizon(sub, p_cp - start, n) <= n:
+                break
+            k_tok, k_cp = p_tok, p_cp
+        if k_tok < q1_tok or k_cp < q1:
+            return len(enc.encode(sub))
+        count += seq.counted_before(k_tok) - seq.counted_before(q1_tok)
+        for ps, pe in enc.split(sub, k_cp - start):
+            count += self._count_piece(sub[ps:pe], False)
+        return count
+
+    def _count_piece(self, piece: str, at_start: bool) -> int:
+        return len(self._enc.encode_piece(piece, at_text_start=at_start))
+
+    # -- editing --------------------------------------------------------------------------------
+
+    def edit(self, start: int, end: int, new_text: str) -> EditResult:
+        """Replace ``text[start:end]`` (code points) by ``new_text``; tokens follow exactly.
+
+        Raises ``TypeError``/``ValueError`` for bad arguments, leaving the document unchanged.
+
+        Runtime complexity: ``O(log n + w)`` where ``w`` is the re-split window (the edit plus
+        the pieces around it) and the Algorithm 1 window inside long pieces.
+        """
+        if not isinstance(new_text, str):
+            raise TypeError(f"new_text must be str, not {type(new_text).__name__}")
+        start, end = self._check_range(start, end)
+        new_text = sanitize(new_text)
+        seq = self._seq
+        before = seq.total_counted
+        if seq.slice_text(start, end) == new_text:
+            self.version += 1
+            return EditResult(self.version, start, end, end, 0, 0, before)
+        removed, added = self._apply(start, end, new_text)
+        self.version += 1
+        self.stats.edits += 1
+        return EditResult(
+            self.version, start, end, start + len(new_text), removed, added, seq.total_counted
+        )
+
+    def _check_range(self, start: int, end: int) -> tuple[int, int]:
+        for name, v in (("start", start), ("end", end)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"{name} must be an int code point offset, not {type(v).__name__}")
+        n = self._seq.total_cp
+        if start < 0 or end < 0:
+            raise ValueError(f"negative offset ({start}, {end}): offsets count code points from 0")
+        if start > end:
+            raise ValueError(f"reversed range: start {start} > end {end}")
+        if end > n:
+            raise ValueError(f"range ({start}, {end}) runs past the end of the text ({n} code points)")
+        return start, end
+
+    def _encode_pieces(
+        self, text: str, base: int, spans: list[tuple[int, int]]
+    ) -> tuple[list[int], list[int], bytearray]:
+        """Ids, code point lengths and flags for pieces ``spans`` of ``text`` (offset ``base``)."""
+        enc = self._enc
+        ids: list[int] = []
+        cps: list[int] = []
+        flags = bytearray()
+        lead = getattr(enc, "lead_counts", None)
+        clean = self._clean
+        for s, e in spans:
+            piece = text[s:e]
+            at0 = base + s == 0
+            pids = enc.encode_piece(piece, at_text_start=at0)
+            if not pids:
+                ids.append(0)
+                cps.append(e - s)
+                flags.append(PIECE_START | CLEAN | PLACEHOLDER)
+                continue
+            k = len(ids)
+            ids.extend(pids)
+            if lead is not None:
+                cps.extend([lead[i] for i in pids])
+            else:
+                cps.extend(enc.token_cp_lens(piece, pids, at_text_start=at0))
+            if clean is not None:
+                flags.extend([clean[i] for i in pids])
+            else:
+                flags.extend(b"\x02" * len(pids))
+            flags[k] |= PIECE_START | CLEAN
+        return ids, cps, flags
+
+    def _new_tokens(self, ids: list[int], first_is_piece_start: bool) -> _Seg:
+        enc = self._enc
+        lead = enc.lead_counts
+        clean = self._clean
+        cps = [lead[i] for i in ids]
+        flags = bytearray([clean[i] for i in ids])
+        if first_is_piece_start and flags:
+            flags[0] |= PIECE_START
+        return _Seg(1, 0, 0, ids, cps, flags)
+
+    def _apply(self, start: int, end: int, new_text: str) -> tuple[int, int]:
+        enc = self._enc
+        seq = self._seq
+        n_old = seq.total_cp
+        delta = len(new_text) - (end - start)
+        new_end = start + len(new_text)
+
+        # 1. restart: the piece holding `start`, moved left while its predecessor's horizon
+        #    reaches `start` (see module docstring)
+        if seq.total_tokens == 0:
+            r_tok, r = 0, 0
+        else:
+            r_tok = seq.prev_piece_start(seq.locate(min(start, n_old - 1))[0])
+            r = seq.token_start_cp(r_tok)
+            while r_tok > 0:
+                p_tok = seq.prev_piece_start(r_tok - 1)
+                p = seq.token_start_cp(p_tok)
+                head = seq.slice_text(p, start)
+                if enc.horizon(head, 0, len(head)) <= len(head):
+                    break
+                r_tok, r = p_tok, p
+
+        # 2. re-split from r until a new boundary at/after new_end coincides with an old one
+        extra = FIRST_WINDOW
+        left_text = seq.slice_text(r, start)
+        while True:
+            w_end_old = min(n_old, end + extra)
+            window = left_text + new_text + seq.slice_text(end, w_end_old)
+            at_doc_end = w_end_old >= n_old
+            wlen = len(window)
+            spans: list[tuple[int, int]] = []
+            q_tok = None
+            for ps, pe in enc.split(window, 0):
+                if not at_doc_end and enc.horizon(window, ps, wlen) > wlen:
+                    break  # this piece may depend on text beyond the window
+                spans.append((ps, pe))
+                q_new = r + pe
+                if q_new >= new_end:
+                    t = seq.piece_start_at(q_new - delta)
+                    if t is not None:
+                        q_tok = t
+                        break
+            if q_tok is not None:
+                break
+            if at_doc_end:
+                # the window reached the end of the text: the last piece ends there
+                q_tok = seq.total_tokens
+                break
+            extra *= 4
+            self.stats.window_retries += 1
+        self.stats.pieces_resplit += len(spans)
+
+        # 3. tokens of the new pieces, as segments (old tokens kept in place, or new ones)
+        segs: list[_Seg] = []
+        for ps, pe in spans:
+            a, b = r + ps, r + pe
+            if b <= start or a >= new_end:
+                oa = a if b <= start else a - delta
+                ob = b if b <= start else b - delta
+                ta = seq.piece_start_at(oa)
+                if ta is not None:
+                    tb = seq.next_piece_start(ta)
+                    if seq.token_start_cp(tb) == ob or (tb == seq.total_tokens and ob == n_old):
+                        segs.append(_Seg(0, ta, tb, None, None, None))
+                        continue
+            piece = window[ps:pe]
+            if self._glue and pe - ps >= GLUE_MIN_CP:
+                segs.extend(self._glue_piece(a, b, piece, start, end, new_text, delta))
+            else:
+                ids = enc.encode_piece(piece, at_text_start=a == 0)
+                segs.append(self._piece_segment(piece, ids, a == 0))
+
+        # 4. trim old segments that stay in place, then replace the rest in the sequence
+        t0, t1 = r_tok, q_tok
+        i, j = 0, len(segs)
+        while i < j and segs[i].kind == 0 and segs[i].a == t0:
+            t0 = segs[i].b
+            i += 1
+        while j > i and segs[j - 1].kind == 0 and segs[j - 1].b == t1:
+            t1 = segs[j - 1].a
+            j -= 1
+        ids: list[int] = []
+        cps: list[int] = []
+        flags = bytearray()
+        for sg in segs[i:j]:
+            if sg.kind == 1:
+                ids.extend(sg.ids)  # type: ignore[arg-type]
+                cps.extend(sg.cps)  # type: ignore[arg-type]
+                flags += sg.flags  # type: ignore[operator]
+            else:
+                for tid, w, f in _take(seq.iter_from(sg.a), sg.b - sg.a):
+                    ids.append(tid)
+                    cps.append(w)
+                    flags.append(f)
+        c0 = seq.token_start_cp(t0)
+        c1 = seq.token_start_cp(t1) if t1 < seq.total_tokens else n_old
+        # subtle: trimming never crosses the edit (only unchanged pieces become old segments)
+        assert c0 <= start and c1 >= end, (c0, c1, start, end)
+        text = seq.slice_text(c0, start) + new_text + seq.slice_text(end, c1)
+        removed = seq.counted_before(t1) - seq.counted_before(t0)
+        seq.replace(t0, t1, ids, cps, flags, text)
+        added = len(ids) - sum(1 for f in flags if f & PLACEHOLDER)
+        return removed, added
+
+    def _piece_segment(self, piece: str, ids: list[int], at0: bool) -> _Seg:
+        if not ids:
+            return _Seg(1, 0, 0, [0], [len(piece)], bytearray([PIECE_START | CLEAN | PLACEHOLDER]))
+        if getattr(self._enc, "lead_counts", None) is not None and self._clean is not None:
+            return self._new_tokens(ids, True)
+        cps = list(self._enc.token_cp_lens(piece, ids, at_text_start=at0))
+        flags = bytearray(b"\x02" * len(ids))
+        flags[0] |= PIECE_START
+        return _Seg(1, 0, 0, ids, cps, flags)
+
+    def _glue_piece(
+        self, a: int, b: int, piece: str, start: int, end: int, new_text: str, delta: int
+    ) -> list[_Seg]:
+        """Tokens of the changed long piece ``[a, b)`` (new coordinates) by Algorithm 1.
+
+        ``tau1`` = old tokens of the old piece starting at ``a`` that end by ``start``;
+        ``tau2`` = old tokens of the old piece ending at ``b`` (old ``b - delta``) that start at
+        or after ``end``. Both are correct tokenizations of their text (Remark 3).
+        """
+        enc = self._enc
+        seq = self._seq
+        # tau1: tokens [l_lo, l_hi) of the old piece starting at `a` that end by `start`
+        # subtle: a changed piece can lie wholly left (or right) of the edit when the edit
+        # changed only what its split read, so both sides are also clipped to [a, b)
+        lstop = min(start, b)
+        l_lo = seq.piece_start_at(a) if a < lstop else None
+        left_it: Iterator[tuple[int, int, int]] = iter(())
+        if l_lo is not None:
+            l_hi = min(
+                seq.locate(lstop)[0] if lstop < seq.total_cp else seq.total_tokens,
+                seq.next_piece_start(l_lo),
+            )
+            if l_hi > l_lo:
+                left_it = _left_candidates(seq, l_lo, l_hi)
+        # tau2: tokens [r_lo, r_hi) of the old piece ending at `b - delta` that start at `end`+
+        ob = b - delta
+        rstart = max(end, a - delta)
+        r_hi = seq.piece_start_at(ob) if ob > rstart else None
+        right_it: Iterator[tuple[int, int, int]] = iter(())
+        if r_hi is not None and r_hi > 0:
+            ti, ts = seq.locate(rstart)
+            r_lo = max(ti if ts == rstart else ti + 1, seq.prev_piece_start(r_hi - 1))
+            if r_hi > r_lo:
+                right_it = _right_candidates(seq, r_lo, r_hi)
+        left: list[tuple[int, int, int]] = []  # (token index, start cp, id), nearest first
+        right: list[tuple[int, int, int]] = []  # (token index, end cp (old), id), nearest first
+        nl = 1 if _fill(left, left_it, 1) else 0
+        nr = 1 if _fill(right, right_it, 1) else 0
+        while True:
+            li, lcp, lid = left[nl - 1] if nl else (-1, a, -1)
+            if nr:
+                ri, rcp_old, rid = right[nr - 1]
+                rcp = rcp_old + delta
+            else:
+                ri, rcp, rid = -1, b, -1
+            # step 2 of Algorithm 1: tokenize u_i ... u_n (middle) u'_1 ... u'_j
+            v = enc.encode_bytes_piece(piece[lcp - a : rcp - a].encode("utf-8"))
+            # step 3: glue once the boundary tokens agree (or a side reached the piece's end)
+            left_ok = lcp == a or v[0] == lid
+            right_ok = rcp == b or v[-1] == rid
+            if left_ok and right_ok:
+                break
+            self.stats.glue_widenings += 1
+            # steps 4-5, widening by doubling the number of old tokens re-encoded
+            if not left_ok:
+                nl = _widen(left, left_it, nl)
+            if not right_ok:
+                nr = _widen(right, right_it, nr)
+        self.stats.glued_pieces += 1
+        segs: list[_Seg] = []
+        if nl and l_lo is not None and li > l_lo:
+            segs.append(_Seg(0, l_lo, li, None, None, None))
+        segs.append(self._new_tokens(v, lcp == a))
+        if nr and r_hi is not None and ri + 1 < r_hi:
+            segs.append(_Seg(0, ri + 1, r_hi, None, None, None))
+        return segs
+
+    # -- invariants -------------------------------------------------------------------------------
+
+    def _check(self) -> None:
+        """Assert every invariant, including equality with a full re-encode (slow: tests only)."""
+        seq = self._seq
+        seq._check()
+        text = seq.text()
+        enc = self._enc
+        spans = list(enc.split(text, 0))
+        want_ids, want_cps, want_flags = self._encode_pieces(text, 0, spans)
+        got_ids = [i for c in seq.chunks for i in c.ids]
+        got_cps = [w for c in seq.chunks for w in c.cps]
+        got_flags = bytearray(b"".join(bytes(c.flags) for c in seq.chunks))
+        if got_ids != want_ids or got_flags != want_flags or got_cps != want_cps:
+            k = next(
+                (i for i, (x, y) in enumerate(zip(got_ids, want_ids)) if x != y),
+                min(len(got_ids), len(want_ids)),
+            )
+            raise AssertionError(
+                f"token sequence differs from a full encode at token {k}: "
+                f"got {got_ids[max(0, k - 3):k + 4]} want {want_ids[max(0, k - 3):k + 4]}; "
+                f"flags got {list(got_flags[max(0, k - 3):k + 4])} "
+                f"want {list(want_flags[max(0, k - 3):k + 4])}; text {text!r:.200}"
+            )
+        assert seq.total_counted == len(enc.encode(text)), "count differs from encode()"
+
+
+def _fill(lst: list[Any], it: Iterator[Any], k: int) -> bool:
+    """Pull from ``it`` until ``lst`` has ``k`` items; False if it ran out first."""
+    while len(lst) < k:
+        x = next(it, None)
+        if x is None:
+            return False
+        lst.append(x)
+    return True
+
+
+def _widen(lst: list[Any], it: Iterator[Any], n: int) -> int:
+    """Double the number of candidates used; 0 once none are left (window reaches the piece
+    boundary, the "i = 1" / "j = m" case of Algorithm 1)."""
+    if _fill(lst, it, 2 * n):
+        return 2 * n
+    return len(lst) if len(lst) > n else 0
+
+
+def _left_candidates(seq: TokenSeq, lo: int, hi: int) -> Iterator[tuple[int, int, int]]:
+    """Tokens of ``[lo, hi)`` that start on a character boundary, right to left."""
+    pos = seq.token_start_cp(hi)
+    idx = hi
+    for tid, w, f in seq.iter_back(hi):
+        idx -= 1
+        pos -= w
+        if idx < lo:
+            return
+        if f & CLEAN:
+            yield idx, pos, tid
+
+
+def _right_candidates(seq: TokenSeq, lo: int, hi: int) -> Iterator[tuple[int, int, int]]:
+    """Tokens of ``[lo, hi)`` that end on a character boundary, left to right."""
+    pos = seq.token_start_cp(lo)
+    idx = lo
+    pending: tuple[int, int] | None = None
+    for tid, w, f in seq.iter_from(lo):
+        if idx >= hi:
+            break
+        if pending is not None and f & CLEAN:
+            yield pending[0], pos, pending[1]
+        pos += w
+        pending = (idx, tid)
+        idx += 1
+    if pending is not None:
+        yield pending[0], pos, pending[1]  # the piece's last token ends on its boundary
+
+
+def _take(it: Iterator[Any], n: int) -> Iterator[Any]:
+    for k, x in enumerate(it):
+        if k >= n:
+            break
+        yield x

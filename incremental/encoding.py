@@ -1,0 +1,228 @@
+"""A tiktoken-compatible encoding: regex pre-tokenization + byte-level BPE, in pure Python.
+
+``Encoding.encode`` returns exactly tiktoken's ``encode_ordinary``: special tokens are known by
+name (:attr:`Encoding.special_tokens`) but text that spells ``<|endoftext|>`` is ordinary text,
+because editors hold such text and must count it without an exception.
+
+Lone surrogates: a Python ``str`` can hold code points U+D800..U+DFFF (JSON ``"\\ud800"``
+escapes, for instance), which have no UTF-8 encoding. livetok replaces each such code point by
+U+FFFD before tokenizing, one for one, so code point offsets never move. tiktoken does the same
+for lone surrogates; it differs only for a high+low surrogate *pair* stored as two code points,
+which tiktoken first joins into one character (such strings do not arise from JSON or files).
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Iterator, Mapping, Sequence
+
+import regex
+
+from .bpe import bpe_encode
+from .pretokenize import Pretokenizer
+
+__all__ = ["Encoding", "sanitize"]
+
+_SURROGATE = regex.compile(r"[\ud800-\udfff]")
+#: bytes that are *not* UTF-8 continuation bytes (0b10xxxxxx), for counting characters
+_NON_CONTINUATION = bytes(b for b in range(256) if b & 0xC0 != 0x80)
+_CACHE_LIMIT = 1 << 18
+
+
+def sanitize(text: str) -> str:
+    """Replace every surrogate code point by U+FFFD (one for one; see module docstring).
+
+    >>> sanitize("a\\ud800b") == "a\\ufffdb"
+    True
+
+    Runtime complexity: ``O(len(text))``; no copy when there is nothing to replace.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+class Encoding:
+    """An OpenAI-style encoding (``o200k_base``, ``cl100k_base``, ``r50k_base``, ...).
+
+    >>> from livetok.incremental import get_encoding
+    >>> enc = get_encoding("cl100k_base")
+    >>> enc.encode("hello world")
+    [15339, 1917]
+    >>> enc.decode([15339, 1917])
+    'hello world'
+    """
+
+    supports_glue = True
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        pat_str: str | None = None,
+        mergeable_ranks: Mapping[bytes, int],
+        special_tokens: Mapping[str, int] | None = None,
+        source: str = "",
+    ) -> None:
+        self.name = name
+        self.source = source
+        self._pre = Pretokenizer(name, pat_str)
+        self.pat_str = self._pre.pat_str
+        self.mergeable_ranks: dict[bytes, int] = dict(mergeable_ranks)
+        self.special_tokens: dict[str, int] = dict(special_tokens or {})
+        self.max_token_value = max(
+            [*self.mergeable_ranks.values(), *self.special_tokens.values()], default=-1
+        )
+        decoder: list[bytes | None] = [None] * (self.max_token_value + 1)
+        for tok, rank in self.mergeable_ranks.items():
+            decoder[rank] = tok
+        for tok_s, rank in self.special_tokens.items():
+            decoder[rank] = tok_s.encode("utf-8")
+        self._decoder = decoder
+        # characters that *start* in each token (UTF-8 lead bytes): a token's code point length
+        lead = array("B", bytes(self.max_token_value + 1))
+        # 2 (the document's CLEAN flag) where the token starts on a character boundary
+        clean = bytearray(self.max_token_value + 1)
+        for tok, rank in self.mergeable_ranks.items():
+            lead[rank] = len(tok.translate(None, _CONTINUATION_BYTES))
+            if not 0x80 <= tok[0] < 0xC0:
+                clean[rank] = 2
+        for rank in self.special_tokens.values():
+            clean[rank] = 2
+        self._lead = lead
+        self.clean_starts = clean
+        self._cache: dict[str, list[int]] = {}
+
+    # -- tiktoken-compatible API -------------------------------------------------------------
+
+    @property
+    def n_vocab(self) -> int:
+        """Number of token ids (``max_token_value + 1``), as tiktoken defines it."""
+        return self.max_token_value + 1
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``; equal to tiktoken's ``encode_ordinary``.
+
+        Runtime complexity: ``O(n)`` regex work plus ``O(m log m)`` BPE per uncached piece of
+        ``m`` bytes.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"encode() takes str, not {type(text).__name__}")
+        text = sanitize(text)
+        out: list[int] = []
+        extend = out.extend
+        cache = self._cache
+        get = cache.get
+        ranks = self.mergeable_ranks
+        for m in self._pre.regex.finditer(text):
+            piece = m.group()
+            ids = get(piece)
+            if ids is None:
+                ids = self._encode_new_piece(piece, ranks)
+            extend(ids)
+        return out
+
+    encode_ordinary = encode
+
+    def _encode_new_piece(self, piece: str, ranks: Mapping[bytes, int]) -> list[int]:
+        b = piece.encode("utf-8")
+        r = ranks.get(b)
+        ids = [r] if r is not None else bpe_encode(b, ranks)
+        cache = self._cache
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        if len(piece) <= 64:
+            cache[piece] = ids
+        return ids
+
+    def count(self, text: str) -> int:
+        """Number of tokens of ``text`` (``len(encode(text))``).
+
+        Runtime complexity: as :meth:`encode`.
+        """
+        return len(self.encode(text))
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """Concatenated bytes of ``ids``.
+
+        Runtime complexity: ``O(len(ids))``.
+        """
+        try:
+            return b"".join([self._decoder[i] for i in ids])  # type: ignore[misc]
+        except (IndexError, TypeError):
+            bad = [i for i in ids if not (0 <= i < len(self._decoder)) or self._decoder[i] is None]
+            raise ValueError(f"unknown token id(s) {bad[:5]} for {self.name}") from None
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids``; invalid UTF-8 becomes U+FFFD, like tiktoken's ``decode``.
+
+        Runtime complexity: ``O(len(ids))``.
+        """
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token id.
+
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("r50k_base").token_bytes(995)
+        b' world'
+        """
+        return self.decode_bytes([token_id])
+
+    # -- pieces (pre-tokens) -----------------------------------------------------------------
+
+    def pieces(self, text: str) -> list[tuple[int, int]]:
+        """Code point spans ``(start, end)`` of the pre-tokens of ``text``.
+
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("o200k_base").pieces("Hi there")
+        [(0, 2), (2, 8)]
+
+        Runtime complexity: ``O(len(text))``.
+        """
+        return list(self._pre.split(sanitize(text)))
+
+    def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
+        """Piece spans of ``text[pos:]`` (``pos`` a boundary); see :class:`PieceEncoding`."""
+        return self._pre.split(text, pos)
+
+    def horizon(self, text: str, start: int, limit: int) -> int:
+        """Bound on what deciding the piece at ``start`` reads; see :mod:`.pretokenize`."""
+        return self._pre.horizon(text, start, limit)
+
+    def encode_piece(self, piece: str, *, at_text_start: bool = False) -> list[int]:
+        """Token ids of one pre-token (cached for short pieces).
+
+        Runtime complexity: ``O(m log m)`` for ``m`` bytes, ``O(1)`` when cached.
+        """
+        ids = self._cache.get(piece)
+        if ids is None:
+            ids = self._encode_new_piece(piece, self.mergeable_ranks)
+        return ids
+
+    def encode_bytes_piece(self, data: bytes) -> list[int]:
+        """BPE of raw bytes (no pre-tokenization): used for windows inside one piece."""
+        r = self.mergeable_ranks.get(data)
+        return [r] if r is not None else bpe_encode(data, self.mergeable_ranks)
+
+    def token_cp_lens(
+        self, piece: str, ids: Sequence[int], *, at_text_start: bool = False
+    ) -> list[int]:
+        """Characters that start in each token (a split character goes to its first byte)."""
+        lead = self._lead
+        return [lead[i] for i in ids]
+
+    @property
+    def lead_counts(self) -> array:
+        """``lead_counts[id]``: characters whose first UTF-8 byte is in token ``id``."""
+        return self._lead
+
+    def __repr__(self) -> str:
+        return f"<Encoding {self.name!r}>"
+
+
+# bytes 0x80..0xBF: deleting every *other* byte leaves the continuation bytes; we want the
+# opposite, so translate(None, delete=continuation) leaves lead bytes and ASCII.
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))

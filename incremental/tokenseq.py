@@ -1,0 +1,467 @@
+"""The token sequence of a document: chunked arrays with a Fenwick index over chunk sums.
+
+A document of 10 MB holds about 2.5 million tokens. Keeping them as Python objects would cost
+~100 bytes each, and keeping one flat array would make every edit shift every later offset.
+:class:`TokenSeq` keeps the shape of ``sortedcontainers.SortedList`` — a list of small
+sublists ("chunks") plus a positional index over them — specialised to a *sequence* (order is
+given, not sorted) whose elements carry sizes:
+
+* each :class:`Chunk` holds ``ids`` (``array('I')``), ``cps`` (code points per token,
+  ``array('I')``), ``flags`` (``bytearray``) and the chunk's text (``str``);
+* a Fenwick (binary indexed) tree over the chunks' code point lengths and token counts finds
+  the chunk that holds a code point offset, or the number of tokens before a chunk, in
+  ``O(log C)``; an edit inside one chunk updates it in ``O(log C)``;
+* chunks split above ``2 * load`` tokens and merge below ``load / 4``, and only then is the
+  index rebuilt (``O(C)``, amortised over many edits).
+
+Flags per token: :data:`PIECE_START` (first token of a pre-token), :data:`CLEAN` (starts on a
+character boundary: byte-level tokens may split a UTF-8 character), :data:`PLACEHOLDER` (holds
+the code points of a piece that produced no token, e.g. WordPiece whitespace; not counted).
+
+The choice of chunks + Fenwick over a ``SortedList`` keyed by offset is measured in
+``docs/algorithms.md``: keys would have to be shifted on every edit.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
+from typing import Iterator, Sequence
+
+__all__ = ["TokenSeq", "Chunk", "PIECE_START", "CLEAN", "PLACEHOLDER"]
+
+PIECE_START = 1
+CLEAN = 2
+PLACEHOLDER = 4
+
+
+class Chunk:
+    """A run of consecutive tokens with their text."""
+
+    __slots__ = ("ids", "cps", "flags", "text", "ncounted", "has_ps", "_cum")
+
+    def __init__(self, ids: array, cps: array, flags: bytearray, text: str) -> None:
+        self.ids = ids
+        self.cps = cps
+        self.flags = flags
+        self.text = text
+        self.ncounted = len(ids) - _placeholders(flags)
+        self.has_ps = any(flags.count(f) for f in _PIECE_START_FLAG_VALUES)
+        self._cum: list[int] | None = None
+
+    def cum(self) -> list[int]:
+        """``cum[i]``: code points before token ``i`` in this chunk (length ``n + 1``)."""
+        c = self._cum
+        if c is None:
+            c = self._cum = [0, *accumulate(self.cps)]
+        return c
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+_PLACEHOLDER_FLAG_VALUES = [f for f in range(8) if f & PLACEHOLDER]
+_PIECE_START_FLAG_VALUES = [f for f in range(8) if f & PIECE_START]
+_PIECE_START_BYTES = [bytes([f]) for f in _PIECE_START_FLAG_VALUES]
+
+
+def _placeholders(flags: bytearray) -> int:
+    """Number of placeholder tokens (C-speed ``count`` per flag combination)."""
+    return sum(flags.count(f) for f in _PLACEHOLDER_FLAG_VALUES)
+
+
+class _Fenwick:
+    __slots__ = ("n", "tree")
+
+    def __init__(self, values: Sequence[int]) -> None:
+        n = len(values)
+        tree = [0, *values]
+        for i in range(1, n + 1):
+            j = i + (i & -i)
+            if j <= n:
+                tree[j] += tree[i]
+        self.n = n
+        self.tree = tree
+
+    def add(self, i: int, delta: int) -> None:
+        tree = self.tree
+        i += 1
+        n = self.n
+        while i <= n:
+            tree[i] += delta
+            i += i & -i
+
+    def prefix(self, i: int) -> int:
+        """Sum of values[0:i]."""
+        s = 0
+        tree = self.tree
+        while i > 0:
+            s += tree[i]
+            i -= i & -i
+        return s
+
+    def find(self, x: int) -> tuple[int, int]:
+        """Smallest ``i`` with ``prefix(i + 1) > x``, and ``prefix(i)``; ``(n, total)`` if none."""
+        pos = 0
+        rem = x
+        tree = self.tree
+        step = 1 << self.n.bit_length()
+        while step:
+            nxt = pos + step
+            if nxt <= self.n and tree[nxt] <= rem:
+                pos = nxt
+                rem -= tree[nxt]
+            step >>= 1
+        return pos, x - rem
+
+
+class TokenSeq:
+    """Tokens of a document in chunks, findable by code point offset in ``O(log n)``.
+
+    >>> from array import array
+    >>> s = TokenSeq(load=4)
+    >>> s.replace(0, 0, [7, 8, 9], [2, 1, 3], bytearray([3, 2, 3]), "abcdef")
+    >>> s.total_cp, s.total_counted, s.locate(3)
+    (6, 3, (2, 3))
+    """
+
+    def __init__(self, load: int = 512) -> None:
+        self.load = load
+        self.chunks: list[Chunk] = [Chunk(array("I"), array("I"), bytearray(), "")]
+        self.total_cp = 0
+        self.total_counted = 0
+        self.total_tokens = 0
+        self._reindex()
+
+    # -- index ------------------------------------------------------------------------------
+
+    def _reindex(self) -> None:
+        self._fcp = _Fenwick([len(c.text) for c in self.chunks])
+        self._fcount = _Fenwick([c.ncounted for c in self.chunks])
+        self._flen = _Fenwick([len(c.ids) for c in self.chunks])
+
+    def _chunk_at_cp(self, cp: int) -> tuple[int, int]:
+        """Chunk index holding code point ``cp`` and the cp offset of that chunk's start.
+
+        For ``cp == total_cp`` returns the last chunk.
+        """
+        ci, base = self._fcp.find(cp)
+        if ci >= len(self.chunks):
+            ci = len(self.chunks) - 1
+            base = self.total_cp - len(self.chunks[ci].text)
+        return ci, base
+
+    def locate(self, cp: int) -> tuple[int, int]:
+        """``(token_index, token_start_cp)`` of the token that holds code point ``cp``.
+
+        A token with zero code points is never returned for ``cp < total_cp``; for
+        ``cp == total_cp`` returns ``(total_tokens, total_cp)``.
+
+        Runtime complexity: ``O(log C + load)``.
+        """
+        if cp >= self.total_cp:
+            return self.total_tokens, self.total_cp
+        ci, base = self._chunk_at_cp(cp)
+        ch = self.chunks[ci]
+        cum = ch.cum()
+        j = bisect_right(cum, cp - base) - 1
+        # bisect_right puts us on the last token starting at or before cp; zero-width tokens
+        # before a real one share its start, so skip forward over them
+        while ch.cps[j] == 0:
+            j += 1
+        return self._flen.prefix(ci) + j, base + cum[j]
+
+    def first_at_or_after(self, cp: int) -> tuple[int, int]:
+        """``(index, start_cp)`` of the first token whose start is ``>= cp`` (zero-width ones
+        included); ``(total_tokens, total_cp)`` when there is none.
+
+        Runtime complexity: ``O(log C + load)``.
+        """
+        if cp >= self.total_cp:
+            # zero-width tokens at the very end hold the last character's tail bytes: they
+            # start before ``cp`` in the sense that matters (their character does)
+            return self.total_tokens, self.total_cp
+        ci, base = self._chunk_at_cp(cp)
+        ch = self.chunks[ci]
+        cum = ch.cum()
+        j = bisect_left(cum, cp - base)
+        if j >= len(ch):
+            return self._flen.prefix(ci + 1), base + len(ch.text)
+        return self._flen.prefix(ci) + j, base + cum[j]
+
+    def piece_start_at(self, cp: int) -> int | None:
+        """Index of the token that starts a piece exactly at ``cp``, ``total_tokens`` for
+        ``cp == total_cp``, or None when ``cp`` is not a piece boundary.
+
+        Runtime complexity: ``O(log C + load)``.
+        """
+        if cp == self.total_cp:
+            return self.total_tokens
+        j, start = self.first_at_or_after(cp)
+        while j < self.total_tokens and start == cp:
+            _, w, f = self.get(j)
+            if f & PIECE_START:
+                return j
+            if w:
+                return None
+            j += 1
+        return None
+
+    def next_piece_start(self, index: int) -> int:
+        """Index of the first piece-start token after ``index`` (``total_tokens`` if none).
+
+        Runtime complexity: ``O(log C + load + chunks skipped)``.
+        """
+        if index + 1 >= self.total_tokens:
+            return self.total_tokens
+        ci, j = self.token_global(index + 1)
+        chunks = self.chunks
+        base = self._flen.prefix(ci)
+        while ci < len(chunks):
+            ch = chunks[ci]
+            if ch.has_ps:
+                best = -1
+                for b in _PIECE_START_BYTES:
+                    k = ch.flags.find(b, j)
+                    if k >= 0 and (best < 0 or k < best):
+                        best = k
+                if best >= 0:
+                    return base + best
+            base += len(ch)
+            ci += 1
+            j = 0
+        return self.total_tokens
+
+    def prev_piece_start(self, index: int) -> int:
+        """Index of the last piece-start token at or before ``index`` (0 if none).
+
+        Runtime complexity: ``O(log C + load + chunks skipped)``.
+        """
+        if index >= self.total_tokens:
+            index = self.total_tokens - 1
+        if index <= 0:
+            return 0
+        ci, j = self.token_global(index)
+        chunks = self.chunks
+        base = self._flen.prefix(ci)
+        end = j + 1
+        while ci >= 0:
+            ch = chunks[ci]
+            if ch.has_ps:
+                best = max(ch.flags.rfind(b, 0, end) for b in _PIECE_START_BYTES)
+                if best >= 0:
+                    return base + best
+            ci -= 1
+            if ci >= 0:
+                base -= len(chunks[ci])
+                end = len(chunks[ci])
+        return 0
+
+    def token_global(self, index: int) -> tuple[int, int]:
+        """``(chunk_index, local_index)`` of the token at sequence index ``index``."""
+        ci, before = self._flen.find(index)
+        return ci, index - before
+
+    def token_start_cp(self, index: int) -> int:
+        """Code point offset where token ``index`` starts (``total_cp`` for the end)."""
+        if index >= self.total_tokens:
+            return self.total_cp
+        ci, j = self.token_global(index)
+        return self._fcp.prefix(ci) + self.chunks[ci].cum()[j]
+
+    def counted_before(self, index: int) -> int:
+        """Number of counted (non-placeholder) tokens before token ``index``."""
+        if index >= self.total_tokens:
+            return self.total_counted
+        ci, j = self.token_global(index)
+        fl = self.chunks[ci].flags
+        return self._fcount.prefix(ci) + sum(1 for f in fl[:j] if not f & PLACEHOLDER)
+
+    def get(self, index: int) -> tuple[int, int, int]:
+        """``(id, cps, flags)`` of token ``index``."""
+        ci, j = self.token_global(index)
+        ch = self.chunks[ci]
+        return ch.ids[j], ch.cps[j], ch.flags[j]
+
+    def iter_from(self, index: int) -> Iterator[tuple[int, int, int]]:
+        """Yield ``(id, cps, flags)`` from token ``index`` to the end."""
+        if index >= self.total_tokens:
+            return
+        ci, j = self.token_global(index)
+        chunks = self.chunks
+        while ci < len(chunks):
+            ch = chunks[ci]
+            yield from zip(ch.ids[j:], ch.cps[j:], ch.flags[j:])
+            ci += 1
+            j = 0
+
+    def iter_back(self, index: int) -> Iterator[tuple[int, int, int]]:
+        """Yield ``(id, cps, flags)`` of tokens ``index - 1, index - 2, ...``."""
+        if index <= 0:
+            return
+        if index >= self.total_tokens:
+            ci, j = len(self.chunks) - 1, len(self.chunks[-1])
+        else:
+            ci, j = self.token_global(index)
+        chunks = self.chunks
+        while ci >= 0:
+            ch = chunks[ci]
+            for k in range(j - 1, -1, -1):
+                yield ch.ids[k], ch.cps[k], ch.flags[k]
+            ci -= 1
+            if ci >= 0:
+                j = len(chunks[ci])
+
+    def slice_text(self, start: int, end: int) -> str:
+        """``text[start:end]`` gathered from the chunks (no whole-document copy).
+
+        Runtime complexity: ``O(log C + (end - start) + load)``.
+        """
+        if start >= end:
+            return ""
+        ci, base = self._chunk_at_cp(start)
+        parts = []
+        chunks = self.chunks
+        while ci < len(chunks) and base < end:
+            t = chunks[ci].text
+            parts.append(t[max(0, start - base) : end - base])
+            base += len(t)
+            ci += 1
+        return "".join(parts)
+
+    def text(self) -> str:
+        """The whole text. Runtime complexity: ``O(n)``."""
+        return "".join(c.text for c in self.chunks)
+
+    def ids(self) -> list[int]:
+        """All counted token ids. Runtime complexity: ``O(n)``."""
+        out: list[int] = []
+        for c in self.chunks:
+            if c.ncounted == len(c.ids):
+                out.extend(c.ids)
+            else:
+                out.extend(i for i, f in zip(c.ids, c.flags) if not f & PLACEHOLDER)
+        return out
+
+    # -- mutation -----------------------------------------------------------------------------
+
+    def replace(
+        self,
+        t0: int,
+        t1: int,
+        ids: Sequence[int],
+        cps: Sequence[int],
+        flags: bytearray,
+        text: str,
+    ) -> None:
+        """Replace tokens ``[t0, t1)`` (and their text) by new tokens holding ``text``.
+
+        Runtime complexity: ``O(log C + load + k)`` for ``k`` new tokens, plus ``O(C)`` when
+        chunks split or merge.
+        """
+        chunks = self.chunks
+        if self.total_tokens == 0:
+            ci, j0 = 0, 0
+        else:
+            ci, j0 = self.token_global(t0) if t0 < self.total_tokens else (
+                len(chunks) - 1, len(chunks[-1]))
+        if t1 >= self.total_tokens:
+            cj, j1 = len(chunks) - 1, len(chunks[-1])
+        else:
+            cj, j1 = self.token_global(t1)
+        first, last = chunks[ci], chunks[cj]
+        c0 = first.cum()[j0]
+        c1 = last.cum()[j1]
+        new_ids = first.ids[:j0]
+        new_ids.extend(ids)
+        new_ids.extend(last.ids[j1:])
+        new_cps = first.cps[:j0]
+        new_cps.extend(cps)
+        new_cps.extend(last.cps[j1:])
+        new_flags = first.flags[:j0] + flags + last.flags[j1:]
+        new_text = first.text[:c0] + text + last.text[c1:]
+        old_cp = sum(len(chunks[k].text) for k in range(ci, cj + 1))
+        old_counted = sum(chunks[k].ncounted for k in range(ci, cj + 1))
+        old_len = sum(len(chunks[k]) for k in range(ci, cj + 1))
+        n = len(new_ids)
+        load = self.load
+        if ci == cj and load // 4 <= n <= 2 * load or (len(chunks) == 1 and n <= 2 * load):
+            ch = Chunk(new_ids, new_cps, new_flags, new_text)
+            chunks[ci] = ch
+            self._fcp.add(ci, len(ch.text) - old_cp)
+            self._fcount.add(ci, ch.ncounted - old_counted)
+            self._flen.add(ci, n - old_len)
+            self._account(len(ch.text) - old_cp, ch.ncounted - old_counted, n - old_len)
+            return
+        # re-chunk the affected run, borrowing a neighbour when it would be too small
+        if n < load // 4 and len(chunks) > cj - ci + 1:
+            if cj + 1 < len(chunks):
+                nb = chunks[cj + 1]
+                new_ids.extend(nb.ids)
+                new_cps.extend(nb.cps)
+                new_flags += nb.flags
+                new_text += nb.text
+                old_cp += len(nb.text)
+                old_counted += nb.ncounted
+                old_len += len(nb)
+                cj += 1
+            else:
+                nb = chunks[ci - 1]
+                new_ids = nb.ids + new_ids
+                new_cps = nb.cps + new_cps
+                new_flags = nb.flags + new_flags
+                new_text = nb.text + new_text
+                old_cp += len(nb.text)
+                old_counted += nb.ncounted
+                old_len += len(nb)
+                ci -= 1
+        n = len(new_ids)
+        pieces: list[Chunk] = []
+        if n == 0:
+            pieces.append(Chunk(new_ids, new_cps, new_flags, new_text))
+        else:
+            k = max(1, -(-n // load))
+            step = -(-n // k)
+            cum = [0, *accumulate(new_cps)]
+            for a in range(0, n, step):
+                b = min(n, a + step)
+                pieces.append(
+                    Chunk(new_ids[a:b], new_cps[a:b], new_flags[a:b], new_text[cum[a] : cum[b]])
+                )
+        chunks[ci : cj + 1] = pieces
+        if len(chunks) > 1:
+            # an empty chunk is only allowed when it is the only one
+            chunks[:] = [c for c in chunks if len(c)] or [chunks[0]]
+        new_counted = sum(p.ncounted for p in pieces)
+        self._account(len(new_text) - old_cp, new_counted - old_counted, n - old_len)
+        self._reindex()
+
+    def _account(self, dcp: int, dcount: int, dlen: int) -> None:
+        self.total_cp += dcp
+        self.total_counted += dcount
+        self.total_tokens += dlen
+
+    # -- invariants -------------------------------------------------------------------------
+
+    def _check(self) -> None:
+        """Assert every structural invariant (tests call this after each mutation)."""
+        chunks = self.chunks
+        assert chunks, "no chunks"
+        assert len(chunks) == 1 or all(len(c) for c in chunks), "empty chunk among several"
+        for k, c in enumerate(chunks):
+            assert len(c.ids) == len(c.cps) == len(c.flags), f"chunk {k}: array lengths differ"
+            assert sum(c.cps) == len(c.text), f"chunk {k}: cps sum {sum(c.cps)} != text {len(c.text)}"
+            counted = sum(1 for f in c.flags if not f & PLACEHOLDER)
+            assert c.ncounted == counted, f"chunk {k}: ncounted {c.ncounted} != {counted}"
+            assert c.has_ps == any(f & PIECE_START for f in c.flags), f"chunk {k}: has_ps"
+            if c._cum is not None:
+                assert c._cum == [0, *accumulate(c.cps)], f"chunk {k}: stale cum"
+            assert len(c) <= 2 * self.load + 1 or len(chunks) == 1, f"chunk {k} too large: {len(c)}"
+        assert self.total_cp == sum(len(c.text) for c in chunks), "total_cp"
+        assert self.total_counted == sum(c.ncounted for c in chunks), "total_counted"
+        assert self.total_tokens == sum(len(c) for c in chunks), "total_tokens"
+        for k in range(len(chunks) + 1):
+            assert self._fcp.prefix(k) == sum(len(c.text) for c in chunks[:k]), "fenwick cp"
+            assert self._flen.prefix(k) == sum(len(c) for c in chunks[:k]), "fenwick len"
+            assert self._fcount.prefix(k) == sum(c.ncounted for c in chunks[:k]), "fenwick count"

@@ -1,0 +1,1 @@
+"""livetok's language server and command line (pygls + lsprotocol on top of the core)."""

@@ -1,0 +1,56 @@
+"""The ``livetok`` command: one entry point, one module per subcommand.
+
+Each subcommand module exposes ``add_parser(subparsers)`` and ``run(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+#: subcommand modules, in the order ``livetok --help`` lists them
+_COMMANDS = [
+    "livetok.server.cmd_count",
+    "livetok.server.cmd_replay",
+    "livetok.server.cmd_serve",
+    "livetok.server.cmd_demo",
+    "livetok.server.cmd_analyze",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every available subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="livetok",
+        description="Live, exact, incremental token counts for LLM tokenizers.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in _COMMANDS:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # subcommand not part of this build
+            raise
+        p = mod.add_parser(sub)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``livetok`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""``livetok replay TRACE``: replay an editing trace into a Document, verify, and time it."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from livetok.incremental import Document, VocabularyError, get_encoding, list_encodings
+
+from .traces import iter_patches, load_trace
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "replay",
+        help="replay an editing trace, verify tokens against a full encode, report latency",
+        description="Replay TRACE (.json or .json.gz, the editing-traces format) edit by edit "
+        "into an incremental Document, optionally in the middle of a large base document, "
+        "checking the token ids against a full re-encode every N edits and at the end.",
+    )
+    p.add_argument("trace", metavar="TRACE")
+    p.add_argument("-e", "--encoding", default="o200k_base",
+                   help=f"encoding (default o200k_base; known: {', '.join(list_encodings())})")
+    p.add_argument("--verify-every", type=int, default=0, metavar="N",
+                   help="compare with a full encode every N edits (0: only at the end)")
+    p.add_argument("--base", metavar="FILE",
+                   help="replay inside this document: the trace's text is inserted in its middle")
+    p.add_argument("--reference", choices=["auto", "tiktoken", "livetok"], default="auto",
+                   help="what verifies: tiktoken when installed (auto), or livetok's own full encode")
+    return p
+
+
+def reference_encoder(enc: Any, which: str = "auto") -> tuple[Callable[[str], list[int]], str]:
+    """A full-text encoder to verify against, and its name."""
+    if which in ("auto", "tiktoken") and hasattr(enc, "mergeable_ranks"):
+        try:
+            import tiktoken
+        except ImportError:
+            if which == "tiktoken":
+                raise
+        else:
+            ref = tiktoken.Encoding(
+                f"ref-{enc.name}", pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks,
+                special_tokens=enc.special_tokens,
+            )
+            return ref.encode_ordinary, "tiktoken"
+    return enc.encode, "livetok (full encode)"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        enc = get_encoding(args.encoding)
+        trace = load_trace(args.trace)
+    except (ValueError, VocabularyError, OSError) as exc:
+        print(f"livetok replay: {exc}", file=sys.stderr)
+        return 2
+    base = Path(args.base).read_text(encoding="utf-8", errors="replace") if args.base else ""
+    mid = len(base) // 2
+    # keep the base's halves on line boundaries so the trace starts on a fresh line
+    nl = base.rfind("\n", 0, mid)
+    mid = nl + 1 if nl >= 0 else mid
+    text0 = base[:mid] + trace.start + base[mid:]
+    encode_ref, ref_name = reference_encoder(enc, args.reference)
+    t = time.perf_counter()
+    doc = Document(text0, encoding=enc)
+    build = time.perf_counter() - t
+    times: list[float] = []
+    mirror = text0 if args.verify_every else None
+    checks = 0
+    for k, (s, e, ins) in enumerate(iter_patches(trace, mid), 1):
+        t = time.perf_counter()
+        doc.edit(s, e, ins)
+        times.append(time.perf_counter() - t)
+        if mirror is not None:
+            mirror = mirror[:s] + ins + mirror[e:]
+            if k % args.verify_every == 0:
+                checks += 1
+                if doc.token_ids() != encode_ref(mirror):
+                    print(f"MISMATCH after edit {k} ({s}, {e}, {ins!r})", file=sys.stderr)
+                    return 1
+    final = doc.text
+    expected = base[:mid] + trace.end + base[mid:]
+    if final != expected:
+        print("MISMATCH: replayed text differs from the trace's endContent", file=sys.stderr)
+        return 1
+    checks += 1
+    if doc.token_ids() != encode_ref(final):
+        print("MISMATCH: final token ids differ from a full encode", file=sys.stderr)
+        return 1
+    total = sum(times)
+    q = statistics.quantiles(times, n=100) if len(times) > 1 else times * 99
+    print(f"trace      {trace.name}: {len(times)} edits, {len(final)} chars final"
+          + (f" inside {len(base)} chars of {args.base}" if base else ""))
+    print(f"encoding   {enc.name}; verified {checks}x against {ref_name}: OK")
+    print(f"build      {build * 1e3:.1f} ms for {len(text0)} chars")
+    print(f"edits/s    {len(times) / total:,.0f}")
+    print(f"latency    p50 {q[49] * 1e6:.1f} us  p90 {q[89] * 1e6:.1f} us  "
+          f"p99 {q[98] * 1e6:.1f} us  max {max(times) * 1e6:.1f} us")
+    print(f"tokens     {doc.token_count}")
+    return 0

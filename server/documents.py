@@ -1,0 +1,300 @@
+"""Open documents: one core :class:`~livetok.incremental.Document` per URI, its line index and
+the client's version, with the recovery rules that keep one bad document from hurting others.
+
+Nothing here knows about pygls or lsprotocol: changes come in as :class:`TextChange` (LSP
+line/column in the negotiated unit), and errors are :class:`DocumentError` subclasses that
+the protocol layer turns into JSON-RPC errors.
+
+Recovery rules (each logged through the ``warn`` callback):
+
+- a change whose range lies past the end of the document is clamped to the end (as VS Code
+  does with its own model), a reversed range is swapped;
+- a version that does not increase is adopted anyway: the client's text is the truth and it
+  says it made this change;
+- a change that the protocol layer could not even decode leaves the document *out of sync*:
+  requests on it fail with ``RequestFailed`` until a full-text change (or reopening) re-syncs;
+- the core raising on an edit (a bug, or text it cannot handle) rebuilds that document from
+  its text with the edit applied; if even that fails the document is *broken*: its text is
+  still tracked, requests on it fail with ``RequestFailed`` naming the error, and it is
+  rebuilt again on the next full-text change.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
+
+from livetok.incremental import Document
+
+from .lineindex import LineIndex
+from .positions import LineCol, PositionCodec, PositionError
+
+__all__ = [
+    "DocumentError",
+    "DocumentStore",
+    "DocumentUnavailable",
+    "OpenDocument",
+    "Patch",
+    "TextChange",
+    "UnknownDocument",
+]
+
+log = logging.getLogger(__name__)
+
+#: ``(start_line, start_col, end_line, end_col)`` in the codec's unit
+LspRange = tuple[int, int, int, int]
+DocumentFactory = Callable[[str, Any], Any]
+
+
+class DocumentError(Exception):
+    """A request about a document that cannot be answered; the message says what to do."""
+
+
+class UnknownDocument(DocumentError):
+    """The URI is not open (maps to InvalidParams)."""
+
+
+class DocumentUnavailable(DocumentError):
+    """The document is open but out of sync or broken (maps to RequestFailed)."""
+
+
+@dataclass(frozen=True)
+class TextChange:
+    """One ``TextDocumentContentChangeEvent``: a range replacement, or the full text."""
+
+    text: str
+    range: LspRange | None = None
+
+
+class Patch(NamedTuple):
+    """An applied change in code points: ``text[pos:pos + n_deleted] = inserted``."""
+
+    pos: int
+    n_deleted: int
+    inserted: str
+
+
+class OpenDocument:
+    """A document the client has open: text, tokens, lines and version.
+
+    >>> od = OpenDocument("file:///a.txt", "plaintext", 1, "hello\\nworld", "o200k_base")
+    >>> od.apply([TextChange("big ", (1, 0, 1, 0))], 2)
+    [Patch(pos=6, n_deleted=0, inserted='big ')]
+    >>> od.doc.text, od.version, od.doc.token_count
+    ('hello\\nbig world', 2, 4)
+
+    Runtime complexity: see :meth:`apply`.
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        language_id: str,
+        version: int,
+        text: str,
+        encoding: Any,
+        codec: PositionCodec | None = None,
+        *,
+        document_factory: DocumentFactory = Document,
+        warn: Callable[[str], None] = log.warning,
+    ) -> None:
+        self.uri = uri
+        self.language_id = language_id
+        self.version = version
+        self.encoding = encoding
+        self.codec = codec or PositionCodec("utf-16")
+        self._factory = document_factory
+        self._warn = warn
+        #: why requests cannot be answered (None when in sync and tokenized)
+        self.out_of_sync: str | None = None
+        self.broken: str | None = None
+        self._broken_text: str | None = None
+        self.lines = LineIndex(text)
+        self.doc: Any = None
+        self._build(text)
+
+    # -- state -------------------------------------------------------------------------------
+
+    def _build(self, text: str) -> None:
+        try:
+            self.doc = self._factory(text, self.encoding)
+            self.broken = None
+            self._broken_text = None
+        except Exception as exc:  # the core failed on this text: keep the text, report it
+            log.exception("tokenizing %s failed", self.uri)
+            self.doc = None
+            self.broken = f"{type(exc).__name__}: {exc}"
+            self._broken_text = text
+            self._warn(f"livetok could not tokenize {self.uri} ({self.broken}); "
+                       "it keeps tracking the text and retries on the next full-text change")
+
+    @property
+    def length(self) -> int:
+        """Length in code points. Runtime complexity: ``O(1)``."""
+        return self.lines.length
+
+    def read(self, start_cp: int, end_cp: int) -> str:
+        """``text[start_cp:end_cp]``. Runtime complexity: ``O(log n + (end - start))``."""
+        if self.doc is not None:
+            return self.doc.slice(start_cp, end_cp)
+        assert self._broken_text is not None
+        return self._broken_text[start_cp:end_cp]
+
+    def text(self) -> str:
+        """The whole text. Runtime complexity: ``O(n)``: not for per-keystroke paths."""
+        if self.doc is not None:
+            return self.doc.text
+        assert self._broken_text is not None
+        return self._broken_text
+
+    def ready(self) -> Any:
+        """The core document, or :class:`DocumentUnavailable` saying how to recover."""
+        if self.out_of_sync is not None:
+            raise DocumentUnavailable(
+                f"{self.uri} is out of sync ({self.out_of_sync}); send a full-text "
+                "didChange or close and reopen the document"
+            )
+        if self.doc is None:
+            raise DocumentUnavailable(
+                f"livetok could not tokenize {self.uri} ({self.broken}); a full-text "
+                "didChange or reopening retries"
+            )
+        return self.doc
+
+    # -- positions ---------------------------------------------------------------------------
+
+    def to_cp(self, line: int, col: int, *, clamp: bool = False) -> int:
+        """Code point offset of an LSP position (see :meth:`PositionCodec.to_cp`)."""
+        return self.codec.to_cp(self.lines, self.read, line, col, clamp=clamp)
+
+    def to_position(self, cp_offset: int) -> LineCol:
+        """LSP position of a code point offset."""
+        return self.codec.to_position(self.lines, self.read, cp_offset)
+
+    def range_to_cp(self, rng: LspRange, *, clamp: bool = False) -> tuple[int, int]:
+        """Code point span of an LSP range; a reversed range raises :class:`PositionError`."""
+        start = self.to_cp(rng[0], rng[1], clamp=clamp)
+        end = self.to_cp(rng[2], rng[3], clamp=clamp)
+        if start > end:
+            raise PositionError(f"range end {rng[2:]} comes before its start {rng[:2]}")
+        return start, end
+
+    # -- changes -----------------------------------------------------------------------------
+
+    def apply(self, changes: Sequence[TextChange], version: int) -> list[Patch]:
+        """Apply a ``didChange``'s changes in order and adopt ``version``.
+
+        Returns the changes as code point patches (for trace recording).
+
+        Runtime complexity: per range change ``O(log n + len(text) + B + n / B)`` for the line
+        index plus the core's edit; a full-text change rebuilds, ``O(n)``.
+        """
+        if version <= self.version:
+            self._warn(
+                f"{self.uri}: version {version} does not increase on {self.version}; "
+                "applying the change anyway (the client's text is the reference)"
+            )
+        patches = [self._apply_one(c) for c in changes]
+        self.version = version
+        return patches
+
+    def _apply_one(self, change: TextChange) -> Patch:
+        if change.range is None:
+            old_len = self.length
+            self.lines = LineIndex(change.text)
+            self._build(change.text)
+            if self.out_of_sync is not None:
+                self._warn(f"{self.uri}: re-synchronised from the full text")
+                self.out_of_sync = None
+            return Patch(0, old_len, change.text)
+        start, end = self._change_span(change.range)
+        before = self.read(start - 1, start) if start > 0 else ""
+        after = self.read(end, end + 1) if end < self.length else ""
+        if self.doc is not None:
+            try:
+                self.doc.edit(start, end, change.text)
+            except Exception as exc:
+                self._recover(start, end, change.text, exc)
+        else:
+            assert self._broken_text is not None
+            self._broken_text = self._broken_text[:start] + change.text + self._broken_text[end:]
+        self.lines.replace(start, end, change.text, before=before, after=after)
+        return Patch(start, end - start, change.text)
+
+    def _change_span(self, rng: LspRange) -> tuple[int, int]:
+        sl, sc, el, ec = rng
+        last = self.lines.line_count - 1
+        if sl > last or el > last:
+            self._warn(
+                f"{self.uri}: change range {rng} runs past the last line ({last}); "
+                "clamped to the end of the document"
+            )
+        start = self.to_cp(sl, sc, clamp=True)
+        end = self.to_cp(el, ec, clamp=True)
+        if start > end:
+            self._warn(f"{self.uri}: change range {rng} is reversed; swapped")
+            start, end = end, start
+        return start, end
+
+    def _recover(self, start: int, end: int, new_text: str, exc: Exception) -> None:
+        """The core raised on an edit: rebuild this document from its text with the edit."""
+        log.exception("edit (%d, %d) failed on %s; rebuilding it", start, end, self.uri)
+        self._warn(f"{self.uri}: the tokenizer failed on an edit ({type(exc).__name__}: {exc}); "
+                   "rebuilding the document from its text")
+        try:
+            old = self.doc.text
+            assert len(old) == self.length, "core text length differs from the line index"
+        except Exception:
+            # subtle: the core's text is unusable too; nothing else holds the text, so the
+            # document can only be re-synchronised by the client
+            log.exception("cannot read %s back from the core", self.uri)
+            self.out_of_sync = "the tokenizer lost the text after an internal error"
+            self.doc = None
+            self._broken_text = "\0" * self.length  # placeholder keeping offsets valid
+            self.broken = "internal error"
+            return
+        self._build(old[:start] + new_text + old[end:])
+
+
+class DocumentStore:
+    """The open documents by URI.
+
+    Runtime complexity: dictionary operations, ``O(1)``.
+    """
+
+    def __init__(self) -> None:
+        self._docs: dict[str, OpenDocument] = {}
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self._docs
+
+    def __iter__(self) -> Iterator[OpenDocument]:
+        return iter(list(self._docs.values()))
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def add(self, od: OpenDocument) -> OpenDocument | None:
+        """Add (or replace) a document; returns the replaced one."""
+        old = self._docs.get(od.uri)
+        self._docs[od.uri] = od
+        return old
+
+    def get(self, uri: str) -> OpenDocument:
+        """The open document at ``uri`` or :class:`UnknownDocument`."""
+        od = self._docs.get(uri)
+        if od is None:
+            raise UnknownDocument(
+                f"document {uri!r} is not open: send textDocument/didOpen first "
+                f"({len(self._docs)} document(s) open)"
+            )
+        return od
+
+    def find(self, uri: str) -> OpenDocument | None:
+        """The open document at ``uri`` or None."""
+        return self._docs.get(uri)
+
+    def remove(self, uri: str) -> OpenDocument | None:
+        """Forget a document; returns it (None if it was not open)."""
+        return self._docs.pop(uri, None)
