@@ -31,12 +31,12 @@ from __future__ import annotations
 import logging
 from array import array
 from dataclasses import dataclass
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple, Sequence
 
 from .encoding import sanitize
 from .protocol import PieceEncoding
 from .registry import get_encoding
-from .tokenseq import CLEAN, PIECE_START, PLACEHOLDER, TokenSeq
+from .tokenseq import CLEAN, PIECE_START, PLACEHOLDER, SeqView, TokenSeq
 
 __all__ = ["Document", "EditResult", "TokenInfo", "EditStats"]
 
@@ -86,8 +86,8 @@ class _Seg(NamedTuple):
     kind: int  # 0: old tokens [a, b) in place of the old sequence; 1: new tokens
     a: int
     b: int
-    ids: list[int] | None
-    cps: list[int] | None
+    ids: Sequence[int] | None
+    cps: Sequence[int] | None
     flags: bytearray | None
 
 
@@ -332,7 +332,7 @@ class Document:
             flags[k] |= PIECE_START | CLEAN
         return ids, cps, flags
 
-    def _new_tokens(self, ids: list[int], first_is_piece_start: bool) -> _Seg:
+    def _new_tokens(self, ids: Sequence[int], first_is_piece_start: bool) -> _Seg:
         enc = self._enc
         lead = enc.lead_counts
         clean = self._clean
@@ -345,6 +345,8 @@ class Document:
     def _apply(self, start: int, end: int, new_text: str) -> tuple[int, int]:
         enc = self._enc
         seq = self._seq
+        # every query below is about the neighbourhood of the edit: answer it in one chunk
+        v = SeqView(seq, start)
         n_old = seq.total_cp
         delta = len(new_text) - (end - start)
         new_end = start + len(new_text)
@@ -354,22 +356,22 @@ class Document:
         if seq.total_tokens == 0:
             r_tok, r = 0, 0
         else:
-            r_tok = seq.prev_piece_start(seq.locate(min(start, n_old - 1))[0])
-            r = seq.token_start_cp(r_tok)
+            r_tok = v.prev_piece_start(v.locate(min(start, n_old - 1))[0])
+            r = v.token_start_cp(r_tok)
             while r_tok > 0:
-                p_tok = seq.prev_piece_start(r_tok - 1)
-                p = seq.token_start_cp(p_tok)
-                head = seq.slice_text(p, start)
+                p_tok = v.prev_piece_start(r_tok - 1)
+                p = v.token_start_cp(p_tok)
+                head = v.slice_text(p, start)
                 if enc.horizon(head, 0, len(head)) <= len(head):
                     break
                 r_tok, r = p_tok, p
 
         # 2. re-split from r until a new boundary at/after new_end coincides with an old one
         extra = FIRST_WINDOW
-        left_text = seq.slice_text(r, start)
+        left_text = v.slice_text(r, start)
         while True:
             w_end_old = min(n_old, end + extra)
-            window = left_text + new_text + seq.slice_text(end, w_end_old)
+            window = left_text + new_text + v.slice_text(end, w_end_old)
             at_doc_end = w_end_old >= n_old
             wlen = len(window)
             spans: list[tuple[int, int]] = []
@@ -380,7 +382,7 @@ class Document:
                 spans.append((ps, pe))
                 q_new = r + pe
                 if q_new >= new_end:
-                    t = seq.piece_start_at(q_new - delta)
+                    t = v.piece_start_at(q_new - delta)
                     if t is not None:
                         q_tok = t
                         break
@@ -401,10 +403,10 @@ class Document:
             if b <= start or a >= new_end:
                 oa = a if b <= start else a - delta
                 ob = b if b <= start else b - delta
-                ta = seq.piece_start_at(oa)
+                ta = v.piece_start_at(oa)
                 if ta is not None:
-                    tb = seq.next_piece_start(ta)
-                    if seq.token_start_cp(tb) == ob or (tb == seq.total_tokens and ob == n_old):
+                    tb = v.next_piece_start(ta)
+                    if v.token_start_cp(tb) == ob or (tb == seq.total_tokens and ob == n_old):
                         segs.append(_Seg(0, ta, tb, None, None, None))
                         continue
             piece = window[ps:pe]
@@ -436,17 +438,17 @@ class Document:
                     ids.append(tid)
                     cps.append(w)
                     flags.append(f)
-        c0 = seq.token_start_cp(t0)
-        c1 = seq.token_start_cp(t1) if t1 < seq.total_tokens else n_old
+        c0 = v.token_start_cp(t0)
+        c1 = v.token_start_cp(t1) if t1 < seq.total_tokens else n_old
         # subtle: trimming never crosses the edit (only unchanged pieces become old segments)
         assert c0 <= start and c1 >= end, (c0, c1, start, end)
-        text = seq.slice_text(c0, start) + new_text + seq.slice_text(end, c1)
-        removed = seq.counted_before(t1) - seq.counted_before(t0)
+        text = v.slice_text(c0, start) + new_text + v.slice_text(end, c1)
+        removed = v.counted_before(t1) - v.counted_before(t0)
         seq.replace(t0, t1, ids, cps, flags, text)
         added = len(ids) - sum(1 for f in flags if f & PLACEHOLDER)
         return removed, added
 
-    def _piece_segment(self, piece: str, ids: list[int], at0: bool) -> _Seg:
+    def _piece_segment(self, piece: str, ids: Sequence[int], at0: bool) -> _Seg:
         if not ids:
             return _Seg(1, 0, 0, [0], [len(piece)], bytearray([PIECE_START | CLEAN | PLACEHOLDER]))
         if getattr(self._enc, "lead_counts", None) is not None and self._clean is not None:

@@ -93,7 +93,7 @@ class Encoding:
             clean[rank] = 2
         self._lead = lead
         self.clean_starts = clean
-        self._cache: dict[str, list[int]] = {}
+        self._cache: dict[str, tuple[int, ...]] = {}
 
     # -- tiktoken-compatible API -------------------------------------------------------------
 
@@ -126,10 +126,12 @@ class Encoding:
 
     encode_ordinary = encode
 
-    def _encode_new_piece(self, piece: str, ranks: Mapping[bytes, int]) -> list[int]:
+    def _encode_new_piece(self, piece: str, ranks: Mapping[bytes, int]) -> tuple[int, ...]:
         b = piece.encode("utf-8")
         r = ranks.get(b)
-        ids = [r] if r is not None else bpe_encode(b, ranks)
+        # subtle: tuples of ints, not lists: the garbage collector stops tracking them, so a
+        # cache of 10^5 entries does not turn every full collection into a 10 ms pause
+        ids = (r,) if r is not None else tuple(bpe_encode(b, ranks))
         cache = self._cache
         if len(cache) >= _CACHE_LIMIT:
             cache.clear()
@@ -192,8 +194,8 @@ class Encoding:
         """Bound on what deciding the piece at ``start`` reads; see :mod:`.pretokenize`."""
         return self._pre.horizon(text, start, limit)
 
-    def encode_piece(self, piece: str, *, at_text_start: bool = False) -> list[int]:
-        """Token ids of one pre-token (cached for short pieces).
+    def encode_piece(self, piece: str, *, at_text_start: bool = False) -> Sequence[int]:
+        """Token ids of one pre-token (cached for short pieces; a tuple).
 
         Runtime complexity: ``O(m log m)`` for ``m`` bytes, ``O(1)`` when cached.
         """

@@ -66,6 +66,12 @@ class PieceEncoding(Protocol):
         ``h >= len(text)``. ``h`` may be anything ``>= limit`` if the true bound is at or past
         ``limit`` (the caller only asks "is it below limit?"), which lets implementations
         stop scanning early. Must be sound: too large is slow, too small is wrong.
+
+        It must also be *dominated* by later pieces: for pieces ``j`` left of ``i``,
+        ``horizon(j) <= max(horizon(i), start_i + 4)``. The document walks left from an edit
+        while the previous piece's horizon reaches the edit, and this property guarantees no
+        earlier piece could reach it either (``horizon(p) = end_of_piece + 1`` satisfies it;
+        the regex encodings' run readers are proved to in ``docs/algorithms.md``).
         """
         ...
 
