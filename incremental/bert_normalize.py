@@ -396,6 +396,8 @@ class BertNormalizer:
     def _compute_flags(self, ch: str) -> int:
         t = self._t
         cp = ord(ch)
+        if 0xD800 <= cp <= 0xDFFF:
+            ch, cp = "\ufffd", 0xFFFD  # livetok's sanitize() turns surrogates into U+FFFD
         if self.clean_text and cp in t.delete_set:
             return 0  # vanishes: its neighbours meet, so no cut may rely on it
         first = " " if self.clean_text and cp in t.space_map else ch

@@ -116,8 +116,9 @@ class Encoding:
         cache = self._cache
         get = cache.get
         ranks = self.mergeable_ranks
-        for m in self._pre.regex.finditer(text):
-            piece = m.group()
+        for m in self._pre.finditer(text):
+            s, e = m.span()
+            piece = text[s:e]
             ids = get(piece)
             if ids is None:
                 ids = self._encode_new_piece(piece, ranks)

@@ -26,9 +26,12 @@ monotonicity lemma the document uses to pick its restart piece.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator
 
 import regex
+
+from .fastsplit import FastSplitter
+from .fastsplit import available as fast_available
 
 __all__ = ["PATTERNS", "Pretokenizer"]
 
@@ -106,14 +109,27 @@ class Pretokenizer:
             # every piece's horizon the end of the text (correct, just not incremental)
             readers = [r"(?s).*+"]
         self._readers = [regex.compile(r) for r in readers]
+        self.fast: FastSplitter | None = None
+        if fast_available and name in _READERS and pat_str == PATTERNS.get(name):
+            self.fast = FastSplitter(name)
+
+    def finditer(self, text: str, pos: int = 0) -> Iterator[Any]:
+        """Match objects whose spans are the pieces (fast class-code form when available)."""
+        if self.fast is not None:
+            return self.fast.finditer(text, pos)
+        return self.regex.finditer(text, pos)
 
     def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
         """Yield ``(start_cp, end_cp)`` of each piece of ``text[pos:]`` (``pos`` a boundary).
 
         Runtime complexity: ``O(len(text) - pos)`` for the whole iteration, lazily.
         """
-        for m in self.regex.finditer(text, pos):
+        for m in self.finditer(text, pos):
             yield m.span()
+
+    def split_reference(self, text: str, pos: int = 0) -> list[tuple[int, int]]:
+        """The same split by the ``regex`` package alone (the reference for tests)."""
+        return [m.span() for m in self.regex.finditer(text, pos)]
 
     def horizon(self, text: str, start: int, limit: int | None = None) -> int:
         """Sound upper bound (exclusive) on what deciding the piece at ``start`` reads.

@@ -195,3 +195,22 @@ def test_encoding_rejects_non_str():
 def test_custom_encoding_object():
     enc = Encoding("r50k_base", mergeable_ranks=get_encoding("r50k_base").mergeable_ranks)
     assert enc.encode("Hello world") == [15496, 995]
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+@given(text=TEXT)
+def test_fast_split_equals_regex_reference(name, text):
+    pre = get_encoding(name)._pre
+    assert pre.fast is not None
+    assert list(pre.split(text)) == pre.split_reference(text)
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_fast_split_on_every_character_class(name):
+    """Each code point (in steps) between letters, spaces and apostrophes, both forms."""
+    pre = get_encoding(name)._pre
+    chars = [chr(c) for c in range(0, 0x31000, 7) if not 0xD800 <= c < 0xE000]
+    for k in range(0, len(chars), 400):
+        block = chars[k : k + 400]
+        text = "".join(f"a{c} {c}'s{c}\n{c}{c}A" for c in block)
+        assert list(pre.split(text)) == pre.split_reference(text)

@@ -1,0 +1,186 @@
+"""Helpers for the end-to-end server tests: start ``python -m livetok.server`` under pytest-lsp's
+client, keep the client's own copy of each document, and convert positions the slow way.
+
+The position reference here is deliberately independent of ``livetok.server.positions``:
+it counts line breaks with ``str.count`` on the client's full text and measures columns by
+encoding the line prefix, so a bug in the server's codec cannot hide in the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import uuid
+from typing import Any, AsyncIterator
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+SERVER = [sys.executable, "-m", "livetok.server"]
+#: generous per-request timeout: a hung request must fail the test, not hang the suite
+TIMEOUT = 120.0
+
+
+def units_of(text: str, unit: str) -> int:
+    """Length of ``text`` in ``unit`` (the slow, obvious way)."""
+    if unit == "utf-32":
+        return len(text)
+    if unit == "utf-16":
+        return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def naive_position(text: str, cp: int, unit: str) -> types.Position:
+    """LSP position of code point ``cp`` in ``text``: line breaks are \\n, \\r\\n and \\r."""
+    prefix = text[:cp]
+    line = prefix.count("\n") + prefix.count("\r") - prefix.count("\r\n")
+    start = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
+    return types.Position(line=line, character=units_of(prefix[start:], unit))
+
+
+def capabilities(unit: str | None = "utf-16", *, progress: bool = False) -> types.ClientCapabilities:
+    general = types.GeneralClientCapabilities(position_encodings=[unit]) if unit else None
+    return types.ClientCapabilities(
+        general=general,
+        window=types.WindowClientCapabilities(work_done_progress=progress),
+        text_document=types.TextDocumentClientCapabilities(
+            synchronization=types.TextDocumentSyncClientCapabilities(),
+            hover=types.HoverClientCapabilities(
+                content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]),
+        ),
+    )
+
+
+@contextlib.asynccontextmanager
+async def session(
+    unit: str | None = "utf-16",
+    *,
+    options: dict[str, Any] | None = None,
+    args: tuple[str, ...] = (),
+    progress: bool = False,
+    env: dict[str, str] | None = None,
+) -> AsyncIterator[LanguageClient]:
+    """A started and initialized client talking to a fresh server subprocess."""
+    config = ClientServerConfig(server_command=[*SERVER, *args],
+                                server_env={**os.environ, **(env or {})})
+    client = await config.start()
+    counts: list[dict] = []
+    client.counts = counts  # type: ignore[attr-defined]
+
+    @client.feature("livetok/didChangeTokenCount")
+    def _on_count(params: Any) -> None:
+        counts.append(result_dict(params))
+
+    try:
+        result = await asyncio.wait_for(client.initialize_session(types.InitializeParams(
+            capabilities=capabilities(unit, progress=progress),
+            initialization_options=options,
+        )), TIMEOUT)
+        client.init_result = result  # type: ignore[attr-defined]
+        yield client
+        await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
+    finally:
+        await client.stop()
+
+
+async def request(client: LanguageClient, method: str, params: Any) -> Any:
+    """Send a request with raw JSON params (bypassing lsprotocol's types) and await it.
+
+    Raises ``JsonRpcException`` (with ``.code``) when the server answers with an error.
+    """
+    msg_id = str(uuid.uuid4())
+    fut: asyncio.Future = asyncio.get_running_loop().create_future()
+
+    def done(f: Any) -> None:
+        if fut.done():
+            return
+        exc = f.exception()
+        if exc is not None:
+            fut.get_loop().call_soon_threadsafe(fut.set_exception, exc)
+        else:
+            fut.get_loop().call_soon_threadsafe(fut.set_result, f.result())
+
+    from concurrent.futures import Future
+
+    cf: Future = Future()
+    cf.add_done_callback(done)
+    client.protocol._request_futures[msg_id] = cf
+    client.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+    return await asyncio.wait_for(fut, TIMEOUT)
+
+
+def notify(client: LanguageClient, method: str, params: Any) -> None:
+    """Send a notification with raw JSON params."""
+    client.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+def result_dict(result: Any) -> dict:
+    """A custom request's result as a dict (pygls may hand back an object)."""
+    def plain(o: Any) -> Any:
+        if hasattr(o, "_asdict"):  # pygls decodes untyped JSON objects as namedtuples
+            return {k: plain(v) for k, v in o._asdict().items()}
+        if isinstance(o, dict):
+            return {k: plain(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [plain(v) for v in o]
+        return o
+
+    return plain(result)
+
+
+async def token_count(client: LanguageClient, uri: str, rng: dict | None = None) -> dict:
+    params: dict[str, Any] = {"textDocument": {"uri": uri}}
+    if rng is not None:
+        params["range"] = rng
+    return result_dict(await request(client, "livetok/tokenCount", params))
+
+
+async def expect_error(coro: Any, code: int) -> JsonRpcException:
+    """Await ``coro`` and check that it failed with JSON-RPC error ``code``."""
+    try:
+        result = await coro
+    except JsonRpcException as exc:
+        assert exc.code == code, f"expected error {code}, got {exc.code}: {exc}"
+        return exc
+    raise AssertionError(f"expected error {code}, got result {result!r}")
+
+
+class ClientDoc:
+    """The client's copy of one open document; sends changes with positions in ``unit``."""
+
+    def __init__(self, client: LanguageClient, uri: str, text: str, unit: str,
+                 language_id: str = "plaintext") -> None:
+        self.client, self.uri, self.text, self.unit = client, uri, text, unit
+        self.version = 1
+        client.text_document_did_open(types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id=language_id, version=1, text=text)))
+
+    def change(self, patches: list[tuple[int, int, str]]) -> None:
+        """One didChange with the patches ``(pos, n_deleted, inserted)`` applied in order."""
+        changes = []
+        for pos, n_del, ins in patches:
+            start = naive_position(self.text, pos, self.unit)
+            end = naive_position(self.text, pos + n_del, self.unit)
+            changes.append({"range": {"start": {"line": start.line, "character": start.character},
+                                      "end": {"line": end.line, "character": end.character}},
+                            "text": ins})
+            self.text = self.text[:pos] + ins + self.text[pos + n_del:]
+        self.version += 1
+        notify(self.client, "textDocument/didChange", {
+            "textDocument": {"uri": self.uri, "version": self.version},
+            "contentChanges": changes})
+
+    def replace_all(self, text: str) -> None:
+        self.text = text
+        self.version += 1
+        notify(self.client, "textDocument/didChange", {
+            "textDocument": {"uri": self.uri, "version": self.version},
+            "contentChanges": [{"text": text}]})
+
+    def close(self) -> None:
+        notify(self.client, "textDocument/didClose", {"textDocument": {"uri": self.uri}})

@@ -1,0 +1,108 @@
+"""``encode_stream`` equals ``encode`` on random chunkings, for every encoding it is given."""
+
+from __future__ import annotations
+
+import doctest
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from livetok.incremental import sp_corpus, stream
+from livetok.incremental.sentencepiece_bpe import find_mistral_v1, load_mistral_v1
+from livetok.incremental.stream import StreamStats, count_stream, encode_stream
+
+
+def _encodings() -> list[str]:
+    names = []
+    if find_mistral_v1() is not None:
+        names.append("mistral-7b-v0.1")
+    try:
+        from livetok.incremental import get_encoding
+
+        for name in ("cl100k_base", "o200k_base", "r50k_base"):
+            try:
+                get_encoding(name)
+                names.append(name)
+            except Exception:  # vocabulary not installed on this machine
+                pass
+    except ImportError:
+        pass
+    return names
+
+
+ENCODINGS = _encodings()
+
+
+def get(name: str):
+    if name == "mistral-7b-v0.1":
+        return load_mistral_v1()
+    from livetok.incremental import get_encoding
+
+    return get_encoding(name)
+
+
+def chunked(text: str, cuts: list[int]) -> list[str]:
+    cuts = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
+    return [text[a:b] for a, b in zip(cuts, cuts[1:])]
+
+
+_pieces = st.sampled_from(
+    ["hello", " world", "  ", "\n", "\r\n", "\t", "123456", "don't", "'s", "日本語", "中文测试",
+     "😀", "🦀🦀", " ", "!!", "...", "a", "ZZ", "\u00a0", "é", "\u0301", "▁"]
+)
+stream_text = st.lists(_pieces | st.text(max_size=5), max_size=40).map("".join)
+
+
+@pytest.mark.skipif(not ENCODINGS, reason="no encoding available (pip install --no-deps mistral-common)")
+@pytest.mark.parametrize("name", ENCODINGS)
+@given(text=stream_text, cuts=st.lists(st.integers(0, 10**6), max_size=12),
+       batch=st.integers(1, 40))
+def test_stream_equals_encode_hypothesis(name, text, cuts, batch) -> None:
+    enc = get(name)
+    text = text.replace("\ud800", "")
+    got = list(encode_stream(enc, chunked(text, cuts), min_batch_cp=batch))
+    assert got == enc.encode(text)
+
+
+@pytest.mark.skipif(not ENCODINGS, reason="no encoding available")
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_stream_equals_encode_real_text(name) -> None:
+    enc = get(name)
+    text = sp_corpus.real_text(60_000)
+    rng = random.Random(1234)
+    cuts = [rng.randrange(len(text)) for _ in range(150)]
+    chunks = chunked(text, cuts)
+    stats = StreamStats()
+    got = list(encode_stream(enc, chunks, min_batch_cp=64, stats=stats))
+    assert got == enc.encode(text)
+    # memory: the buffer never held much more than one chunk plus the unfinished piece
+    longest = max(e - s for s, e in enc.split(text))
+    assert stats.max_buffer_cp <= max(map(len, chunks)) + longest + 64 + 16, stats
+
+
+@pytest.mark.skipif(find_mistral_v1() is None, reason="pip install --no-deps mistral-common")
+def test_stream_memory_flat_on_long_input() -> None:
+    enc = load_mistral_v1()
+    line = "The quick brown fox jumps over the lazy dog. 日本語のテキスト 12345\n" * 50
+    stats = StreamStats()
+    n = count_stream(enc, (line for _ in range(200)), stats=stats)  # ~650 K code points
+    assert n == enc.count(line * 200)
+    assert stats.max_buffer_cp < 2 * len(line) + (1 << 16)
+
+
+def test_stream_rejects_bytes() -> None:
+    with pytest.raises(TypeError, match="text mode"):
+        list(encode_stream(object(), [b"abc"]))  # type: ignore[arg-type, list-item]
+
+
+def test_empty_stream() -> None:
+    if find_mistral_v1() is None:
+        pytest.skip("pip install --no-deps mistral-common")
+    assert list(encode_stream(load_mistral_v1(), [])) == []
+    assert list(encode_stream(load_mistral_v1(), ["", ""])) == []
+
+
+def test_doctests() -> None:
+    assert doctest.testmod(stream).failed == 0
