@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 from array import array
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Iterator, NamedTuple, Sequence
 
 from .encoding import sanitize
@@ -128,7 +129,10 @@ class Document:
         self.stats = EditStats()
         text = sanitize(text)
         if text:
-            ids, cps, flags = self._encode_pieces(text, 0, list(enc.split(text, 0)))
+            if hasattr(enc, "encode_by_piece") and clean is not None:
+                ids, cps, flags = self._encode_all_bytelevel(text)
+            else:
+                ids, cps, flags = self._encode_pieces(text, 0, list(enc.split(text, 0)))
             self._seq.replace(0, 0, ids, cps, flags, text)
 
     # -- read access --------------------------------------------------------------------------
@@ -299,6 +303,19 @@ class Document:
         if end > n:
             raise ValueError(f"range ({start}, {end}) runs past the end of the text ({n} code points)")
         return start, end
+
+    def _encode_all_bytelevel(self, text: str) -> tuple[Any, Any, bytearray]:
+        """Initial build for byte-level BPE encodings, with the per-token work done in C."""
+        enc = self._enc
+        per_piece = enc.encode_by_piece(text)
+        ids = array("I", chain.from_iterable(per_piece))
+        cps = array("I", map(enc.lead_counts.__getitem__, ids))
+        flags = bytearray(map(self._clean.__getitem__, ids))
+        k = 0
+        for n in map(len, per_piece):
+            flags[k] |= PIECE_START  # a piece starts on a character: its flag is CLEAN already
+            k += n
+        return ids, cps, flags
 
     def _encode_pieces(
         self, text: str, base: int, spans: list[tuple[int, int]]

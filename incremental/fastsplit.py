@@ -148,8 +148,14 @@ class FastSplitter:
 
     def finditer(self, text: str, pos: int = 0) -> Iterator[re.Match[str]]:
         """Matches over the class codes of ``text`` (spans are those of ``text``)."""
-        codes = text.translate(self._table)
+        codes = text.translate(self._table)  # before _pattern(): see findall
         return self._pattern().finditer(codes, pos)
+
+    def findall(self, text: str) -> list[str]:
+        """The pieces of ``text`` as strings of class codes (same lengths as the pieces)."""
+        # subtle: translate first; it may meet new signatures and invalidate the pattern
+        codes = text.translate(self._table)
+        return self._pattern().findall(codes)
 
     def spans(self, text: str, pos: int = 0) -> list[tuple[int, int]]:
         """All piece spans of ``text[pos:]``."""

@@ -73,40 +73,71 @@ def _placeholders(flags: bytearray) -> int:
 
 
 class _Prefix:
-    """Per-chunk sizes with lazily rebuilt prefix sums: ``find`` and ``prefix`` are C-speed
-    ``bisect``/indexing; an update costs one ``accumulate`` over the chunks (C speed) at the
-    next query. Measured faster than a Python Fenwick tree for the chunk counts livetok sees
-    (up to a few thousand chunks for 10 MB), because every Python-level loop step costs more
-    than the whole C-level rebuild.
+    """Per-chunk sizes with prefix sums that are rebuilt lazily and patched in between.
+
+    ``find`` and ``prefix`` bisect a prefix list built by ``accumulate`` (C speed); an update
+    does not rebuild it but records ``(chunk, delta)``, and queries correct for the few recorded
+    deltas. After 16 updates the list is rebuilt, so an edit costs ``O(C / 16)`` amortised in C
+    plus ``O(16)`` in Python. Measured faster than a Python Fenwick tree (``O(log C)`` Python
+    steps per query) for the few thousand chunks of a 10 MB document.
     """
 
-    __slots__ = ("sizes", "_pre")
+    __slots__ = ("sizes", "_pre", "_pend")
+
+    _MAX_PENDING = 16
 
     def __init__(self, values: Sequence[int]) -> None:
         self.sizes = list(values)
         self._pre: list[int] | None = None
+        self._pend: list[tuple[int, int]] = []
 
     def _prefix_list(self) -> list[int]:
         pre = self._pre
         if pre is None:
             pre = self._pre = [0, *accumulate(self.sizes)]
+            self._pend = []
         return pre
 
     def add(self, i: int, delta: int) -> None:
         if delta:
             self.sizes[i] += delta
-            self._pre = None
+            if self._pre is not None:
+                self._pend.append((i, delta))
+                if len(self._pend) > self._MAX_PENDING:
+                    self._pre = None
 
     def prefix(self, i: int) -> int:
         """Sum of sizes[0:i]."""
-        return self._prefix_list()[i]
+        v = self._prefix_list()[i]
+        for j, d in self._pend:
+            if j < i:
+                v += d
+        return v
 
     def find(self, x: int) -> tuple[int, int]:
         """Smallest ``i`` with ``prefix(i + 1) > x``, and ``prefix(i)``; ``(n, total)`` if none."""
         pre = self._prefix_list()
+        n = len(self.sizes)
         i = bisect_right(pre, x) - 1
-        if i >= len(self.sizes):
-            return len(self.sizes), pre[-1]
+        if self._pend:
+            # the stale list is off by the pending deltas: step to the true chunk
+            sizes = self.sizes
+            i = min(max(i, 0), n)
+            p = self.prefix(i)
+            steps = 0
+            while i > 0 and p > x:
+                i -= 1
+                p -= sizes[i]
+                steps += 1
+            while i < n and p + sizes[i] <= x:
+                p += sizes[i]
+                i += 1
+                steps += 1
+            if steps > 8:
+                self._pre = None  # large deltas: cheaper to rebuild than to keep stepping
+            return (n, p) if i >= n else (i, p)
+        if i >= n:
+            return n, pre[-1]
         return i, pre[i]
 
 

@@ -214,3 +214,15 @@ def test_fast_split_on_every_character_class(name):
         block = chars[k : k + 400]
         text = "".join(f"a{c} {c}'s{c}\n{c}{c}A" for c in block)
         assert list(pre.split(text)) == pre.split_reference(text)
+
+
+def test_fast_path_learns_new_characters_mid_call():
+    """A fresh splitter meets a new character class inside one call (regression: the pattern
+    was compiled before the text's new classes were registered)."""
+    from livetok.incremental.fastsplit import FastSplitter
+
+    for name in BPE_NAMES:
+        text = "Hello 中文 world 😀 \u0301x \U0002B820 \n\n"
+        # findall yields the pieces as class codes: compare their lengths with the reference
+        got = [len(p) for p in FastSplitter(name).findall(text)]
+        assert got == [e - s for s, e in get_encoding(name)._pre.split_reference(text)]
