@@ -345,7 +345,7 @@ class Document:
             if clean is not None:
                 flags.extend([clean[i] for i in pids])
             else:
-                flags.extend(b"\x02" * len(pids))
+                flags.extend([CLEAN if w else 0 for w in cps[k:]])
             flags[k] |= PIECE_START | CLEAN
         return ids, cps, flags
 
@@ -398,7 +398,9 @@ class Document:
                     break  # this piece may depend on text beyond the window
                 spans.append((ps, pe))
                 q_new = r + pe
-                if q_new >= new_end:
+                # subtle: a piece's ids may depend on whether it starts the text
+                # (SentencePiece's dummy prefix), so never resync where that status changed
+                if q_new >= new_end and (q_new == 0) == (q_new - delta == 0):
                     t = v.piece_start_at(q_new - delta)
                     if t is not None:
                         q_tok = t
@@ -417,7 +419,9 @@ class Document:
         segs: list[_Seg] = []
         for ps, pe in spans:
             a, b = r + ps, r + pe
-            if b <= start or a >= new_end:
+            if (b <= start or a >= new_end) and (a == 0) == (
+                (a if b <= start else a - delta) == 0
+            ):
                 oa = a if b <= start else a - delta
                 ob = b if b <= start else b - delta
                 ta = v.piece_start_at(oa)
@@ -470,9 +474,16 @@ class Document:
             return _Seg(1, 0, 0, [0], [len(piece)], bytearray([PIECE_START | CLEAN | PLACEHOLDER]))
         if getattr(self._enc, "lead_counts", None) is not None and self._clean is not None:
             return self._new_tokens(ids, True)
-        cps = list(self._enc.token_cp_lens(piece, ids, at_text_start=at0))
-        flags = bytearray(b"\x02" * len(ids))
-        flags[0] |= PIECE_START
+        return self._generic_tokens(piece, ids, True, at0)
+
+    def _generic_tokens(self, text: str, ids: Sequence[int], piece_start: bool, at0: bool) -> _Seg:
+        """Tokens of any protocol encoding: code points from ``token_cp_lens``; a token is
+        taken to start on a character boundary when it covers at least one code point (a
+        byte-fallback run gives its characters to its first token)."""
+        cps = list(self._enc.token_cp_lens(text, ids, at_text_start=at0))
+        flags = bytearray([CLEAN if w else 0 for w in cps])
+        if piece_start and flags:
+            flags[0] |= PIECE_START | CLEAN
         return _Seg(1, 0, 0, ids, cps, flags)
 
     def _glue_piece(
@@ -486,6 +497,7 @@ class Document:
         """
         enc = self._enc
         seq = self._seq
+        byte_level = hasattr(enc, "encode_bytes_piece") and self._clean is not None
         # tau1: tokens [l_lo, l_hi) of the old piece starting at `a` that end by `start`
         # subtle: a changed piece can lie wholly left (or right) of the edit when the edit
         # changed only what its split read, so both sides are also clipped to [a, b)
@@ -521,7 +533,11 @@ class Document:
             else:
                 ri, rcp, rid = -1, b, -1
             # step 2 of Algorithm 1: tokenize u_i ... u_n (middle) u'_1 ... u'_j
-            v = enc.encode_bytes_piece(piece[lcp - a : rcp - a].encode("utf-8"))
+            wtext = piece[lcp - a : rcp - a]
+            if byte_level:
+                v = enc.encode_bytes_piece(wtext.encode("utf-8"))
+            else:
+                v = enc.encode_piece(wtext, at_text_start=lcp == 0)
             # step 3: glue once the boundary tokens agree (or a side reached the piece's end)
             left_ok = lcp == a or v[0] == lid
             right_ok = rcp == b or v[-1] == rid
@@ -537,7 +553,10 @@ class Document:
         segs: list[_Seg] = []
         if nl and l_lo is not None and li > l_lo:
             segs.append(_Seg(0, l_lo, li, None, None, None))
-        segs.append(self._new_tokens(v, lcp == a))
+        if byte_level:
+            segs.append(self._new_tokens(v, lcp == a))
+        else:
+            segs.append(self._generic_tokens(wtext, v, lcp == a, lcp == 0))
         if nr and r_hi is not None and ri + 1 < r_hi:
             segs.append(_Seg(0, ri + 1, r_hi, None, None, None))
         return segs

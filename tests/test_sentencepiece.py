@@ -400,3 +400,14 @@ def test_registry_name() -> None:
 def test_doctests(module) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+@needs_mistral
+def test_algorithm_1_glue_on_long_spans_is_exact(mistral) -> None:
+    from livetok.incremental import sp_glue
+
+    texts = [ln for ln in sp_corpus.real_text(40_000).splitlines() if len(ln) >= 30]
+    # measure_widening asserts every glued result equals a full re-encode
+    hist = sp_glue.measure_widening(mistral, texts, edits=150, seed=7, verify=True)
+    assert sum(hist.values()) == 150
+    assert hist[0] > 0

@@ -1,0 +1,169 @@
+"""``livetok analyze ENCODING|FILE``: what *Formalizing BPE Tokenization* says about a dictionary.
+
+For an explicit dictionary (a text file, one rule ``u v`` per line in priority order, ``#``
+comments) the report answers, with the paper's numbering:
+
+* is it proper (Definition 5, decided as in Remark 2)? which rules break it?
+* which rules are never useful (Corollary 1)?
+* can the SentencePiece and HuggingFace semantics differ (Lemma 1)? with a witness string;
+* the chain-length bound of Remark 5 and the lookahead bounds (Definition 7, Theorem 2).
+
+For a BPE vocabulary (a SentencePiece ``.model`` file or a registered encoding name) the rules
+are all splits of all pieces; the report gives properness, unreachable pieces and never-useful
+rules (the chain bound is quadratic in the rule count and is not computed there).
+
+The handler only loads and prints; the analysis is :mod:`livetok.incremental.merge_rules`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Callable
+
+from livetok.incremental import merge_rules as mr
+
+#: explicit dictionaries with more rules than this skip the O(|D|^2) chain bound
+CHAIN_LIMIT = 3000
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "analyze",
+        help="analyse a BPE dictionary: proper? useful rules? SP vs HF? lookahead?",
+        description="Report what 'Formalizing BPE Tokenization' says about a dictionary: "
+        "TARGET is a rule file (one 'u v' per line, highest priority first), a SentencePiece "
+        ".model file, or an encoding name such as mistral-7b-v0.1.",
+    )
+    p.add_argument("target", metavar="ENCODING|FILE")
+    p.add_argument("--max-len", type=int, default=10,
+                   help="search strings up to this length for an SP/HF difference (default 10)")
+    p.add_argument("--budget", type=int, default=20000,
+                   help="at most this many exhaustive candidates in that search (default 20000)")
+    return p
+
+
+def _is_model_file(path: Path) -> bool:
+    head = path.read_bytes()[:64]
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return b"\x00" in head or path.suffix == ".model"
+
+
+def report_dictionary(D: mr.Dictionary, out: Callable[[str], None], *, max_len: int = 10,
+                      budget: int = 20000) -> None:
+    """Print the report for an explicit dictionary (see module docstring)."""
+    out(f"rules: {len(D)}; alphabet: {D.alphabet!r}; max |uv| = {D.max_rule_len}")
+    viol = mr.proper_violations(D)
+    if viol:
+        out("proper (Definition 5): no")
+        for v in viol:
+            out(f"  {v}")
+    else:
+        out("proper (Definition 5): yes")
+    for sem, label in (("sp", "SentencePiece"), ("hf", "HuggingFace")):
+        useless = [i for i, u in enumerate(mr.useful_rules(D, sem)) if not u]  # type: ignore[arg-type]
+        names = ", ".join(f"{i + 1} ({D.rules[i][0]} ⋄ {D.rules[i][1]})" for i in useless)
+        out(f"never useful (Corollary 1, {label}): {names or 'none'}")
+    if not viol:
+        out("SP vs HF (Lemma 1): always equal, the dictionary is proper")
+    else:
+        w = mr.find_semantics_difference(D, max_len=max_len, budget=budget)
+        if w is None:
+            out(f"SP vs HF (Lemma 1): not proper, so they may differ; no difference found "
+                f"on strings up to length {max_len}")
+        else:
+            out(f"SP vs HF (Lemma 1): differ on {w!r}: SP {mr.show(mr.tokenize_sp(D, w))}, "
+                f"HF {mr.show(mr.tokenize_hf(D, w))}")
+    suff = mr.sufficient_lookahead(D)
+    if len(D) > CHAIN_LIMIT:
+        out(f"chain length (Remark 5): not computed (more than {CHAIN_LIMIT} rules); "
+            f"c(D) <= |D| = {len(D)}")
+        bound = suff
+    else:
+        c = mr.chain_length_bound(D)
+        bound = c * D.max_rule_len
+        out(f"chain length (Remark 5): c(D) <= {c} (|D| = {len(D)})")
+    if viol:
+        out(f"lookahead (Theorem 2): does not apply, the dictionary is not proper "
+            f"(for a proper one: l(D) <= {bound}, Definition 7: {suff})")
+    else:
+        out(f"lookahead (Theorem 2, Remark 5): l(D) <= {bound} symbols "
+            f"(Definition 7's sufficient lookahead: {suff})")
+
+
+def _vocabulary_of(target: str) -> tuple[str, dict]:
+    """``{piece: key}`` (lower key merges first) of a .model file or an encoding name."""
+    path = Path(target)
+    if path.is_file():
+        from livetok.incremental.sentencepiece_bpe import load_sentencepiece
+
+        enc = load_sentencepiece(path)
+    else:
+        from livetok.incremental import get_encoding
+
+        enc = get_encoding(target)
+    if hasattr(enc, "_piece_ids"):  # SentencePiece: higher score first
+        return enc.name, {p: enc._neg_scores[i] for p, i in enc._piece_ids.items()}
+    ranks = getattr(enc, "mergeable_ranks", None)
+    if ranks is None:
+        raise ValueError(
+            f"{target}: this encoding is not a merge-rule BPE (WordPiece?); analyse a BPE "
+            "encoding, a SentencePiece .model file or a rule file"
+        )
+    return enc.name, dict(ranks)
+
+
+def report_vocabulary(name: str, prio: dict, out: Callable[[str], None]) -> None:
+    """Print the report for a whole BPE vocabulary."""
+    a = mr.analyze_vocabulary(prio)
+    out(f"vocabulary {name}: {a.n_pieces} pieces; {a.n_rules} rules (every split of every "
+        f"piece into two tokens); max |uv| = {a.max_rule_len}")
+    if a.proper:
+        out("proper (Definition 5): yes")
+        out("SP vs HF (Lemma 1): always equal, the dictionary is proper")
+    else:
+        n = sum(1 for v in a.violations if not v.startswith("..."))
+        extra = a.violations[-1] if a.violations[-1].startswith("...") else ""
+        total = n + (int(extra.split()[1]) if extra else 0)
+        out(f"proper (Definition 5): no: {total} rule tokens are not made by a higher-priority "
+            f"rule ({a.tie_violations} only because of equal scores)")
+        for v in a.violations:
+            out(f"  {v}")
+        out("SP vs HF (Lemma 1): not guaranteed equal (not proper)")
+    out(f"unreachable pieces (tokenizing the piece does not produce it): {len(a.unreachable)}"
+        + (f", e.g. {a.unreachable[:5]!r}" if a.unreachable else ""))
+    out(f"never useful rules (Corollary 1): {a.useless_rules} of {a.n_rules}")
+    n_useful = a.n_rules - a.useless_rules
+    if a.n_useful_violations == 0:
+        out(f"useful rules only ({n_useful}; dropping the others changes no SentencePiece "
+            "tokenization): proper, so SP and HF agree with them (Lemma 1)")
+    else:
+        out(f"useful rules only ({n_useful}): not proper: {a.n_useful_violations} tokens made "
+            f"by a rule of lower or equal priority ({a.useful_tie_violations} equal)")
+        for v in a.useful_violations:
+            out(f"  {v}")
+    out(f"lookahead (Definition 7): |D| · max|uv| = {a.n_rules * a.max_rule_len}; the chain "
+        "bound of Remark 5 is not computed for whole vocabularies")
+
+
+def run(args: argparse.Namespace) -> int:
+    out = print
+    target = args.target
+    path = Path(target)
+    try:
+        if path.is_file() and not _is_model_file(path):
+            D = mr.Dictionary.parse(path.read_text("utf-8"))
+            out(f"dictionary {target}")
+            report_dictionary(D, out, max_len=args.max_len, budget=args.budget)
+        else:
+            name, prio = _vocabulary_of(target)
+            report_vocabulary(name, prio, out)
+    except (ValueError, OSError, KeyError) as e:
+        import sys
+
+        print(f"livetok analyze: {e}", file=sys.stderr)
+        return 2
+    return 0
