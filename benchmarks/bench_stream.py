@@ -65,7 +65,8 @@ def one(mode: str, name: str, path: str) -> dict:
     """Run one measurement in this process and return its figures."""
     enc = None
     if mode == "livetok-stream":
-        from livetok.incremental.stream import StreamStats, count_stream, read_chunks
+        from livetok.incremental.stream import StreamStats, count_stream
+        from livetok.server.cmd_count import read_chunks
 
         enc = _get(name)
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

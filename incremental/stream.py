@@ -26,7 +26,7 @@ from typing import Iterable, Iterator
 
 from .protocol import PieceEncoding
 
-__all__ = ["encode_stream", "count_stream", "read_chunks", "StreamStats"]
+__all__ = ["encode_stream", "count_stream", "StreamStats"]
 
 
 class StreamStats:
@@ -119,16 +119,3 @@ def count_stream(encoding: PieceEncoding, chunks: Iterable[str], **kw: object) -
     for _ in encode_stream(encoding, chunks, **kw):  # type: ignore[arg-type]
         n += 1
     return n
-
-
-def read_chunks(path: str, chunk_cp: int = 1 << 20) -> Iterator[str]:
-    """Chunks of a UTF-8 file read in text mode (undecodable bytes become U+FFFD).
-
-    Runtime complexity: ``O(file size)``; memory ``O(chunk_cp)``.
-    """
-    with open(path, encoding="utf-8", errors="replace", newline="") as f:
-        while True:
-            c = f.read(chunk_cp)
-            if not c:
-                return
-            yield c

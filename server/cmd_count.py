@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from livetok.incremental import VocabularyError, get_encoding, list_encodings
 
@@ -56,6 +56,24 @@ def count_text(enc: Any, text: str, progress: Callable[[int], None] | None = Non
     return total
 
 
+def read_chunks(path: str, chunk_cp: int = 1 << 20) -> Iterator[str]:
+    """Chunks of a UTF-8 file ('-': standard input); undecodable bytes become U+FFFD.
+
+    Runtime complexity: ``O(file size)``; memory ``O(chunk_cp)``.
+    """
+    f = (
+        open(sys.stdin.fileno(), encoding="utf-8", errors="replace", newline="", closefd=False)
+        if path == "-"
+        else open(path, encoding="utf-8", errors="replace", newline="")
+    )
+    with f:
+        while True:
+            c = f.read(chunk_cp)
+            if not c:
+                return
+            yield c
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         enc = get_encoding(args.encoding, path=args.vocab) if args.vocab else get_encoding(args.encoding)
@@ -67,9 +85,9 @@ def run(args: argparse.Namespace) -> int:
     for name in args.files:
         try:
             if args.stream:
-                from livetok.incremental.stream import count_file_stream
+                from livetok.incremental.stream import count_stream
 
-                n = count_file_stream(enc, name)
+                n = count_stream(enc, read_chunks(name))
             else:
                 raw = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
                 text = raw.decode("utf-8", errors="replace")

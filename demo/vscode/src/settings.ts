@@ -1,0 +1,185 @@
+// The `livetok` settings the server reads, how the server is started, and the encoding picker.
+//
+// subtle: no `vscode` import here either; the extension passes in a configuration reader
+// and the quick-pick function so tests can run under plain Node.
+
+import * as fs from "fs";
+import * as path from "path";
+
+/** Encodings offered by `livetok: Pick Encoding` (any name the server knows may be typed in settings). */
+export const ENCODINGS: readonly { name: string; detail: string }[] = [
+  { name: "o200k_base", detail: "GPT-4o, GPT-4.1, o1/o3/o4 (tiktoken)" },
+  { name: "cl100k_base", detail: "GPT-4, GPT-3.5-turbo, text-embedding-3 (tiktoken)" },
+  { name: "r50k_base", detail: "GPT-2, GPT-3 (tiktoken)" },
+  { name: "bert-base-uncased", detail: "BERT uncased (WordPiece)" },
+  { name: "mistral-7b-v0.1", detail: "Mistral 7B v0.1 (SentencePiece BPE)" },
+];
+
+export const DEFAULT_ENCODING = "o200k_base";
+
+/** The configuration section the server reads (`initializationOptions` and `workspace/didChangeConfiguration`). */
+export interface ServerSettings {
+  encoding: string;
+  encodingByLanguage: Record<string, string>;
+  contextWindow: number | null;
+  budget: number | null;
+  semanticTokens: boolean;
+}
+
+/** Reads one key of the `livetok` section (`vscode.WorkspaceConfiguration.get`). */
+export type ConfigGet = <T>(key: string) => T | undefined;
+
+/** Only positive integers are meaningful for window and budget; anything else means "off". */
+function positiveIntOrNull(value: unknown): number | null {
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null;
+}
+
+/** Build the settings object sent to the server from the extension's configuration. */
+export function serverSettings(get: ConfigGet): ServerSettings {
+  const encoding = get<string>("encoding");
+  const byLanguage = get<Record<string, unknown>>("encodingByLanguage") ?? {};
+  const encodingByLanguage: Record<string, string> = {};
+  for (const [languageId, name] of Object.entries(byLanguage)) {
+    if (typeof name === "string" && name.length > 0) {
+      encodingByLanguage[languageId] = name;
+    }
+  }
+  return {
+    encoding: typeof encoding === "string" && encoding.length > 0 ? encoding : DEFAULT_ENCODING,
+    encodingByLanguage,
+    contextWindow: positiveIntOrNull(get<number | null>("contextWindow")),
+    budget: positiveIntOrNull(get<number | null>("budget")),
+    semanticTokens: get<boolean>("semanticTokens") === true,
+  };
+}
+
+/** Settings keys whose change must be sent to the server (the others only affect the client). */
+export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
+  "encoding",
+  "encodingByLanguage",
+  "contextWindow",
+  "budget",
+  "semanticTokens",
+];
+
+export interface ServerCommand {
+  command: string;
+  args: string[];
+}
+
+/** Finds an executable on PATH; injectable for tests. */
+export type Which = (name: string) => string | undefined;
+
+/** Look `name` up on `PATH` the way a shell would (with `PATHEXT` on Windows). */
+export function whichOnPath(
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): string | undefined {
+  const dirs = (env.PATH ?? env.Path ?? "").split(path.delimiter).filter((d) => d.length > 0);
+  const exts = platform === "win32" ? (env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";") : [""];
+  for (const dir of dirs) {
+    for (const ext of exts) {
+      const candidate = path.join(dir, name + ext);
+      try {
+        fs.accessSync(candidate, fs.constants.X_OK);
+        if (fs.statSync(candidate).isFile()) {
+          return candidate;
+        }
+      } catch {
+        // not here; keep looking
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The command that starts `livetok serve` on stdio.
+ *
+ * 1. `livetok.server.path` when set (relative paths resolve against `workspaceRoot`);
+ * 2. else `livetok` found on PATH;
+ * 3. else `<livetok.server.pythonPath> -m livetok.server <args>`.
+ */
+export function serverCommand(get: ConfigGet, which: Which, workspaceRoot?: string): ServerCommand {
+  const configuredArgs = get<string[]>("server.args");
+  const args = Array.isArray(configuredArgs) ? configuredArgs.map(String) : ["serve"];
+  const configuredPath = (get<string>("server.path") ?? "").trim();
+  if (configuredPath.length > 0) {
+    const command =
+      workspaceRoot !== undefined && !path.isAbsolute(configuredPath) && configuredPath.includes(path.sep)
+        ? path.join(workspaceRoot, configuredPath)
+        : configuredPath;
+    return { command, args };
+  }
+  const onPath = which("livetok");
+  if (onPath !== undefined) {
+    return { command: onPath, args };
+  }
+  const python = (get<string>("server.pythonPath") ?? "").trim() || "python3";
+  return { command: python, args: ["-m", "livetok.server", ...args] };
+}
+
+/** The part of `vscode.QuickPickItem` used by the encoding picker. */
+export interface EncodingPickItem {
+  label: string;
+  description?: string;
+  detail?: string;
+  picked?: boolean;
+}
+
+/** Where a setting is written: the user's settings or the workspace's (`vscode.ConfigurationTarget`). */
+export type SettingTarget = "global" | "workspace" | "workspaceFolder";
+
+/** What `vscode.WorkspaceConfiguration.inspect` tells about where a value is set. */
+export interface SettingInspection {
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/**
+ * Where to write a setting so that it takes effect: the most specific scope that already
+ * sets it, else the user's settings. (Writing the user setting while the workspace sets the
+ * key would silently change nothing.)
+ */
+export function settingTarget(inspection: SettingInspection | undefined): SettingTarget {
+  if (inspection?.workspaceFolderValue !== undefined) {
+    return "workspaceFolder";
+  }
+  if (inspection?.workspaceValue !== undefined) {
+    return "workspace";
+  }
+  return "global";
+}
+
+/** Quick-pick items for the encodings, the current one marked. */
+export function encodingItems(current: string): EncodingPickItem[] {
+  const items: EncodingPickItem[] = ENCODINGS.map((e) => ({
+    label: e.name,
+    description: e.name === current ? "current" : undefined,
+    detail: e.detail,
+    picked: e.name === current,
+  }));
+  if (!ENCODINGS.some((e) => e.name === current)) {
+    // a name typed into settings by hand: keep it selectable rather than hiding it
+    items.unshift({ label: current, description: "current (from settings)", picked: true });
+  }
+  return items;
+}
+
+export interface PickEncodingDeps {
+  current: string;
+  showQuickPick(items: EncodingPickItem[], placeHolder: string): Promise<EncodingPickItem | undefined>;
+  /** Writes `livetok.encoding` (the extension turns this into `config.update`). */
+  update(value: string): Promise<void>;
+}
+
+/** Ask for an encoding and store it; returns the new name, or `undefined` if nothing changed. */
+export async function pickEncoding(deps: PickEncodingDeps): Promise<string | undefined> {
+  const choice = await deps.showQuickPick(encodingItems(deps.current), `Encoding to count (now ${deps.current})`);
+  if (choice === undefined || choice.label === deps.current) {
+    return undefined;
+  }
+  await deps.update(choice.label);
+  return choice.label;
+}

@@ -1,0 +1,286 @@
+// Status-bar text, selection debouncing and the state behind both.
+//
+// subtle: this module never imports `vscode`. The extension passes in the few pieces of the
+// VS Code API it needs (status-bar items, a timer, a request function), so the whole
+// behaviour can be unit tested under plain Node with a mocked `vscode` object.
+
+/** Result of `livetok/tokenCount` and params of `livetok/didChangeTokenCount`. */
+export interface TokenCount {
+  uri: string;
+  version: number;
+  encoding: string;
+  tokens: number;
+  characters: number;
+  /** Only in replies to a request that carried a `range`. */
+  rangeTokens?: number;
+}
+
+/** LSP position: `utf16_col` is the UTF-16 code-unit column (LSP's default position encoding). */
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+/** The part of `vscode.StatusBarItem` this module writes to. */
+export interface StatusBarItemLike {
+  text: string;
+  // subtle: typed `unknown` because VS Code's item also accepts MarkdownString / Command
+  // here; this module only ever writes strings.
+  tooltip: unknown;
+  command: unknown;
+  show(): void;
+  hide(): void;
+  dispose(): void;
+}
+
+/** `setTimeout` / `clearTimeout`, injectable so tests drive time by hand. */
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+/** `1234567` -> `"1,234,567"` (fixed locale so the status bar reads the same everywhere). */
+export function formatCount(n: number): string {
+  return Math.round(n).toLocaleString("en-US");
+}
+
+/**
+ * Share of the context window, for the status bar.
+ *
+ * `formatPercent(640, 128000)` -> `"0.5%"`; below 0.1% but not zero -> `"<0.1%"`;
+ * at 10% and above no decimals (`"42%"`); `undefined` when there is no usable window.
+ */
+export function formatPercent(tokens: number, contextWindow: number | null | undefined): string | undefined {
+  if (contextWindow === null || contextWindow === undefined || !(contextWindow > 0)) {
+    return undefined;
+  }
+  const pct = (100 * tokens) / contextWindow;
+  if (tokens > 0 && pct < 0.1) {
+    return "<0.1%";
+  }
+  // subtle: toFixed rounds 9.96 up to "10.0"; switch formats on the rounded value.
+  const oneDecimal = pct.toFixed(1);
+  return Number(oneDecimal) >= 10 ? `${Math.round(pct)}%` : `${oneDecimal}%`;
+}
+
+/** `1 token` / `N tokens`. */
+export function pluralTokens(n: number): string {
+  return `${formatCount(n)} ${n === 1 ? "token" : "tokens"}`;
+}
+
+/** Document status: `"1,234 tokens · o200k_base · 1.0% of window"` (percentage only with a window). */
+export function formatStatusText(count: TokenCount, contextWindow?: number | null): string {
+  const parts = [pluralTokens(count.tokens), count.encoding];
+  const pct = formatPercent(count.tokens, contextWindow);
+  if (pct !== undefined) {
+    parts.push(`${pct} of window`);
+  }
+  return parts.join(" · ");
+}
+
+/** Tooltip with the exact numbers behind the status text. */
+export function formatStatusTooltip(count: TokenCount, contextWindow?: number | null): string {
+  const lines = [
+    `livetok: ${formatCount(count.tokens)} ${count.encoding} tokens`,
+    `${formatCount(count.characters)} characters (document version ${count.version})`,
+  ];
+  if (contextWindow !== null && contextWindow !== undefined && contextWindow > 0) {
+    lines.push(`context window: ${formatCount(contextWindow)} tokens`);
+  }
+  lines.push("Click to pick the encoding.");
+  return lines.join("\n");
+}
+
+/** Selection status: `"Selection: 42 tokens"`. */
+export function formatSelectionText(rangeTokens: number): string {
+  return `Selection: ${pluralTokens(rangeTokens)}`;
+}
+
+/** Runs only the last of a burst of calls, `delayMs` after the burst ends. */
+export class Debouncer {
+  private handle: unknown = undefined;
+
+  constructor(
+    private readonly delayMs: number,
+    private readonly timers: Timers = realTimers,
+  ) {}
+
+  /** Replace any pending call with `fn`, to run after `delayMs` of quiet. */
+  schedule(fn: () => void): void {
+    this.cancel();
+    this.handle = this.timers.setTimeout(() => {
+      this.handle = undefined;
+      fn();
+    }, this.delayMs);
+  }
+
+  cancel(): void {
+    if (this.handle !== undefined) {
+      this.timers.clearTimeout(this.handle);
+      this.handle = undefined;
+    }
+  }
+
+  get pending(): boolean {
+    return this.handle !== undefined;
+  }
+}
+
+export interface TokenStatusDeps {
+  /** Item showing the active document's count. */
+  countItem: StatusBarItemLike;
+  /** Item showing the selection's count; hidden while the selection is empty. */
+  selectionItem: StatusBarItemLike;
+  /** Sends `livetok/tokenCount` (with `range` when given). */
+  requestCount(uri: string, range?: Range): Promise<TokenCount>;
+  /** Current `livetok.contextWindow` setting. */
+  contextWindow(): number | null | undefined;
+  /** Current `livetok.selectionDebounceMs` setting. */
+  debounceMs: number;
+  timers?: Timers;
+  /** Where request failures go (the extension's output channel). */
+  log?(message: string): void;
+  /** Command run when the count item is clicked. */
+  countCommand?: string;
+}
+
+/**
+ * What the two status-bar items show, kept in step with the server.
+ *
+ * Inputs are events (a count notification, the active editor or the selection changed);
+ * the items are the only output. Counts are cached per URI so switching editors shows the
+ * last known count at once, and a notification for an older document version than the
+ * one cached is dropped (notifications are coalesced and may cross a request's reply).
+ */
+export class TokenStatus {
+  private readonly counts = new Map<string, TokenCount>();
+  private activeUri: string | undefined;
+  private readonly debouncer: Debouncer;
+  // subtle: each selection request gets a number; a reply is shown only if no newer
+  // selection has been made since, so a slow reply never overwrites a newer count.
+  private selectionSeq = 0;
+
+  constructor(private readonly deps: TokenStatusDeps) {
+    this.debouncer = new Debouncer(deps.debounceMs, deps.timers ?? realTimers);
+    deps.countItem.command = deps.countCommand;
+    deps.countItem.hide();
+    deps.selectionItem.hide();
+  }
+
+  /** Latest count known for `uri`, if any. */
+  countFor(uri: string): TokenCount | undefined {
+    return this.counts.get(uri);
+  }
+
+  /** Handle `livetok/didChangeTokenCount` (or a `livetok/tokenCount` reply for a whole document). */
+  onCount(count: TokenCount): void {
+    const known = this.counts.get(count.uri);
+    if (known !== undefined && count.version < known.version) {
+      return;
+    }
+    this.counts.set(count.uri, count);
+    if (count.uri === this.activeUri) {
+      this.render();
+    }
+  }
+
+  /** The active editor changed (`undefined`: no editor has focus, or it is not a text editor). */
+  onActiveEditor(uri: string | undefined): void {
+    this.activeUri = uri;
+    this.clearSelection();
+    this.render();
+    if (uri !== undefined && !this.counts.has(uri)) {
+      // No notification seen yet for this document (e.g. it was open before the server started).
+      this.deps.requestCount(uri).then(
+        (count) => this.onCount(count),
+        (err) => this.log(`livetok/tokenCount failed for ${uri}: ${String(err)}`),
+      );
+    }
+  }
+
+  /** The document was closed: forget its count. */
+  onClose(uri: string): void {
+    this.counts.delete(uri);
+    if (uri === this.activeUri) {
+      this.render();
+    }
+  }
+
+  /**
+   * The selection in the active editor changed. `range` undefined or empty hides the
+   * selection item at once; otherwise its exact count is requested after `debounceMs` of quiet.
+   */
+  onSelection(uri: string, range: Range | undefined): void {
+    if (range === undefined || isEmpty(range)) {
+      this.clearSelection();
+      return;
+    }
+    const seq = ++this.selectionSeq;
+    this.debouncer.schedule(() => {
+      this.deps.requestCount(uri, range).then(
+        (count) => {
+          if (seq !== this.selectionSeq || uri !== this.activeUri) {
+            return; // a newer selection (or editor) has replaced this one
+          }
+          this.onCount({ ...count, rangeTokens: undefined });
+          if (count.rangeTokens === undefined) {
+            this.log(`livetok/tokenCount reply for ${uri} has no rangeTokens`);
+            return;
+          }
+          this.deps.selectionItem.text = formatSelectionText(count.rangeTokens);
+          this.deps.selectionItem.tooltip = `Exact ${count.encoding} token count of the selection`;
+          this.deps.selectionItem.show();
+        },
+        (err) => this.log(`livetok/tokenCount (range) failed for ${uri}: ${String(err)}`),
+      );
+    });
+  }
+
+  /** Re-render after a setting that changes the text (context window) changed. */
+  refresh(): void {
+    this.render();
+  }
+
+  dispose(): void {
+    this.debouncer.cancel();
+    this.deps.countItem.dispose();
+    this.deps.selectionItem.dispose();
+  }
+
+  private clearSelection(): void {
+    this.selectionSeq++;
+    this.debouncer.cancel();
+    this.deps.selectionItem.hide();
+  }
+
+  private render(): void {
+    const item = this.deps.countItem;
+    const count = this.activeUri === undefined ? undefined : this.counts.get(this.activeUri);
+    if (count === undefined) {
+      item.hide();
+      return;
+    }
+    const window = this.deps.contextWindow();
+    item.text = formatStatusText(count, window);
+    item.tooltip = formatStatusTooltip(count, window);
+    item.show();
+  }
+
+  private log(message: string): void {
+    this.deps.log?.(message);
+  }
+}
+
+function isEmpty(range: Range): boolean {
+  return range.start.line === range.end.line && range.start.character === range.end.character;
+}

@@ -1,0 +1,206 @@
+// Loads the real out/extension.js with `vscode` and `vscode-languageclient/node` mocked, and
+// checks the wiring: what server is started with which options, which commands exist, and
+// that settings, notifications and selections reach the server and the status bar.
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, beforeEach, describe, test } from "node:test";
+
+import {
+  ConfigurationTarget,
+  FakeRange,
+  fakeEditor,
+  flush,
+  installRequireMocks,
+  makeLanguageClientMock,
+  makeVscodeMock,
+} from "./fakes";
+
+const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
+const defaults: Record<string, unknown> = Object.fromEntries(
+  Object.entries(packageJson.contributes.configuration.properties as Record<string, { default?: unknown }>).map(
+    ([k, v]) => [k.replace(/^livetok\./, ""), v.default],
+  ),
+);
+
+type Extension = typeof import("../extension");
+
+let vs: ReturnType<typeof makeVscodeMock>;
+let lc: ReturnType<typeof makeLanguageClientMock>;
+let ext: Extension;
+let undoMocks: () => void;
+const subscriptions: { dispose(): unknown }[] = [];
+
+async function activate(settings: Record<string, unknown> = {}, editor?: ReturnType<typeof fakeEditor>) {
+  for (const [k, v] of Object.entries(settings)) {
+    vs.config.global.set(k, v);
+  }
+  vs.vscode.window.activeTextEditor = editor;
+  await ext.activate({ subscriptions } as never);
+  return lc.clients[lc.clients.length - 1];
+}
+
+function lastSettings(client: (typeof lc.clients)[number]) {
+  const sent = client.sentNotifications.filter((n) => n.method === "workspace/didChangeConfiguration");
+  assert.ok(sent.length > 0, "no workspace/didChangeConfiguration sent");
+  return (sent[sent.length - 1].params as { settings: { livetok: Record<string, unknown> } }).settings.livetok;
+}
+
+beforeEach(() => {
+  vs = makeVscodeMock({ ...defaults, "server.path": "/test/bin/livetok" });
+  lc = makeLanguageClientMock();
+  undoMocks = installRequireMocks({ vscode: vs.vscode, "vscode-languageclient/node": lc.module });
+  const modulePath = require.resolve("../extension");
+  delete require.cache[modulePath];
+  ext = require(modulePath);
+});
+
+afterEach(async () => {
+  await ext.deactivate();
+  for (const s of subscriptions.splice(0)) {
+    s.dispose();
+  }
+  undoMocks();
+});
+
+describe("extension activation", () => {
+  test("starts `livetok serve` with the livetok section as initializationOptions", async () => {
+    const client = await activate({ encoding: "cl100k_base", budget: 5000 });
+    assert.equal(lc.clients.length, 1);
+    assert.deepEqual(client.serverOptions, {
+      command: "/test/bin/livetok",
+      args: ["serve"],
+      options: { cwd: undefined },
+    });
+    assert.deepEqual(client.clientOptions.initializationOptions, {
+      livetok: {
+        encoding: "cl100k_base",
+        encodingByLanguage: {},
+        contextWindow: 128000,
+        budget: 5000,
+        semanticTokens: false,
+      },
+    });
+    assert.deepEqual(client.clientOptions.documentSelector, [{ scheme: "file" }, { scheme: "untitled" }]);
+    assert.ok(client.isRunning());
+  });
+
+  test("registers exactly the commands package.json contributes", async () => {
+    await activate();
+    const contributed = (packageJson.contributes.commands as { command: string }[]).map((c) => c.command).sort();
+    assert.deepEqual([...vs.commands.keys()].sort(), contributed);
+  });
+
+  test("didChangeTokenCount for the active document shows in the status bar", async () => {
+    const editor = fakeEditor("file:///w/a.md");
+    const client = await activate({}, editor);
+    // the active document's count is asked for once the server is up
+    assert.deepEqual(client.requests[0], {
+      method: "livetok/tokenCount",
+      params: { textDocument: { uri: "file:///w/a.md" } },
+    });
+    const notify = client.notificationHandlers.get("livetok/didChangeTokenCount");
+    assert.ok(notify, "no handler for livetok/didChangeTokenCount");
+    notify({ uri: "file:///w/a.md", version: 3, encoding: "o200k_base", tokens: 2048, characters: 9000 });
+    const [countItem] = vs.statusItems;
+    assert.ok(countItem.visible);
+    assert.equal(countItem.text, "2,048 tokens · o200k_base · 1.6% of window");
+    assert.equal(countItem.command, "livetok.pickEncoding");
+  });
+
+  test("editors the server does not track (output panels, diffs) ask nothing", async () => {
+    const client = await activate({ selectionDebounceMs: 0 }, fakeEditor("output:extension-output-livetok"));
+    assert.equal(client.requests.length, 0);
+    const diff = fakeEditor("git:/w/a.md", new FakeRange({ line: 0, character: 0 }, { line: 0, character: 3 }));
+    vs.vscode.window.activeTextEditor = diff;
+    vs.activeEditorChanged.fire(diff);
+    vs.selectionChanged.fire({ textEditor: diff, selections: [diff.selection] });
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(client.requests.length, 0);
+    assert.equal(vs.statusItems[0].visible, false);
+  });
+
+  test("a selection is counted with a ranged livetok/tokenCount after the debounce", async () => {
+    const editor = fakeEditor("file:///w/a.md");
+    const client = await activate({ selectionDebounceMs: 5 }, editor);
+    client.answer = async (_method, params) => ({
+      uri: "file:///w/a.md",
+      version: 1,
+      encoding: "o200k_base",
+      tokens: 100,
+      characters: 400,
+      rangeTokens: (params as { range?: unknown }).range ? 17 : undefined,
+    });
+    client.requests.length = 0;
+    const selection = new FakeRange({ line: 1, character: 2 }, { line: 3, character: 0 });
+    vs.selectionChanged.fire({ textEditor: editor, selections: [selection] });
+    assert.equal(client.requests.length, 0, "request must wait for the debounce");
+    await new Promise((r) => setTimeout(r, 30));
+    await flush();
+    assert.deepEqual(client.requests, [
+      {
+        method: "livetok/tokenCount",
+        params: {
+          textDocument: { uri: "file:///w/a.md" },
+          range: { start: { line: 1, character: 2 }, end: { line: 3, character: 0 } },
+        },
+      },
+    ]);
+    const selectionItem = vs.statusItems[1];
+    assert.ok(selectionItem.visible);
+    assert.equal(selectionItem.text, "Selection: 17 tokens");
+  });
+});
+
+describe("commands", () => {
+  test("Pick Encoding writes livetok.encoding and sends didChangeConfiguration", async () => {
+    const client = await activate();
+    vs.quickPick.answer = "bert-base-uncased";
+    await vs.commands.get("livetok.pickEncoding")!();
+    assert.deepEqual(
+      vs.quickPick.lastItems.map((i) => i.label),
+      ["o200k_base", "cl100k_base", "r50k_base", "bert-base-uncased", "mistral-7b-v0.1"],
+    );
+    assert.deepEqual(vs.config.updates, [
+      { key: "encoding", value: "bert-base-uncased", target: ConfigurationTarget.Global },
+    ]);
+    assert.equal(lastSettings(client).encoding, "bert-base-uncased");
+  });
+
+  test("Pick Encoding writes the workspace setting when the workspace sets one", async () => {
+    vs.config.workspace.set("encoding", "r50k_base");
+    await activate();
+    vs.quickPick.answer = "o200k_base";
+    await vs.commands.get("livetok.pickEncoding")!();
+    assert.deepEqual(vs.config.updates, [{ key: "encoding", value: "o200k_base", target: ConfigurationTarget.Workspace }]);
+    assert.equal(vs.config.get("encoding"), "o200k_base");
+  });
+
+  test("Toggle highlighting flips livetok.semanticTokens and tells the server", async () => {
+    const client = await activate();
+    await vs.commands.get("livetok.toggleSemanticTokens")!();
+    assert.equal(lastSettings(client).semanticTokens, true);
+    await vs.commands.get("livetok.toggleSemanticTokens")!();
+    assert.equal(lastSettings(client).semanticTokens, false);
+    assert.deepEqual(vs.messages, [
+      "livetok: token-boundary highlighting on",
+      "livetok: token-boundary highlighting off",
+    ]);
+  });
+
+  test("changing livetok.server.* restarts the server with the new command", async () => {
+    const first = await activate();
+    await vs.config.section().update("server.path", "/other/livetok", ConfigurationTarget.Global);
+    await flush();
+    assert.equal(first.isRunning(), false);
+    assert.equal(lc.clients.length, 2);
+    assert.equal(lc.clients[1].serverOptions.command, "/other/livetok");
+    assert.ok(lc.clients[1].isRunning());
+    assert.equal(
+      first.sentNotifications.length,
+      0,
+      "a server-only setting is not sent as didChangeConfiguration",
+    );
+  });
+});

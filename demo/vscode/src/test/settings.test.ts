@@ -1,0 +1,186 @@
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, test } from "node:test";
+
+import {
+  ConfigGet,
+  ENCODINGS,
+  EncodingPickItem,
+  SERVER_KEYS,
+  encodingItems,
+  pickEncoding,
+  serverCommand,
+  serverSettings,
+  settingTarget,
+  whichOnPath,
+} from "../settings";
+
+function configOf(values: Record<string, unknown>): ConfigGet {
+  return <T>(key: string) => values[key] as T | undefined;
+}
+
+const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
+const contributed = packageJson.contributes.configuration.properties as Record<string, { default?: unknown }>;
+
+/** The defaults VS Code would return for an untouched installation. */
+const defaults: Record<string, unknown> = Object.fromEntries(
+  Object.entries(contributed).map(([k, v]) => [k.replace(/^livetok\./, ""), v.default]),
+);
+
+describe("serverSettings", () => {
+  test("package.json defaults give the documented server defaults", () => {
+    assert.deepEqual(serverSettings(configOf(defaults)), {
+      encoding: "o200k_base",
+      encodingByLanguage: {},
+      contextWindow: 128000,
+      budget: null,
+      semanticTokens: false,
+    });
+  });
+
+  test("every key sent to the server is a contributed setting", () => {
+    for (const key of SERVER_KEYS) {
+      assert.ok(`livetok.${key}` in contributed, `livetok.${key} missing from package.json`);
+    }
+  });
+
+  test("invalid values fall back to off / the default", () => {
+    const s = serverSettings(
+      configOf({
+        encoding: "",
+        encodingByLanguage: { markdown: "cl100k_base", python: 3, rust: "" },
+        contextWindow: 0,
+        budget: 1.5,
+        semanticTokens: "yes",
+      }),
+    );
+    assert.deepEqual(s, {
+      encoding: "o200k_base",
+      encodingByLanguage: { markdown: "cl100k_base" },
+      contextWindow: null,
+      budget: null,
+      semanticTokens: false,
+    });
+  });
+
+  test("set values pass through", () => {
+    const s = serverSettings(
+      configOf({ encoding: "r50k_base", contextWindow: 8192, budget: 4000, semanticTokens: true }),
+    );
+    assert.deepEqual(s, {
+      encoding: "r50k_base",
+      encodingByLanguage: {},
+      contextWindow: 8192,
+      budget: 4000,
+      semanticTokens: true,
+    });
+  });
+});
+
+describe("serverCommand", () => {
+  const nowhere = () => undefined;
+
+  test("an explicit path wins over PATH", () => {
+    const cmd = serverCommand(configOf({ "server.path": "/opt/livetok/bin/livetok" }), () => "/usr/bin/livetok");
+    assert.deepEqual(cmd, { command: "/opt/livetok/bin/livetok", args: ["serve"] });
+  });
+
+  test("a relative path with a directory resolves against the workspace", () => {
+    const cmd = serverCommand(configOf({ "server.path": path.join(".venv", "bin", "livetok") }), nowhere, "/ws");
+    assert.equal(cmd.command, path.join("/ws", ".venv", "bin", "livetok"));
+  });
+
+  test("livetok on PATH, with custom args", () => {
+    const seen: string[] = [];
+    const cmd = serverCommand(
+      configOf({ "server.args": ["serve", "--log-level", "debug"] }),
+      (name) => (seen.push(name), "/usr/local/bin/livetok"),
+    );
+    assert.deepEqual(seen, ["livetok"]);
+    assert.deepEqual(cmd, { command: "/usr/local/bin/livetok", args: ["serve", "--log-level", "debug"] });
+  });
+
+  test("falls back to python -m livetok.server", () => {
+    assert.deepEqual(serverCommand(configOf(defaults), nowhere), {
+      command: "python3",
+      args: ["-m", "livetok.server", "serve"],
+    });
+    assert.deepEqual(serverCommand(configOf({ "server.pythonPath": "/venv/bin/python" }), nowhere), {
+      command: "/venv/bin/python",
+      args: ["-m", "livetok.server", "serve"],
+    });
+  });
+});
+
+describe("whichOnPath", { skip: process.platform === "win32" ? "POSIX permissions" : false }, () => {
+  test("finds an executable file and skips non-executables and directories", () => {
+    const dir1 = fs.mkdtempSync(path.join(os.tmpdir(), "livetok-which-"));
+    const dir2 = fs.mkdtempSync(path.join(os.tmpdir(), "livetok-which-"));
+    try {
+      fs.writeFileSync(path.join(dir1, "livetok"), "#!/bin/sh\n", { mode: 0o644 }); // not executable
+      fs.mkdirSync(path.join(dir1, "other"));
+      fs.writeFileSync(path.join(dir2, "livetok"), "#!/bin/sh\n", { mode: 0o755 });
+      const env = { PATH: [dir1, dir2].join(path.delimiter) };
+      assert.equal(whichOnPath("livetok", env, "linux"), path.join(dir2, "livetok"));
+      assert.equal(whichOnPath("other", env, "linux"), undefined);
+      assert.equal(whichOnPath("livetok", { PATH: dir1 }, "linux"), undefined);
+    } finally {
+      fs.rmSync(dir1, { recursive: true, force: true });
+      fs.rmSync(dir2, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("encoding picker", () => {
+  test("offers the five encodings with the current one marked", () => {
+    const items = encodingItems("cl100k_base");
+    assert.deepEqual(
+      items.map((i) => i.label),
+      ["o200k_base", "cl100k_base", "r50k_base", "bert-base-uncased", "mistral-7b-v0.1"],
+    );
+    assert.deepEqual(
+      items.filter((i) => i.picked).map((i) => i.label),
+      ["cl100k_base"],
+    );
+    assert.equal(ENCODINGS.length, 5);
+  });
+
+  test("keeps a hand-typed current encoding selectable", () => {
+    const items = encodingItems("gpt2");
+    assert.equal(items[0].label, "gpt2");
+    assert.ok(items[0].picked);
+    assert.equal(items.length, 6);
+  });
+
+  async function run(current: string, answer: string | undefined) {
+    const updates: string[] = [];
+    let shown: EncodingPickItem[] = [];
+    const result = await pickEncoding({
+      current,
+      showQuickPick: async (items) => ((shown = items), items.find((i) => i.label === answer)),
+      update: async (v) => void updates.push(v),
+    });
+    return { result, updates, shown };
+  }
+
+  test("picking a new encoding writes the setting", async () => {
+    const { result, updates, shown } = await run("o200k_base", "mistral-7b-v0.1");
+    assert.equal(result, "mistral-7b-v0.1");
+    assert.deepEqual(updates, ["mistral-7b-v0.1"]);
+    assert.equal(shown.length, 5);
+  });
+
+  test("cancelling or re-picking the current encoding writes nothing", async () => {
+    assert.deepEqual((await run("o200k_base", undefined)).updates, []);
+    assert.deepEqual((await run("o200k_base", "o200k_base")).updates, []);
+  });
+
+  test("the setting is written where it takes effect", () => {
+    assert.equal(settingTarget(undefined), "global");
+    assert.equal(settingTarget({}), "global");
+    assert.equal(settingTarget({ workspaceValue: "r50k_base" }), "workspace");
+    assert.equal(settingTarget({ workspaceValue: "a", workspaceFolderValue: "b" }), "workspaceFolder");
+  });
+});

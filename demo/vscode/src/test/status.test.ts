@@ -1,0 +1,280 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+
+import {
+  Debouncer,
+  Range,
+  TokenCount,
+  TokenStatus,
+  formatCount,
+  formatPercent,
+  formatSelectionText,
+  formatStatusText,
+} from "../status";
+import { FakeItem, FakeTimers, deferred, flush } from "./fakes";
+
+const A = "file:///a.md";
+const B = "file:///b.md";
+
+function count(uri: string, tokens: number, version = 1, extra: Partial<TokenCount> = {}): TokenCount {
+  return { uri, version, encoding: "o200k_base", tokens, characters: tokens * 4, ...extra };
+}
+
+function range(l0: number, c0: number, l1: number, c1: number): Range {
+  return { start: { line: l0, character: c0 }, end: { line: l1, character: c1 } };
+}
+
+describe("formatting", () => {
+  test("counts get thousands separators regardless of the machine's locale", () => {
+    assert.equal(formatCount(0), "0");
+    assert.equal(formatCount(999), "999");
+    assert.equal(formatCount(1234567), "1,234,567");
+  });
+
+  test("percent of the context window", () => {
+    assert.equal(formatPercent(640, 128000), "0.5%");
+    assert.equal(formatPercent(0, 128000), "0.0%");
+    assert.equal(formatPercent(1, 128000), "<0.1%"); // non-zero never shows as 0.0%
+    assert.equal(formatPercent(12749, 128000), "10%"); // 9.96% rounds to 10.0: switch format
+    assert.equal(formatPercent(12700, 128000), "9.9%");
+    assert.equal(formatPercent(64000, 128000), "50%");
+    assert.equal(formatPercent(256000, 128000), "200%");
+  });
+
+  test("no percentage without a usable window", () => {
+    assert.equal(formatPercent(10, undefined), undefined);
+    assert.equal(formatPercent(10, null), undefined);
+    assert.equal(formatPercent(10, 0), undefined);
+    assert.equal(formatPercent(10, -5), undefined);
+  });
+
+  test("status text", () => {
+    assert.equal(formatStatusText(count(A, 1234), 128000), "1,234 tokens · o200k_base · 1.0% of window");
+    assert.equal(formatStatusText(count(A, 1234), null), "1,234 tokens · o200k_base");
+    assert.equal(formatStatusText(count(A, 1), undefined), "1 token · o200k_base");
+    assert.equal(formatSelectionText(42), "Selection: 42 tokens");
+    assert.equal(formatSelectionText(1), "Selection: 1 token");
+  });
+});
+
+describe("Debouncer", () => {
+  test("runs only the last call of a burst, after the quiet period", () => {
+    const timers = new FakeTimers();
+    const d = new Debouncer(100, timers);
+    const ran: number[] = [];
+    d.schedule(() => ran.push(1));
+    timers.advance(50);
+    d.schedule(() => ran.push(2));
+    timers.advance(99);
+    assert.deepEqual(ran, []);
+    assert.ok(d.pending);
+    timers.advance(1);
+    assert.deepEqual(ran, [2]);
+    assert.ok(!d.pending);
+    timers.advance(1000);
+    assert.deepEqual(ran, [2]);
+  });
+
+  test("cancel drops the pending call", () => {
+    const timers = new FakeTimers();
+    const d = new Debouncer(10, timers);
+    let ran = false;
+    d.schedule(() => (ran = true));
+    d.cancel();
+    timers.advance(100);
+    assert.equal(ran, false);
+    assert.equal(timers.size, 0);
+  });
+});
+
+/** A TokenStatus wired to fakes; `replies` answers each requestCount in order. */
+function harness(opts: { window?: number | null; debounceMs?: number } = {}) {
+  const countItem = new FakeItem();
+  const selectionItem = new FakeItem();
+  const timers = new FakeTimers();
+  const requests: { uri: string; range?: Range; reply: ReturnType<typeof deferred<TokenCount>> }[] = [];
+  const logs: string[] = [];
+  let window: number | null | undefined = opts.window === undefined ? 128000 : opts.window;
+  const status = new TokenStatus({
+    countItem,
+    selectionItem,
+    timers,
+    debounceMs: opts.debounceMs ?? 150,
+    contextWindow: () => window,
+    countCommand: "livetok.pickEncoding",
+    log: (m) => logs.push(m),
+    requestCount: (uri, r) => {
+      const reply = deferred<TokenCount>();
+      requests.push({ uri, range: r, reply });
+      return reply.promise;
+    },
+  });
+  return {
+    status,
+    countItem,
+    selectionItem,
+    timers,
+    requests,
+    logs,
+    setWindow: (w: number | null) => (window = w),
+  };
+}
+
+describe("TokenStatus: document count", () => {
+  test("shows the active document's count and ignores other documents", async () => {
+    const h = harness();
+    assert.equal(h.countItem.command, "livetok.pickEncoding");
+    h.status.onCount(count(A, 10));
+    h.status.onActiveEditor(A);
+    assert.equal(h.requests.length, 0, "count already known: no request");
+    assert.ok(h.countItem.visible);
+    assert.equal(h.countItem.text, "10 tokens · o200k_base · <0.1% of window");
+    h.status.onCount(count(B, 99));
+    assert.equal(h.countItem.text, "10 tokens · o200k_base · <0.1% of window");
+    h.status.onCount(count(A, 64000, 2));
+    assert.equal(h.countItem.text, "64,000 tokens · o200k_base · 50% of window");
+    assert.match(String(h.countItem.tooltip), /256,000 characters \(document version 2\)/);
+  });
+
+  test("drops a notification for an older document version", () => {
+    const h = harness();
+    h.status.onActiveEditor(A);
+    h.status.onCount(count(A, 20, 5));
+    h.status.onCount(count(A, 10, 4));
+    assert.equal(h.countItem.text, "20 tokens · o200k_base · <0.1% of window");
+    assert.equal(h.status.countFor(A)?.version, 5);
+  });
+
+  test("asks the server when switching to a document with no known count", async () => {
+    const h = harness({ window: null });
+    h.status.onActiveEditor(B);
+    assert.equal(h.countItem.visible, false);
+    assert.deepEqual(
+      h.requests.map((r) => [r.uri, r.range]),
+      [[B, undefined]],
+    );
+    h.requests[0].reply.resolve(count(B, 7, 3, { encoding: "cl100k_base" }));
+    await flush();
+    assert.ok(h.countItem.visible);
+    assert.equal(h.countItem.text, "7 tokens · cl100k_base");
+  });
+
+  test("a failed request is logged, not thrown, and hides nothing else", async () => {
+    const h = harness();
+    h.status.onActiveEditor(B);
+    h.requests[0].reply.reject(new Error("server gone"));
+    await flush();
+    assert.equal(h.countItem.visible, false);
+    assert.match(h.logs.join("\n"), /server gone/);
+  });
+
+  test("no editor hides the item; closing forgets the count; refresh re-reads the window", () => {
+    const h = harness();
+    h.status.onCount(count(A, 1280));
+    h.status.onActiveEditor(A);
+    assert.ok(h.countItem.visible);
+    h.setWindow(2560);
+    assert.equal(h.countItem.text, "1,280 tokens · o200k_base · 1.0% of window");
+    h.status.refresh();
+    assert.equal(h.countItem.text, "1,280 tokens · o200k_base · 50% of window");
+    h.status.onActiveEditor(undefined);
+    assert.equal(h.countItem.visible, false);
+    h.status.onActiveEditor(A);
+    h.status.onClose(A);
+    assert.equal(h.countItem.visible, false);
+    assert.equal(h.status.countFor(A), undefined);
+  });
+});
+
+describe("TokenStatus: selection count", () => {
+  test("a burst of selection changes sends one request, for the last range", async () => {
+    const h = harness({ debounceMs: 150 });
+    h.status.onCount(count(A, 100));
+    h.status.onActiveEditor(A);
+    h.status.onSelection(A, range(0, 0, 0, 1));
+    h.timers.advance(100);
+    h.status.onSelection(A, range(0, 0, 0, 5));
+    h.timers.advance(100);
+    h.status.onSelection(A, range(0, 0, 2, 3));
+    assert.equal(h.requests.length, 0, "nothing sent while the selection is still moving");
+    h.timers.advance(150);
+    assert.deepEqual(
+      h.requests.map((r) => [r.uri, r.range]),
+      [[A, range(0, 0, 2, 3)]],
+    );
+    h.requests[0].reply.resolve(count(A, 100, 1, { rangeTokens: 12 }));
+    await flush();
+    assert.ok(h.selectionItem.visible);
+    assert.equal(h.selectionItem.text, "Selection: 12 tokens");
+  });
+
+  test("a slow reply for an older selection never overwrites a newer one", async () => {
+    const h = harness({ debounceMs: 10 });
+    h.status.onActiveEditor(A);
+    h.requests.shift()!.reply.resolve(count(A, 100)); // the document count request
+    h.status.onSelection(A, range(0, 0, 0, 4));
+    h.timers.advance(10);
+    h.status.onSelection(A, range(0, 0, 0, 8));
+    h.timers.advance(10);
+    assert.equal(h.requests.length, 2);
+    h.requests[1].reply.resolve(count(A, 100, 1, { rangeTokens: 2 }));
+    await flush();
+    h.requests[0].reply.resolve(count(A, 100, 1, { rangeTokens: 1 }));
+    await flush();
+    assert.equal(h.selectionItem.text, "Selection: 2 tokens");
+  });
+
+  test("an empty selection hides the item at once and cancels the pending request", async () => {
+    const h = harness({ debounceMs: 50 });
+    h.status.onActiveEditor(A);
+    h.requests.length = 0;
+    h.status.onSelection(A, range(1, 0, 1, 9));
+    h.timers.advance(50);
+    h.requests[0].reply.resolve(count(A, 100, 1, { rangeTokens: 3 }));
+    await flush();
+    assert.ok(h.selectionItem.visible);
+    h.status.onSelection(A, range(1, 0, 1, 0));
+    assert.equal(h.selectionItem.visible, false);
+    h.status.onSelection(A, range(1, 0, 1, 4));
+    h.status.onSelection(A, undefined);
+    h.timers.advance(1000);
+    assert.equal(h.requests.length, 1, "the cancelled selection was never sent");
+  });
+
+  test("a reply arriving after switching editors is ignored", async () => {
+    const h = harness({ debounceMs: 0 });
+    h.status.onCount(count(A, 5));
+    h.status.onCount(count(B, 6));
+    h.status.onActiveEditor(A);
+    h.status.onSelection(A, range(0, 0, 0, 3));
+    h.timers.advance(0);
+    h.status.onActiveEditor(B);
+    h.requests[0].reply.resolve(count(A, 5, 1, { rangeTokens: 1 }));
+    await flush();
+    assert.equal(h.selectionItem.visible, false);
+    assert.equal(h.countItem.text, "6 tokens · o200k_base · <0.1% of window");
+  });
+
+  test("the document count in a range reply updates the document's cached count", async () => {
+    const h = harness({ debounceMs: 0, window: null });
+    h.status.onCount(count(A, 5, 1));
+    h.status.onActiveEditor(A);
+    h.status.onSelection(A, range(0, 0, 0, 3));
+    h.timers.advance(0);
+    h.requests[0].reply.resolve(count(A, 9, 2, { rangeTokens: 4 }));
+    await flush();
+    assert.equal(h.countItem.text, "9 tokens · o200k_base");
+    assert.equal(h.status.countFor(A)?.rangeTokens, undefined, "range count is not cached as the document's");
+  });
+
+  test("dispose cancels the pending request and disposes both items", () => {
+    const h = harness({ debounceMs: 10 });
+    h.status.onActiveEditor(A);
+    h.requests.length = 0;
+    h.status.onSelection(A, range(0, 0, 0, 3));
+    h.status.dispose();
+    h.timers.advance(100);
+    assert.equal(h.requests.length, 0);
+    assert.ok(h.countItem.disposed && h.selectionItem.disposed);
+  });
+});

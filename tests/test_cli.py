@@ -1,0 +1,71 @@
+"""The ``livetok`` command line: count, replay, errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from ._refs import real_text, tiktoken_ref
+from .conftest import TRACES
+
+
+def livetok(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "livetok.server.cli", *args],
+        input=stdin, capture_output=True, timeout=900,
+    )
+
+
+def test_count_10mb_file_matches_tiktoken_with_progress_bar(tmp_path):
+    text = real_text(10_000_000)[:10_000_000]
+    f = tmp_path / "big.txt"
+    f.write_text(text, encoding="utf-8")
+    r = livetok("count", str(f))
+    assert r.returncode == 0, r.stderr.decode()
+    n = int(r.stdout.split()[0])
+    assert n == len(tiktoken_ref("o200k_base").encode_ordinary(text))
+    # tqdm draws on stderr for files over a few MB
+    assert b"char" in r.stderr and b"big.txt" in r.stderr
+
+
+def test_count_stream_and_encodings(tmp_path):
+    text = real_text(300_000)[:300_000] + " 中文 😀\r\n" * 50
+    f = tmp_path / "a.txt"
+    f.write_bytes(text.encode("utf-8"))
+    g = tmp_path / "b.txt"
+    g.write_text("hello world", encoding="utf-8")
+    for enc in ("o200k_base", "cl100k_base", "r50k_base", "gpt2"):
+        name = "r50k_base" if enc == "gpt2" else enc
+        want = len(tiktoken_ref(name).encode_ordinary(text))
+        for extra in ([], ["--stream"]):
+            r = livetok("count", "-e", enc, *extra, str(f), str(g))
+            assert r.returncode == 0, r.stderr.decode()
+            lines = r.stdout.decode().splitlines()
+            assert lines[0].split() == [str(want), str(f)]
+            assert lines[1].split() == ["2", str(g)]
+            assert lines[2].split() == [str(want + 2), "total"]
+
+
+def test_count_reads_stdin():
+    r = livetok("count", "-", stdin="hello world".encode())
+    assert r.returncode == 0 and r.stdout.split() == [b"2", b"-"]
+
+
+def test_count_errors_say_what_to_do(tmp_path):
+    r = livetok("count", "-e", "nope", "x")
+    assert r.returncode == 2 and b"o200k_base" in r.stderr
+    r = livetok("count", str(tmp_path / "missing.txt"))
+    assert r.returncode == 1 and b"missing.txt" in r.stderr
+
+
+@pytest.mark.skipif(not TRACES.is_dir(), reason="no ../shared/traces beside the clone")
+def test_replay_inside_a_base_document(tmp_path):
+    base = tmp_path / "base.txt"
+    base.write_text(real_text(200_000)[:200_000], encoding="utf-8")
+    r = livetok("replay", str(TRACES / "sveltecomponent.json.gz"), "--verify-every", "500",
+                "--base", str(base), "-e", "cl100k_base")
+    out = r.stdout.decode()
+    assert r.returncode == 0, r.stderr.decode()
+    assert "against tiktoken: OK" in out and "p99" in out and "edits/s" in out
