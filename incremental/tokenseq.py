@@ -456,13 +456,21 @@ class TokenSeq:
                 pieces.append(
                     Chunk(new_ids[a:b], new_cps[a:b], new_flags[a:b], new_text[cum[a] : cum[b]])
                 )
-        chunks[ci : cj + 1] = pieces
-        if len(chunks) > 1:
+        if len(chunks) > cj - ci + 1:
             # an empty chunk is only allowed when it is the only one
-            chunks[:] = [c for c in chunks if len(c)] or [chunks[0]]
+            pieces = [p for p in pieces if len(p)]
+        chunks[ci : cj + 1] = pieces
+        # splice the per-chunk sizes (C-speed list slice assignment) instead of re-reading
+        # every chunk; the prefix sums rebuild lazily
+        for prefix, sizes in (
+            (self._fcp, [len(p.text) for p in pieces]),
+            (self._fcount, [p.ncounted for p in pieces]),
+            (self._flen, [len(p) for p in pieces]),
+        ):
+            prefix.sizes[ci : cj + 1] = sizes
+            prefix._pre = None
         new_counted = sum(p.ncounted for p in pieces)
         self._account(len(new_text) - old_cp, new_counted - old_counted, n - old_len)
-        self._reindex()
 
     def _account(self, dcp: int, dcount: int, dlen: int) -> None:
         self.total_cp += dcp
