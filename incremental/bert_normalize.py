@@ -78,7 +78,8 @@ _V_COUNT, _T_COUNT, _S_COUNT = 21, 28, 11172
 
 def _hangul_nfd(cp: int) -> str:
     s = cp - _S_BASE
-    out = chr(_L_BASE + s // (_V_COUNT * _T_COUNT)) + chr(_V_BASE + (s % (_V_COUNT * _T_COUNT)) // _T_COUNT)
+    n = _V_COUNT * _T_COUNT
+    out = chr(_L_BASE + s // n) + chr(_V_BASE + (s % n) // _T_COUNT)
     t = s % _T_COUNT
     return out + chr(_T_BASE + t) if t else out
 
@@ -170,7 +171,12 @@ def is_chinese_char(cp: int) -> bool:
 
     Runtime complexity: ``O(1)``.
     """
-    return any(lo <= cp <= hi for lo, hi in CJK_RANGES)
+    if cp < 0x3400:
+        return False
+    for lo, hi in CJK_RANGES:
+        if lo <= cp <= hi:
+            return True
+    return False
 
 
 def is_bert_punctuation(ch: str) -> bool:
@@ -323,6 +329,15 @@ class BertNormalizer:
 
         Runtime complexity: ``O(len(text) log len(text))`` (sorting runs of combining marks).
         """
+        t = self._t
+        if text.isascii():  # one character in, at most one out: no NFD, CJK or multi-char case
+            keep = [
+                i for i, ch in enumerate(text) if not (self.clean_text and ord(ch) in t.delete_set)
+            ]
+            return self.normalize(text), keep
+        return self._aligned_general(text)
+
+    def _aligned_general(self, text: str) -> tuple[str, list[int]]:
         t = self._t
         chars: list[str] = []
         src: list[int] = []

@@ -111,7 +111,9 @@ class E2EWordPiece:
             out.extend(toks)
         return out
 
-    def words(self, s: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, list[int]]]:
+    def words(
+        self, s: str, start: int = 0, end: int | None = None
+    ) -> Iterator[tuple[int, int, list[int]]]:
         """Yield ``(word_start, word_end, token_ids)`` for each word of ``s[start:end]``.
 
         >>> from livetok.incremental.wordpiece import LinMaxMatch

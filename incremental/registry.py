@@ -98,6 +98,14 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> An
         raise TypeError(f"encoding name must be a str, not {type(name).__name__}")
     canonical = ALIASES.get(name, name)
     if path is not None:
+        if canonical == "bert-base-uncased":
+            from .wordpiece import load_wordpiece
+
+            return load_wordpiece(os.fspath(path))
+        if canonical == "mistral-7b-v0.1":
+            from .sentencepiece_bpe import load_sentencepiece
+
+            return load_sentencepiece(os.fspath(path))
         if canonical not in PATTERNS:
             raise VocabularyError(
                 f"a vocabulary file needs a known pre-tokenizer; pick one of {sorted(PATTERNS)}"

@@ -206,7 +206,7 @@ class LinMaxMatch:
                 if token[v] >= 0:  # line 7
                     fail[v], pops[v] = SUFFIX_ROOT, (token[v],)
                 else:
-                    z, zpops = fail[u], []  # line 10
+                    z, zpops = fail[u], list[int]()  # line 10
                     while z != NULL and c not in children[z]:  # line 11
                         zpops.extend(pops[z])
                         z = fail[z]

@@ -73,8 +73,12 @@ __all__ = [
 BERT_UNCASED_VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
 BERT_SPECIALS = ("[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]")
 _ENV = "LIVETOK_BERT_BASE_UNCASED_FILE"
+#: most pieces :meth:`WordPieceEncoding.encode_piece` remembers
+PIECE_CACHE_SIZE = 1 << 16
 # Rust's str::trim_end strips White_Space characters (HF's WordPiece::read_file uses it)
-_RUST_WS = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+_RUST_WS = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + (
+    "\u2028\u2029\u202f\u205f\u3000"
+)
 _CLEANUPS = (
     (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
     (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
@@ -90,6 +94,9 @@ class WordPieceEncoding:
     >>> ids = enc.encode("Tokenization!")
     >>> [enc.token_bytes(i) for i in ids]
     [b'token', b'##ization', b'!']
+
+    Runtime complexity: construction ``O(M m)`` for the vocabulary's total length ``M`` and
+    longest token ``m`` (Algorithm 2); encoding ``O(n)`` (Algorithm 3).
     """
 
     #: WordPiece is not a merge-rule BPE: the document re-encodes whole pieces instead
@@ -135,7 +142,7 @@ class WordPieceEncoding:
         self.n_vocab = max(self._id_to_token, default=-1) + 1
         # added tokens: leftmost-longest alternation, and a prefix trie for piece cutting
         if self.added_tokens:
-            alts = sorted(self.added_tokens, key=lambda s: (-len(s), s))
+            alts = sorted((s for s in self.added_tokens if s), key=lambda s: (-len(s), s))
             self._added_re: re.Pattern[str] | None = re.compile("|".join(map(re.escape, alts)))
         else:
             self._added_re = None
@@ -144,7 +151,10 @@ class WordPieceEncoding:
             node = self._added_trie
             for ch in s:
                 node = node.setdefault(ch, {})
+        self._added_first: frozenset[str] = frozenset(s[0] for s in self.added_tokens if s)
         self._ident_flags: dict[str, int] = {}
+        self._piece_cache: dict[str, list[int]] = {}
+        self._lens_cache: dict[str, tuple[list[int], list[int]]] = {}
 
     def __repr__(self) -> str:
         return f"<WordPieceEncoding {self.name!r} ({self.n_vocab} tokens, from {self.source!r})>"
@@ -166,20 +176,28 @@ class WordPieceEncoding:
 
         >>> load_bert_uncased().unk_id
         100
+
+        Runtime complexity: ``O(1)``.
         """
         return self._lmm.unk_id
 
     @property
     def linmaxmatch(self) -> LinMaxMatch:
-        """The LinMaxMatch trie (Algorithm 1 on single words: ``.tokenize(word)``)."""
+        """The LinMaxMatch trie (Algorithm 1 on single words: ``.tokenize(word)``).
+
+        >>> load_bert_uncased().linmaxmatch.tokenize("unaffable")
+        [14477, 20961, 3468]
+
+        Runtime complexity: ``O(1)``.
+        """
         return self._lmm
 
-    # -- encoding ---------------------------------------------------------------------------------
+    # -- encoding --------------------------------------------------------------------------------
 
     def _segments(self, text: str) -> Iterator[tuple[int, int, int | None]]:
         """``(start, end, added_token_id or None)`` covering ``text``: added tokens cut out."""
         pos = 0
-        if self._added_re is not None:
+        if self._added_re is not None and not self._added_first.isdisjoint(text):
             for m in self._added_re.finditer(text):
                 if m.start() > pos:
                     yield pos, m.start(), None
@@ -219,9 +237,19 @@ class WordPieceEncoding:
         >>> load_bert_uncased().encode_piece("Unaffable")
         [14477, 20961, 3468]
 
-        Runtime complexity: ``O(len(piece))``.
+        Pieces are memoized (up to :data:`PIECE_CACHE_SIZE` of them; the cache is dropped
+        when full): a document's words repeat.
+
+        Runtime complexity: ``O(len(piece))``; ``O(1)`` expected for a cached piece.
         """
-        return self._encode(sanitize(piece))
+        ids = self._piece_cache.get(piece)
+        if ids is None:
+            ids = self._encode(sanitize(piece))
+            if len(piece) <= 256:
+                if len(self._piece_cache) >= PIECE_CACHE_SIZE:
+                    self._piece_cache.clear()
+                self._piece_cache[piece] = ids
+        return list(ids)
 
     def token_cp_lens(
         self, piece: str, ids: Sequence[int], *, at_text_start: bool = False
@@ -237,9 +265,20 @@ class WordPieceEncoding:
         >>> enc.token_cp_lens("Unaffable", enc.encode_piece("Unaffable"))
         [3, 3, 3]
 
-        Runtime complexity: ``O(len(piece) log len(piece))`` (the aligned, slow normalizer).
+        Runtime complexity: ``O(len(piece) log len(piece))`` (the aligned, slow normalizer);
+        ``O(1)`` expected for a piece seen before (memoized like :meth:`encode_piece`).
         """
-        piece = sanitize(piece)
+        cached = self._lens_cache.get(piece)
+        if cached is not None and cached[0] == list(ids):
+            return list(cached[1])
+        lens = self._token_cp_lens(sanitize(piece), ids)
+        if len(piece) <= 256:
+            if len(self._lens_cache) >= PIECE_CACHE_SIZE:
+                self._lens_cache.clear()
+            self._lens_cache[piece] = (list(ids), lens)
+        return list(lens)
+
+    def _token_cp_lens(self, piece: str, ids: Sequence[int]) -> list[int]:
         starts: list[int] = []
         got: list[int] = []
         for a, b, tid in self._segments(piece):
@@ -270,7 +309,7 @@ class WordPieceEncoding:
             prev = nxt
         return lens
 
-    # -- pieces -------------------------------------------------------------------------------------
+    # -- pieces ----------------------------------------------------------------------------------
 
     def _flags(self, ch: str) -> int:
         if self.normalizer is not None:
@@ -351,7 +390,7 @@ class WordPieceEncoding:
         """
         return self._next_cut(text, start, limit) + 1
 
-    # -- decoding -----------------------------------------------------------------------------------
+    # -- decoding --------------------------------------------------------------------------------
 
     def token_bytes(self, token_id: int) -> bytes:
         """UTF-8 of the vocabulary entry of ``token_id`` (``##`` included).
@@ -363,11 +402,16 @@ class WordPieceEncoding:
         """
         tok = self._id_to_token.get(token_id)
         if tok is None:
-            raise KeyError(f"token id {token_id} is not in {self.name} (ids are 0..{self.n_vocab - 1})")
+            raise KeyError(
+                f"token id {token_id} is not in {self.name} (ids are 0..{self.n_vocab - 1})"
+            )
         return tok.encode("utf-8")
 
     def id_to_token(self, token_id: int) -> str | None:
         """The token string of ``token_id`` (``None`` if unknown).
+
+        >>> load_bert_uncased().id_to_token(2015)
+        '##s'
 
         Runtime complexity: ``O(1)``.
         """
@@ -412,7 +456,7 @@ class WordPieceEncoding:
             out.append(t)
         return "".join(out)
 
-    # -- invariants ---------------------------------------------------------------------------------
+    # -- invariants ------------------------------------------------------------------------------
 
     def _check(self, *, brute_force: bool | None = None) -> None:
         """Assert the automata's invariants; Definition 1 by brute force for small vocabularies.
@@ -428,7 +472,7 @@ class WordPieceEncoding:
             assert self._id_to_token[i] == s, (s, i)
 
 
-# -- loading ------------------------------------------------------------------------------------------
+# -- loading ------------------------------------------------------------------------------------
 
 
 def read_vocab_txt(path: str | os.PathLike[str]) -> dict[str, int]:
@@ -502,8 +546,9 @@ def _from_tokenizer_json(name: str, data: dict[str, Any], source: str) -> WordPi
     added: dict[str, int] = {}
     specials: list[str] = []
     for tok in data.get("added_tokens") or []:
-        if tok.get("normalized") or tok.get("lstrip") or tok.get("rstrip") or tok.get("single_word"):
-            raise unsupported(f"added token {tok.get('content')!r} has normalized/lstrip/rstrip/single_word set")
+        flags = [k for k in ("normalized", "lstrip", "rstrip", "single_word") if tok.get(k)]
+        if flags:
+            raise unsupported(f"added token {tok.get('content')!r} has {', '.join(flags)} set")
         added[tok["content"]] = int(tok["id"])
         if tok.get("special"):
             specials.append(tok["content"])
@@ -565,7 +610,9 @@ def load_wordpiece(
     label = name or p.stem
     if p.suffix == ".json" or head == b"{":
         if normalizer:
-            raise TypeError("normalizer options apply to vocab.txt files; tokenizer.json has its own")
+            raise TypeError(
+                "normalizer options apply to vocab.txt files; a tokenizer.json has its own"
+            )
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -617,8 +664,10 @@ def _hub_cache_dirs() -> list[Path]:
     return dirs
 
 
-def find_bert_uncased() -> tuple[WordPieceEncoding | dict[str, int] | Path, str, list[str]]:
-    """Locate bert-base-uncased offline: ``(what, where, places looked)``; see the loader.
+def find_bert_uncased() -> tuple[dict[str, int] | Path | None, str, list[str]]:
+    """Locate bert-base-uncased offline: ``(vocab or file, where, places looked)``.
+
+    ``vocab`` is ``None`` when nothing was found; see :func:`load_bert_uncased` for the order.
 
     Runtime complexity: ``O(vocabulary)``.
     """
@@ -651,7 +700,7 @@ def find_bert_uncased() -> tuple[WordPieceEncoding | dict[str, int] | Path, str,
                     if (snap / fname).is_file():
                         return snap / fname, str(snap / fname), looked
         looked.append(f"the Hugging Face cache {hub}/models--[google-bert--]bert-base-uncased")
-    return {}, "", looked
+    return None, "", looked
 
 
 _LOADED: dict[tuple[str, float], WordPieceEncoding] = {}
@@ -675,7 +724,7 @@ def load_bert_uncased() -> WordPieceEncoding:
     Algorithm 2), then ``O(vocabulary)`` to re-check the source (a hash, ~0.05 s).
     """
     what, where, looked = find_bert_uncased()
-    if what:
+    if what is not None:
         key = (where, os.path.getmtime(where) if isinstance(what, Path) else 0.0)
         enc = _LOADED.get(key)
         if enc is None:
