@@ -15,6 +15,19 @@ if [ -f scripts/test-extras.txt ]; then
     .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "$pkg"
   done
 fi
+# Editor and browser used by the end-to-end tests (Neovim as a real LSP client, Chromium for
+# the web demo). Best effort: installed with apt when we are root; otherwise those tests skip
+# and say what is missing.
+missing=()
+command -v nvim >/dev/null 2>&1 || missing+=(neovim)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "scripts/test.sh: installing ${missing[*]} with apt-get for the end-to-end tests" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 \
+    || { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 \
+         && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null 2>&1; } \
+    || echo "scripts/test.sh: could not install ${missing[*]}; their tests will skip" >&2
+fi
 set +e
 .venv/bin/python -m pytest "$@"
 rc=$?

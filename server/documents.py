@@ -162,6 +162,25 @@ class OpenDocument:
             )
         return self.doc
 
+    def _check(self) -> None:
+        """Assert that the line index, the core document and the recovery state agree.
+
+        Runtime complexity: ``O(n)`` (compares the line index with the whole text).
+        """
+        text = self.text()
+        try:
+            assert self.lines.length == len(text), "line index length differs from the text"
+            assert (self.doc is None) == (self.broken is not None), "broken flag out of date"
+            if self.doc is not None:
+                assert self.doc.length == len(text)
+                self.doc._check()
+        except AssertionError:
+            print("OpenDocument state:", {"uri": self.uri, "version": self.version,
+                                          "out_of_sync": self.out_of_sync, "broken": self.broken,
+                                          "length": self.lines.length, "text": text[:200]})
+            raise
+        self.lines._check(text)
+
     # -- positions ---------------------------------------------------------------------------
 
     def to_cp(self, line: int, col: int, *, clamp: bool = False) -> int:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import sys
 import uuid
+from concurrent.futures import Future
 from typing import Any, AsyncIterator
 
 from lsprotocol import types
@@ -22,7 +22,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 SERVER = [sys.executable, "-m", "livetok.server"]
 #: generous per-request timeout: a hung request must fail the test, not hang the suite
-TIMEOUT = 120.0
+TIMEOUT = float(os.environ.get("LIVETOK_LSP_TIMEOUT", "120"))
 
 
 def units_of(text: str, unit: str) -> int:
@@ -84,33 +84,33 @@ async def session(
         yield client
         await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
     finally:
-        await client.stop()
+        await stop(client)
 
 
-async def request(client: LanguageClient, method: str, params: Any) -> Any:
-    """Send a request with raw JSON params (bypassing lsprotocol's types) and await it.
+async def stop(client: LanguageClient) -> None:
+    """Stop the client; end its server subprocess if it has not exited (after a failure the
+    exit notification was never sent, and pygls's ``stop`` would wait for ever)."""
+    proc = client._server
+    if proc is not None and proc.returncode is None:
+        try:
+            await asyncio.wait_for(proc.wait(), 5)
+        except asyncio.TimeoutError:
+            proc.kill()
+    await client.stop()
 
-    Raises ``JsonRpcException`` (with ``.code``) when the server answers with an error.
+
+def request(client: LanguageClient, method: str, params: Any) -> "asyncio.Future[Any]":
+    """Send a request with raw JSON params (bypassing lsprotocol's types) *now*; await the
+    returned future for its result.
+
+    The future fails with ``JsonRpcException`` (with ``.code``) when the server answers
+    with an error, and with ``TimeoutError`` when it does not answer in time.
     """
     msg_id = str(uuid.uuid4())
-    fut: asyncio.Future = asyncio.get_running_loop().create_future()
-
-    def done(f: Any) -> None:
-        if fut.done():
-            return
-        exc = f.exception()
-        if exc is not None:
-            fut.get_loop().call_soon_threadsafe(fut.set_exception, exc)
-        else:
-            fut.get_loop().call_soon_threadsafe(fut.set_result, f.result())
-
-    from concurrent.futures import Future
-
     cf: Future = Future()
-    cf.add_done_callback(done)
     client.protocol._request_futures[msg_id] = cf
     client.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-    return await asyncio.wait_for(fut, TIMEOUT)
+    return asyncio.ensure_future(asyncio.wait_for(asyncio.wrap_future(cf), TIMEOUT))
 
 
 def notify(client: LanguageClient, method: str, params: Any) -> None:
@@ -132,11 +132,17 @@ def result_dict(result: Any) -> dict:
     return plain(result)
 
 
-async def token_count(client: LanguageClient, uri: str, rng: dict | None = None) -> dict:
+def token_count(client: LanguageClient, uri: str, rng: dict | None = None) -> Any:
+    """Send ``livetok/tokenCount`` now; returns an awaitable of the result as a dict."""
     params: dict[str, Any] = {"textDocument": {"uri": uri}}
     if rng is not None:
         params["range"] = rng
-    return result_dict(await request(client, "livetok/tokenCount", params))
+    fut = request(client, "livetok/tokenCount", params)
+
+    async def result() -> dict:
+        return result_dict(await fut)
+
+    return result()
 
 
 async def expect_error(coro: Any, code: int) -> JsonRpcException:

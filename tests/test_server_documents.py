@@ -51,7 +51,7 @@ def ref_count(text: str) -> int:
 def check(od: OpenDocument, text: str) -> None:
     """The document, its line index and its count agree with the client's text."""
     assert od.text() == text
-    od.lines._check(text)
+    od._check()
     assert od.doc.token_count == ref_count(text)
 
 
@@ -280,3 +280,28 @@ def test_trace_recorder_round_trip(tmp_path):
     assert trace.replay_text() == trace.end
     raw = json.loads(gzip.decompress(path.read_bytes()))
     assert len(raw["txns"]) == 3 and all("time" in t for t in raw["txns"])
+
+
+def _encoding_or_skip(name: str):
+    try:
+        return get_encoding(name)
+    except Exception as exc:  # an optional encoding whose files are missing here
+        pytest.skip(f"{name} unavailable: {exc}")
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "bert-base-uncased", "mistral-7b-v0.1"])
+def test_budget_and_semantic_tokens_on_every_kind_of_encoding(name):
+    """WordPiece keeps uncounted placeholders for whitespace and SentencePiece has a dummy
+    prefix: the budget search and the alternation must follow the real token indices."""
+    enc = _encoding_or_skip(name)
+    text = "Hello more  world, this is   a test.\n\nSecond paragraph 😀 中文 here.\n"
+    od = OpenDocument("file:///x", "plaintext", 1, text, enc, PositionCodec("utf-32"))
+    assert od.doc.token_count == len(enc.encode(text))
+    for budget in range(od.doc.token_count):
+        over = budget_overflow(od, budget)
+        assert over is not None and od.doc.token_at(over.start_cp).index == budget
+    assert budget_overflow(od, od.doc.token_count) is None
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    for line, col, n, ttype in decode_semantic(semantic_tokens(od, 0, od.length)):
+        tok = od.doc.token_at(starts[line] + col)  # utf-32 columns are code points
+        assert tok is not None and ttype == tok.index % 2 and n > 0

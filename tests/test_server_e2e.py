@@ -4,7 +4,7 @@ The client keeps its own copy of every document and checks the server's counts a
 tiktoken (built offline from our vocabulary) on that copy. Positions are computed by the
 slow reference in ``_lsp.py``, not by the server's codec.
 
-Default run: a prefix of each shared trace (``LIVETOK_TRACE_TXNS``, default 1500
+Default run: a prefix of each shared trace (``LIVETOK_TRACE_TXNS``, default 6000
 transactions); ``LIVETOK_SLOW=1`` replays the full traces in every position encoding.
 """
 
@@ -16,8 +16,6 @@ import json
 import os
 import random
 import re
-import sys
-from pathlib import Path
 
 import pytest
 from lsprotocol import types
@@ -27,6 +25,7 @@ from livetok.server.traces import load_trace
 
 from ._lsp import (
     SERVER,
+    TIMEOUT,
     ClientDoc,
     expect_error,
     naive_position,
@@ -40,7 +39,7 @@ from ._refs import real_text, tiktoken_ref
 from .conftest import TRACES
 
 TRACE_NAMES = ["sveltecomponent", "rustcode", "seph-blog1", "friendsforever_flat"]
-PREFIX = int(os.environ.get("LIVETOK_TRACE_TXNS", "1500"))
+PREFIX = int(os.environ.get("LIVETOK_TRACE_TXNS", "6000"))
 CHECK_EVERY = 50
 INVALID_PARAMS, METHOD_NOT_FOUND, INVALID_REQUEST, PARSE_ERROR = -32602, -32601, -32600, -32700
 REQUEST_FAILED = -32803
@@ -87,6 +86,11 @@ async def replay(client: LanguageClient, uri: str, start: str, txns: list, unit:
             assert (got["version"], got["characters"]) == (doc.version, len(doc.text)), (i, got)
             assert got["tokens"] == ref_count(doc.text), f"after {i} transactions"
     return doc
+
+
+async def timed(awaitable, timeout: float = TIMEOUT):
+    """Await a typed pytest-lsp request with a timeout: a missing answer fails, never hangs."""
+    return await asyncio.wait_for(awaitable, timeout)
 
 
 async def wait_for_count(client: LanguageClient, uri: str, version: int, timeout: float = 60) -> dict:
@@ -328,6 +332,7 @@ async def test_one_megabyte_single_line():
     line = real_text(1_200_000).replace("\n", " ").replace("\r", " ")[:1_000_000]
     async with session("utf-16") as client:
         doc = ClientDoc(client, "file:///long-line.txt", line, "utf-16")
+        other = ClientDoc(client, "file:///other.txt", "a short neighbour", "utf-16")
         rng = random.Random(2)
         for i in range(30):  # type in the middle of the line
             pos = 500_000 + rng.randrange(-1000, 1000)
@@ -338,6 +343,7 @@ async def test_one_megabyte_single_line():
             "textDocument": {"uri": doc.uri},
             "position": {"line": 0, "character": naive_position(doc.text, 700_000, "utf-16").character}}))
         assert "token" in h["contents"]["value"]
+        assert (await token_count(client, other.uri))["tokens"] == ref_count(other.text)
 
 
 async def test_ten_megabyte_paste():
@@ -357,7 +363,7 @@ async def test_ten_megabyte_paste():
 async def test_requests_after_shutdown_are_refused():
     async with session("utf-16") as client:
         doc = ClientDoc(client, "file:///s.txt", "text", "utf-16")
-        await client.shutdown_async(None)
+        await timed(client.shutdown_async(None))
         await expect_error(token_count(client, doc.uri), INVALID_REQUEST)
         client.capabilities = None  # shutdown is done; the session helper must not repeat it
         client.exit(None)
@@ -371,8 +377,8 @@ async def test_lenses_hover_semantic_tokens_and_progress():
     async with session("utf-16", options={"livetok": {"contextWindow": 1000, "progressThreshold": 100}},
                        progress=True) as client:
         doc = ClientDoc(client, "file:///notes.md", md, "utf-16", language_id="markdown")
-        lenses = await client.text_document_code_lens_async(types.CodeLensParams(
-            text_document=types.TextDocumentIdentifier(uri=doc.uri)))
+        lenses = await timed(client.text_document_code_lens_async(types.CodeLensParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri))))
         assert lenses[0].command.title.startswith(f"{ref_count(md):,} tokens · o200k_base · ")
         assert "of 1,000-token context" in lenses[0].command.title
         assert len(lenses) == 1 + 6
@@ -383,23 +389,23 @@ async def test_lenses_hover_semantic_tokens_and_progress():
         ends = [v for vals in client.progress_reports.values() for v in vals
                 if isinstance(v, types.WorkDoneProgressEnd)]
         assert begins and ends and "notes.md" in begins[0].message
-        hov = await client.text_document_hover_async(types.HoverParams(
+        hov = await timed(client.text_document_hover_async(types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=doc.uri),
-            position=types.Position(line=2, character=5)))
+            position=types.Position(line=2, character=5))))
         assert "id `" in hov.contents.value and "paragraph (line 3)" in hov.contents.value
         # semantic tokens are opt-in
-        sem = await client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(
-            text_document=types.TextDocumentIdentifier(uri=doc.uri)))
-        assert sem.data == []
+        sem = await timed(client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri))))
+        assert list(sem.data) == []
         client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
             settings={"livetok": {"semanticTokens": True}}))
-        sem = await client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(
-            text_document=types.TextDocumentIdentifier(uri=doc.uri)))
+        sem = await timed(client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri))))
         n_tokens = len(tiktoken_ref("o200k_base").encode_ordinary(md))
         assert 0 < len(sem.data) // 5 <= n_tokens and set(sem.data[3::5]) == {0, 1}
-        rng = await client.text_document_semantic_tokens_range_async(types.SemanticTokensRangeParams(
+        rng = await timed(client.text_document_semantic_tokens_range_async(types.SemanticTokensRangeParams(
             text_document=types.TextDocumentIdentifier(uri=doc.uri),
-            range=types.Range(start=types.Position(2, 0), end=types.Position(3, 0))))
+            range=types.Range(start=types.Position(2, 0), end=types.Position(3, 0)))))
         assert 0 < len(rng.data) < len(sem.data)
 
 
@@ -435,7 +441,7 @@ async def test_configuration_encoding_and_budget():
             if not client.diagnostics.get(plain.uri):
                 break
             await asyncio.sleep(0.05)
-        assert client.diagnostics[plain.uri] == []
+        assert list(client.diagnostics[plain.uri]) == []
         # a bad setting is reported, not fatal
         client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
             settings={"livetok": {"budget": "lots"}}))
@@ -480,13 +486,13 @@ async def test_tcp_and_websocket(transport):
             await client.start_tcp("127.0.0.1", port)
         else:
             await client.start_ws("127.0.0.1", port)
-        await client.initialize_session(types.InitializeParams(
-            capabilities=types.ClientCapabilities()))
+        await timed(client.initialize_session(types.InitializeParams(
+            capabilities=types.ClientCapabilities())))
         doc = ClientDoc(client, "file:///net.txt", "over the network 😀", "utf-16")
         doc.change([(5, 0, "wire ")])
         got = await token_count(client, doc.uri)
         assert got["tokens"] == ref_count(doc.text)
-        await client.shutdown_async(None)
+        await timed(client.shutdown_async(None))
         client.exit(None)
         await asyncio.wait_for(proc.wait(), 30)
         await client.stop()

@@ -13,7 +13,9 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+import livetok.server.cmd_serve
 import livetok.server.config
+import livetok.server.documents
 import livetok.server.lineindex as lineindex_mod
 import livetok.server.markdown
 import livetok.server.positions
@@ -40,7 +42,8 @@ def naive_line_starts(text: str) -> list[int]:
 
 
 @pytest.mark.parametrize("module", [lineindex_mod, livetok.server.positions,
-                                    livetok.server.config, livetok.server.markdown])
+                                    livetok.server.config, livetok.server.markdown,
+                                    livetok.server.documents, livetok.server.cmd_serve])
 def test_doctests(module):
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
 

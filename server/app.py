@@ -1,0 +1,471 @@
+"""The livetok language server: LSP handlers that translate protocol types and call the core.
+
+Each handler converts lsprotocol types to plain values (code point offsets through the
+position codec), calls :mod:`.documents` / :mod:`.features`, and converts the answer back.
+Errors map to JSON-RPC errors in one place (:func:`_answers`):
+
+=============================  ===========================================
+``UnknownDocument``            ``InvalidParams`` (-32602): open it first
+``PositionError``              ``InvalidParams`` (-32602): names the bound
+``DocumentUnavailable``        ``RequestFailed`` (-32803): how to re-sync
+=============================  ===========================================
+
+Notifications cannot be answered: their problems are logged to stderr and sent to the
+client as ``window/logMessage`` warnings, and never stop the server or touch other
+documents. See ``transport.py`` for the concurrency model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from typing import Any, Callable
+
+from lsprotocol import types
+from pygls.capabilities import ServerCapabilitiesBuilder
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+
+from livetok.incremental import Document, get_encoding
+
+from .config import DEFAULT_ENCODING, Settings, SettingsError, parse_settings
+from .documents import (
+    DocumentStore,
+    DocumentUnavailable,
+    OpenDocument,
+    TextChange,
+    UnknownDocument,
+)
+from .features import (
+    SEMANTIC_TOKEN_TYPES,
+    budget_overflow,
+    code_lenses,
+    hover,
+    markdown_sections,
+    semantic_tokens,
+    token_count,
+)
+from .positions import PositionCodec, PositionError
+from .protocol import DID_CHANGE_TOKEN_COUNT, REQUEST_FAILED, TOKEN_COUNT, LivetokProtocol
+from .trace_recorder import TraceRecorder
+
+__all__ = ["LivetokServer", "create_server"]
+
+log = logging.getLogger(__name__)
+
+#: a notification burst is flushed at least this often even if input never pauses
+_MAX_COALESCE_S = 0.05
+_LEGEND = types.SemanticTokensLegend(token_types=SEMANTIC_TOKEN_TYPES, token_modifiers=[])
+_MARKDOWN_IDS = frozenset({"markdown", "md", "mdx"})
+
+try:
+    from importlib.metadata import version as _pkg_version
+
+    __version__ = _pkg_version("livetok")
+except Exception:  # pragma: no cover - running from a source tree
+    __version__ = "0"
+
+
+def _answers(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Map livetok's document errors to JSON-RPC errors for a request handler."""
+
+    @functools.wraps(fn)
+    def wrapper(params: Any) -> Any:
+        try:
+            return fn(params)
+        except (UnknownDocument, PositionError) as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
+        except DocumentUnavailable as exc:
+            raise JsonRpcException(message=str(exc), code=REQUEST_FAILED) from exc
+
+    return wrapper
+
+
+def _reports(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Log a notification handler's failure instead of letting it escape."""
+
+    @functools.wraps(fn)
+    def wrapper(self: LivetokServer, params: Any) -> None:
+        try:
+            fn(self, params)
+        except Exception as exc:
+            log.exception("%s failed", fn.__name__)
+            self.warn(f"livetok: {fn.__name__.strip('_')} failed ({type(exc).__name__}: {exc}); "
+                      "the server keeps running")
+
+    return wrapper
+
+
+def _field(obj: Any, name: str) -> Any:
+    """``obj[name]`` for dicts, else the attribute (pygls turns untyped params into
+    namedtuples)."""
+    if isinstance(obj, dict):
+        return obj.get(name)
+    if isinstance(obj, (str, int, float, bool, list)):
+        return None
+    return getattr(obj, name, None)
+
+
+def _nonneg_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise JsonRpcInvalidParams(f"{what} must be an integer >= 0, got {value!r}")
+    return value
+
+
+class LivetokServer(LanguageServer):
+    """The language server: open documents, settings and the coalesced count notifications."""
+
+    protocol: LivetokProtocol
+
+    def __init__(
+        self,
+        *,
+        record_trace: str | None = None,
+        document_factory: Callable[[str, Any], Any] = Document,
+    ) -> None:
+        super().__init__(
+            "livetok",
+            __version__,
+            protocol_cls=LivetokProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.settings = Settings()
+        self.store = DocumentStore()
+        self.codec = PositionCodec("utf-16")
+        self.recorder = TraceRecorder(record_trace) if record_trace else None
+        self._factory = document_factory
+        self._progress_ok = False
+        self._refresh_lenses = False
+        self._refresh_semantic = False
+        self._dirty: dict[str, None] = {}
+        self._dirty_since: float | None = None
+        self._flush_scheduled = False
+        self._published: dict[str, tuple] = {}
+        self._progress_n = 0
+        self.protocol.on_invalid_notification = self._on_invalid_notification
+        self._register()
+
+    # -- plumbing --------------------------------------------------------------------------------
+
+    def _register(self) -> None:
+        def f(method: str, options: Any = None) -> Callable[[Callable[..., Any]], Any]:
+            # pygls tags handlers with attributes, which bound methods cannot carry
+            def register(fn: Callable[..., Any]) -> Any:
+                def handler(params: Any) -> Any:
+                    return fn(params)
+
+                handler.__name__ = getattr(fn, "__name__", method)
+                return self.feature(method, options)(handler)
+
+            return register
+
+        f(types.INITIALIZE)(self._initialize)
+        f(types.SHUTDOWN)(self._shutdown)
+        f(types.TEXT_DOCUMENT_DID_OPEN)(self._did_open)
+        f(types.TEXT_DOCUMENT_DID_CHANGE)(self._did_change)
+        f(types.TEXT_DOCUMENT_DID_CLOSE)(self._did_close)
+        f(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(self._did_change_configuration)
+        f(TOKEN_COUNT)(_answers(self._token_count))
+        f(types.TEXT_DOCUMENT_HOVER)(_answers(self._hover))
+        f(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
+            _answers(self._code_lens))
+        # with the legend as options, pygls advertises {legend, full: true, range: true}
+        f(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, _LEGEND)(_answers(self._semantic_full))
+        f(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, _LEGEND)(_answers(self._semantic_range))
+
+    def warn(self, message: str) -> None:
+        """Log a recovered problem to stderr and to the client's log."""
+        log.warning("%s", message)
+        try:
+            self.protocol.notify(types.WINDOW_LOG_MESSAGE, types.LogMessageParams(
+                type=types.MessageType.Warning, message=message))
+        except Exception:  # no transport yet (unit tests)
+            pass
+
+    def _encoding(self, uri: str, language_id: str) -> Any:
+        name = self.settings.encoding_for(uri, language_id)
+        try:
+            return get_encoding(name)
+        except Exception as exc:
+            self.warn(f"livetok: encoding {name!r} for {uri} is unavailable ({exc}); using "
+                      f"{DEFAULT_ENCODING}. Set livetok.encoding to a name the server lists.")
+            return get_encoding(DEFAULT_ENCODING)
+
+    def _open_document(self, uri: str, language_id: str, version: int, text: str) -> OpenDocument:
+        enc = self._encoding(uri, language_id)
+        return OpenDocument(uri, language_id, version, text, enc, self.codec,
+                            document_factory=self._factory, warn=self.warn)
+
+    def _doc(self, params: Any) -> OpenDocument:
+        td = _field(params, "text_document") or _field(params, "textDocument")
+        uri = _field(td, "uri")
+        if not isinstance(uri, str):
+            raise JsonRpcInvalidParams('params.textDocument.uri must be a string (the document URI)')
+        return self.store.get(uri)
+
+    def _on_invalid_notification(self, method: str, params: Any, reason: str) -> None:
+        """A notification that failed to decode: a lost change leaves its document out of sync."""
+        self.warn(f"livetok: ignored {method} with invalid params ({reason})")
+        if method != types.TEXT_DOCUMENT_DID_CHANGE or not isinstance(params, dict):
+            return
+        td = params.get("textDocument")
+        od = self.store.find(td.get("uri")) if isinstance(td, dict) else None
+        if od is not None:
+            od.out_of_sync = f"a didChange could not be decoded: {reason}"
+            self.warn(f"livetok: {od.uri} is out of sync until a full-text change or reopen")
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def _initialize(self, params: types.InitializeParams) -> None:
+        try:
+            self.settings = parse_settings(params.initialization_options)
+        except SettingsError as exc:
+            self.warn(f"livetok: ignoring initializationOptions: {exc}")
+        unit = ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities)
+        self.codec = PositionCodec(str(unit.value if hasattr(unit, "value") else unit))  # type: ignore[arg-type]
+        caps = params.capabilities
+        self._progress_ok = bool(caps.window and caps.window.work_done_progress)
+        ws = caps.workspace
+        self._refresh_lenses = bool(ws and ws.code_lens and ws.code_lens.refresh_support)
+        self._refresh_semantic = bool(
+            ws and ws.semantic_tokens and ws.semantic_tokens.refresh_support)
+
+    def _shutdown(self, params: Any) -> None:
+        self.flush()  # counts still pending go out before the shutdown answer
+        self.save_traces()
+
+    def save_traces(self) -> None:
+        """Write the traces of documents still open (``--record-trace``)."""
+        if self.recorder is None:
+            return
+        for uri in self.recorder.open_uris():
+            od = self.store.find(uri)
+            self.recorder.close(uri, od.text() if od is not None else "")
+
+    # -- document sync ---------------------------------------------------------------------------
+
+    @_reports
+    def _did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        td = params.text_document
+        if td.uri in self.store:
+            self.warn(f"livetok: {td.uri} opened twice; replacing it with the new text")
+            self._close(td.uri)
+        big = len(td.text) >= self.settings.progress_threshold and self._progress_ok
+        token = self._progress_begin(td.uri, len(td.text)) if big else None
+        started = time.perf_counter()
+        od = self._open_document(td.uri, td.language_id, td.version, td.text)
+        if token is not None:
+            n = od.doc.token_count if od.doc is not None else 0
+            self.protocol.notify(types.PROGRESS, types.ProgressParams(
+                token=token, value=types.WorkDoneProgressEnd(
+                    message=f"{n:,} tokens in {time.perf_counter() - started:.1f} s")))
+        self.store.add(od)
+        if self.recorder is not None:
+            self.recorder.open(td.uri, td.text)
+        self._mark_dirty(td.uri)
+
+    def _progress_begin(self, uri: str, n_chars: int) -> str:
+        self._progress_n += 1
+        token = f"livetok/open/{self._progress_n}"
+        # subtle: the begin notification follows the create request without awaiting its
+        # answer; clients handle messages in order, so the token exists when begin arrives
+        self.protocol.send_request(types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+                                   types.WorkDoneProgressCreateParams(token=token))
+        name = uri.rsplit("/", 1)[-1]
+        self.protocol.notify(types.PROGRESS, types.ProgressParams(
+            token=token, value=types.WorkDoneProgressBegin(
+                title="livetok", cancellable=False,
+                message=f"tokenizing {name} ({n_chars:,} characters)")))
+        return token
+
+    @_reports
+    def _did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        od = self.store.find(uri)
+        if od is None:
+            self.warn(f"livetok: didChange for {uri}, which is not open; ignored "
+                      "(send textDocument/didOpen first)")
+            return
+        changes = []
+        for c in params.content_changes:
+            r = getattr(c, "range", None)
+            if r is None:
+                changes.append(TextChange(c.text))
+            else:
+                changes.append(TextChange(
+                    c.text, (r.start.line, r.start.character, r.end.line, r.end.character)))
+        patches = od.apply(changes, params.text_document.version)
+        if self.recorder is not None:
+            self.recorder.change(uri, patches)
+        self._mark_dirty(uri)
+
+    @_reports
+    def _did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        self._close(params.text_document.uri)
+
+    def _close(self, uri: str) -> None:
+        od = self.store.remove(uri)
+        self._dirty.pop(uri, None)
+        if od is not None and self.recorder is not None:
+            self.recorder.close(uri, od.text())
+        if self._published.pop(uri, None):
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @_reports
+    def _did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
+        settings = params.settings
+        if not isinstance(settings, dict) or "livetok" not in settings:
+            return  # not ours (clients send every section's changes here)
+        try:
+            new = parse_settings(settings["livetok"], self.settings)
+        except SettingsError as exc:
+            self.warn(f"livetok: ignoring the new settings: {exc}")
+            return
+        old, self.settings = self.settings, new
+        for od in self.store:
+            name = new.encoding_for(od.uri, od.language_id)
+            if name != old.encoding_for(od.uri, od.language_id) or od.doc is None:
+                fresh = self._open_document(od.uri, od.language_id, od.version, od.text())
+                fresh.out_of_sync = od.out_of_sync
+                self.store.add(fresh)
+            self._mark_dirty(od.uri)
+        if self._refresh_lenses:
+            self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
+        if self._refresh_semantic and new.semantic_tokens != old.semantic_tokens:
+            self.protocol.send_request(types.WORKSPACE_SEMANTIC_TOKENS_REFRESH, None)
+
+    # -- coalesced notifications -----------------------------------------------------------------
+
+    def _mark_dirty(self, uri: str) -> None:
+        self._dirty[uri] = None
+        now = time.monotonic()
+        if self._dirty_since is None:
+            self._dirty_since = now
+        if now - self._dirty_since >= _MAX_COALESCE_S:
+            self.flush()
+        elif not self._flush_scheduled:
+            try:
+                asyncio.get_running_loop().call_soon(self.flush)
+                self._flush_scheduled = True
+            except RuntimeError:  # no loop: called outside a session (unit tests)
+                self.flush()
+
+    def flush(self) -> None:
+        """Send ``livetok/didChangeTokenCount`` (and budget diagnostics) for changed documents.
+
+        Runs when the input is drained (see ``transport.py``), so a burst of changes costs
+        one notification per document.
+        """
+        self._flush_scheduled = False
+        self._dirty_since = None
+        dirty, self._dirty = self._dirty, {}
+        if self.protocol._shutdown:
+            return  # after shutdown the client may already have closed the stream
+        for uri in dirty:
+            od = self.store.find(uri)
+            if od is None:
+                continue
+            try:
+                info = token_count(od)
+            except DocumentUnavailable as exc:
+                log.info("no count for %s: %s", uri, exc)
+                continue
+            except Exception:
+                log.exception("counting %s failed", uri)
+                continue
+            self.protocol.notify(DID_CHANGE_TOKEN_COUNT, info.to_json())
+            try:
+                self._publish_budget(od)
+            except Exception:
+                log.exception("budget diagnostic for %s failed", uri)
+
+    def _publish_budget(self, od: OpenDocument) -> None:
+        over = budget_overflow(od, self.settings.budget)
+        if over is None:
+            if self._published.pop(od.uri, None):
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=od.uri, diagnostics=[]))
+            return
+        start = od.to_position(over.start_cp)
+        end = od.to_position(od.length)
+        key = (start, end, over.message)
+        if self._published.get(od.uri) == key:
+            return
+        self._published[od.uri] = key
+        rng = types.Range(start=types.Position(*start), end=types.Position(*end))
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=od.uri, version=od.version, diagnostics=[types.Diagnostic(
+                range=rng, message=over.message, severity=types.DiagnosticSeverity.Warning,
+                source="livetok", code="token-budget")]))
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def _range_cp(self, od: OpenDocument, rng: Any) -> tuple[int, int]:
+        """Code point span of a Range given as lsprotocol type or as plain dict."""
+        vals = []
+        for end in ("start", "end"):
+            pos = _field(rng, end)
+            if pos is None:
+                raise JsonRpcInvalidParams(f"range.{end} is missing: a Range needs start and end")
+            for key in ("line", "character"):
+                vals.append(_nonneg_int(_field(pos, key), f"range.{end}.{key}"))
+        return od.range_to_cp(tuple(vals))  # type: ignore[arg-type]
+
+    def _token_count(self, params: Any) -> dict[str, Any]:
+        # custom params arrive as pygls's namedtuples (or dicts): read them field by field
+        if params is None or _field(params, "textDocument") is None:
+            raise JsonRpcInvalidParams(
+                'livetok/tokenCount takes {"textDocument": {"uri": ...}, "range"?: Range}')
+        od = self._doc(params)
+        rng = _field(params, "range")
+        cp_range = self._range_cp(od, rng) if rng is not None else None
+        return token_count(od, cp_range).to_json()
+
+    def _hover(self, params: types.HoverParams) -> types.Hover | None:
+        od = self._doc(params)
+        pos = params.position
+        cp = od.to_cp(pos.line, pos.character)
+        info = hover(od, cp, pos.line)
+        if info is None:
+            return None
+        start, end = od.to_position(info.start_cp), od.to_position(info.end_cp)
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=info.markdown),
+            range=types.Range(start=types.Position(*start), end=types.Position(*end)))
+
+    def _code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
+        od = self._doc(params)
+        secs = markdown_sections(od) if od.language_id in _MARKDOWN_IDS else None
+        out = []
+        for lens in code_lenses(od, self.settings, secs):
+            p = types.Position(lens.line, 0)
+            out.append(types.CodeLens(range=types.Range(start=p, end=p),
+                                      command=types.Command(title=lens.title, command="")))
+        return out
+
+    def _semantic_full(self, params: types.SemanticTokensParams) -> types.SemanticTokens:
+        od = self._doc(params)
+        if not self.settings.semantic_tokens:
+            od.ready()
+            return types.SemanticTokens(data=[])
+        return types.SemanticTokens(data=semantic_tokens(od, 0, od.length))
+
+    def _semantic_range(self, params: types.SemanticTokensRangeParams) -> types.SemanticTokens:
+        od = self._doc(params)
+        if not self.settings.semantic_tokens:
+            od.ready()
+            return types.SemanticTokens(data=[])
+        r = params.range
+        start = od.to_cp(r.start.line, r.start.character)
+        end = od.to_cp(r.end.line, r.end.character, clamp=True)
+        if start > end:
+            raise PositionError(f"range end {r.end} comes before its start {r.start}")
+        return types.SemanticTokens(data=semantic_tokens(od, start, end))
+
+
+def create_server(**kwargs: Any) -> LivetokServer:
+    """A new server (``record_trace=DIR`` records edit traces)."""
+    return LivetokServer(**kwargs)

@@ -1,0 +1,166 @@
+"""The ``livetok`` configuration section and how a document's encoding is chosen.
+
+Settings arrive as ``initializationOptions`` (either the section itself or ``{"livetok":
+{...}}``) and later in ``workspace/didChangeConfiguration`` (``settings.livetok``). Keys:
+
+``encoding``
+    ``"o200k_base"`` (the default), or a map whose keys are language ids (``"markdown"``),
+    glob patterns matched against the document's URI path (any key containing ``*``, ``?``
+    or ``[``: ``"**/*.rs"``) and ``"default"``. Globs win over language ids, in the order
+    given; then the language id; then ``"default"``.
+``encodingByLanguage``
+    a map from language ids to encoding names (what the VS Code extension sends); its
+    entries are merged over the language ids of ``encoding``.
+``contextWindow``
+    tokens in the model's context window, for the share shown in the code lens
+    (default 128000; ``null`` hides the share).
+``budget``
+    a token budget; a document over it gets a warning diagnostic (default: none).
+``semanticTokens``
+    colour tokens alternately with semantic tokens (default false: opt-in).
+``progressThreshold``
+    documents at least this many code points long report work-done progress while they
+    are first tokenized (default 1000000).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+from urllib.parse import unquote, urlparse
+
+__all__ = ["Settings", "SettingsError", "parse_settings"]
+
+DEFAULT_ENCODING = "o200k_base"
+_GLOB_CHARS = frozenset("*?[")
+
+
+class SettingsError(ValueError):
+    """A ``livetok`` setting with the wrong type or value; the message names the key."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The server's effective configuration."""
+
+    encoding: str = DEFAULT_ENCODING
+    encoding_by_language: Mapping[str, str] = field(default_factory=dict)
+    encoding_by_glob: tuple[tuple[str, str], ...] = ()
+    context_window: int | None = 128_000
+    budget: int | None = None
+    semantic_tokens: bool = False
+    progress_threshold: int = 1_000_000
+
+    def encoding_for(self, uri: str, language_id: str) -> str:
+        """The encoding name a document gets.
+
+        >>> s = parse_settings({"encoding": {"default": "cl100k_base", "markdown": "r50k_base",
+        ...                                  "**/*.rs": "o200k_base"}})
+        >>> s.encoding_for("file:///a/b.rs", "rust"), s.encoding_for("file:///x.md", "markdown")
+        ('o200k_base', 'r50k_base')
+        >>> s.encoding_for("file:///x.txt", "plaintext")
+        'cl100k_base'
+
+        Runtime complexity: ``O(number of globs)``.
+        """
+        path = unquote(urlparse(uri).path) or uri
+        for pattern, name in self.encoding_by_glob:
+            # a pattern without a slash matches the file name, as in .gitignore and VS Code
+            target = path if "/" in pattern else path.rsplit("/", 1)[-1]
+            if fnmatch.fnmatchcase(target, pattern) or (
+                pattern.startswith("**/") and fnmatch.fnmatchcase(target, pattern[3:])
+            ):
+                return name
+        return self.encoding_by_language.get(language_id, self.encoding)
+
+
+def _int(value: Any, key: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise SettingsError(f"livetok.{key} must be an integer, got {value!r}")
+    if value < minimum:
+        raise SettingsError(f"livetok.{key} must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
+    """Settings from a ``livetok`` section (a dict), on top of ``base`` (defaults if None).
+
+    Keys not given keep ``base``'s value; ``null`` resets a key to its default (for
+``contextWindow`` and ``budget``: turns it off). Unknown keys
+    are ignored so that newer clients work with older servers.
+
+    >>> parse_settings({"budget": 100, "contextWindow": 8192}).budget
+    100
+    >>> parse_settings({"budget": "lots"})
+    Traceback (most recent call last):
+    ...
+    livetok.server.config.SettingsError: livetok.budget must be an integer, got 'lots'
+
+    Runtime complexity: ``O(size of raw)``.
+    """
+    base = base or Settings()
+    if raw is None:
+        return base
+    if not isinstance(raw, Mapping):
+        raise SettingsError(f"the livetok settings must be an object, got {type(raw).__name__}")
+    if "livetok" in raw and isinstance(raw["livetok"], Mapping):
+        raw = raw["livetok"]
+    defaults = Settings()
+    out = base
+    if "encoding" in raw:
+        enc = raw["encoding"]
+        if enc is None:
+            out = replace(out, encoding=defaults.encoding, encoding_by_language={},
+                          encoding_by_glob=())
+        elif isinstance(enc, str):
+            out = replace(out, encoding=enc, encoding_by_language={}, encoding_by_glob=())
+        elif isinstance(enc, Mapping):
+            langs: dict[str, str] = {}
+            globs: list[tuple[str, str]] = []
+            default = defaults.encoding
+            for key, name in enc.items():
+                if not isinstance(name, str):
+                    raise SettingsError(
+                        f"livetok.encoding[{key!r}] must be an encoding name, got {name!r}"
+                    )
+                if key in ("default", ""):
+                    default = name
+                elif _GLOB_CHARS & set(key):
+                    globs.append((key, name))
+                else:
+                    langs[key] = name
+            out = replace(out, encoding=default, encoding_by_language=langs,
+                          encoding_by_glob=tuple(globs))
+        else:
+            raise SettingsError(
+                "livetok.encoding must be a name like 'o200k_base' or a map from language ids "
+                f"/ globs / 'default' to names, got {enc!r}"
+            )
+    if "encodingByLanguage" in raw:
+        v = raw["encodingByLanguage"] or {}
+        if not isinstance(v, Mapping) or not all(
+            isinstance(k, str) and isinstance(x, str) for k, x in v.items()
+        ):
+            raise SettingsError(
+                "livetok.encodingByLanguage must map language ids to encoding names, "
+                f"got {v!r}"
+            )
+        out = replace(out, encoding_by_language={**out.encoding_by_language, **v})
+    if "contextWindow" in raw:
+        v = raw["contextWindow"]
+        out = replace(out, context_window=None if v is None
+                      else _int(v, "contextWindow", minimum=1))
+    if "budget" in raw:
+        v = raw["budget"]
+        out = replace(out, budget=None if v is None else _int(v, "budget", minimum=0))
+    if "semanticTokens" in raw:
+        v = raw["semanticTokens"]
+        if v is not None and not isinstance(v, bool):
+            raise SettingsError(f"livetok.semanticTokens must be true or false, got {v!r}")
+        out = replace(out, semantic_tokens=bool(v))
+    if "progressThreshold" in raw:
+        v = raw["progressThreshold"]
+        out = replace(out, progress_threshold=defaults.progress_threshold if v is None
+                      else _int(v, "progressThreshold", minimum=0))
+    return out

@@ -1,0 +1,288 @@
+"""Where lines start, in code points, kept up to date edit by edit.
+
+The language server receives positions as ``(line, character)`` and the core speaks code
+point offsets. :class:`LineIndex` answers "where does line ``k`` start?" and "which line
+holds code point ``cp``?" without the document's text, and is updated from each edit in
+time proportional to the inserted text (plus ``O(sqrt n)`` bookkeeping), never by
+rescanning the document.
+
+Only ``\\n``, ``\\r\\n`` and ``\\r`` end lines, as the LSP specification says. (Python's
+``str.splitlines`` also breaks on ``\\v``, ``\\f``, U+0085, U+2028, ...: wrong for LSP.)
+
+Representation: the document is a sequence of lines, each stored as its length in code
+points *including* its terminator, plus the terminator's length (0, 1 or 2). There is one
+more line than there are terminators: the last line has no terminator and may be empty.
+The lengths live in blocks of at most ``2 * _LOAD`` lines (the layout of
+``sortedcontainers.SortedList``), with per-block totals and prefix sums over blocks, so a
+lookup is two bisections plus a sum inside one block.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from itertools import accumulate
+from typing import Iterator, NamedTuple
+
+__all__ = ["LineIndex", "LineSpan", "naive_lines"]
+
+#: one line terminator; ``\r\n`` first so that it is one terminator, not two
+_BREAK = re.compile(r"\r\n|\r|\n")
+_LOAD = 512
+
+
+class LineSpan(NamedTuple):
+    """A line's code point span: ``[start_cp, content_end_cp)`` is its text without the
+    terminator, ``[content_end_cp, end_cp)`` the terminator (empty on the last line)."""
+
+    start_cp: int
+    content_end_cp: int
+    end_cp: int
+
+
+def naive_lines(text: str) -> list[tuple[int, int]]:
+    """``(length_with_terminator, terminator_length)`` of every line: the slow reference.
+
+    >>> naive_lines("a\\r\\nbc\\rd\\n")
+    [(3, 2), (3, 1), (2, 1), (0, 0)]
+
+    Runtime complexity: ``O(len(text))`` Python steps.
+    """
+    lines: list[tuple[int, int]] = []
+    start = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\r" and i + 1 < n and text[i + 1] == "\n":
+            lines.append((i + 2 - start, 2))
+            i += 2
+            start = i
+        elif ch in "\r\n":
+            lines.append((i + 1 - start, 1))
+            i += 1
+            start = i
+        else:
+            i += 1
+    lines.append((n - start, 0))
+    return lines
+
+
+def _split_lines(text: str) -> tuple[list[int], list[int]]:
+    """Line lengths and terminator lengths of ``text`` (fast: one regex pass)."""
+    lengths: list[int] = []
+    terms: list[int] = []
+    start = 0
+    for m in _BREAK.finditer(text):
+        end = m.end()
+        lengths.append(end - start)
+        terms.append(end - m.start())
+        start = end
+    lengths.append(len(text) - start)
+    terms.append(0)
+    return lengths, terms
+
+
+class LineIndex:
+    """Line starts of a text in code points, updated incrementally.
+
+    >>> idx = LineIndex("ab\\ncd")
+    >>> idx.line_count, idx.line_span(1), idx.line_of(4)
+    (2, LineSpan(start_cp=3, content_end_cp=5, end_cp=5), 1)
+    >>> idx.replace(2, 3, "", before="b", after="c")   # join the two lines
+    (0, 0)
+    >>> idx.line_count, idx.length
+    (1, 4)
+    """
+
+    def __init__(self, text: str = "") -> None:
+        lengths, terms = _split_lines(text)
+        self._lens: list[list[int]] = [lengths[i : i + _LOAD] for i in range(0, len(lengths), _LOAD)]
+        self._terms: list[list[int]] = [terms[i : i + _LOAD] for i in range(0, len(terms), _LOAD)]
+        self._block_cps: list[int] = [sum(b) for b in self._lens]
+        self._rebuild_prefix()
+
+    # -- queries ---------------------------------------------------------------------------
+
+    @property
+    def line_count(self) -> int:
+        """Number of lines (terminators + 1).
+
+        Runtime complexity: ``O(1)``.
+        """
+        return self._cum_lines[-1]
+
+    @property
+    def length(self) -> int:
+        """Length of the indexed text in code points.
+
+        Runtime complexity: ``O(1)``.
+        """
+        return self._cum_cps[-1]
+
+    def line_span(self, line: int) -> LineSpan:
+        """Code point span of ``line`` (0-based); raises ``IndexError`` past the last line.
+
+        >>> LineIndex("x\\r\\ny").line_span(0)
+        LineSpan(start_cp=0, content_end_cp=1, end_cp=3)
+
+        Runtime complexity: ``O(log n + B)`` for ``B`` lines per block (at most 1024).
+        """
+        if not 0 <= line < self.line_count:
+            raise IndexError(
+                f"line {line} out of range: the text has {self.line_count} lines (0-based)"
+            )
+        b = bisect_right(self._cum_lines, line) - 1
+        i = line - self._cum_lines[b]
+        lens = self._lens[b]
+        start = self._cum_cps[b] + sum(lens[:i])
+        end = start + lens[i]
+        return LineSpan(start, end - self._terms[b][i], end)
+
+    def line_start(self, line: int) -> int:
+        """Code point offset where ``line`` starts.
+
+        Runtime complexity: as :meth:`line_span`.
+        """
+        return self.line_span(line).start_cp
+
+    def line_of(self, cp_offset: int) -> int:
+        """The line holding code point ``cp_offset`` (the end of the text is on the last line).
+
+        A terminator belongs to the line it ends, so both offsets inside ``\\r\\n`` map to
+        that line.
+
+        >>> idx = LineIndex("ab\\r\\ncd")
+        >>> [idx.line_of(i) for i in range(7)]
+        [0, 0, 0, 0, 1, 1, 1]
+
+        Runtime complexity: ``O(log n + B)``.
+        """
+        if not 0 <= cp_offset <= self.length:
+            raise IndexError(f"offset {cp_offset} out of range 0..{self.length}")
+        if cp_offset == self.length:
+            return self.line_count - 1
+        b = bisect_right(self._cum_cps, cp_offset) - 1
+        # subtle: empty blocks never exist, so bisect lands on the block holding cp_offset
+        rest = cp_offset - self._cum_cps[b]
+        for i, n in enumerate(self._lens[b]):
+            if rest < n:
+                return self._cum_lines[b] + i
+            rest -= n
+        raise AssertionError("unreachable: block totals are out of date")  # pragma: no cover
+
+    def lines(self) -> Iterator[LineSpan]:
+        """Every line's span, first to last.
+
+        Runtime complexity: ``O(n)`` for ``n`` lines.
+        """
+        start = 0
+        for lens, terms in zip(self._lens, self._terms):
+            for n, t in zip(lens, terms):
+                yield LineSpan(start, start + n - t, start + n)
+                start += n
+
+    # -- update ----------------------------------------------------------------------------
+
+    def replace(
+        self, start_cp: int, end_cp: int, new_text: str, *, before: str, after: str
+    ) -> tuple[int, int]:
+        """Account for ``text[start_cp:end_cp] = new_text``.
+
+        ``before`` is the old ``text[start_cp - 1]`` (``""`` at the start) and ``after`` the
+        old ``text[end_cp]`` (``""`` at the end): the only characters outside the edit that
+        can change where lines end (a ``\\r`` before an inserted ``\\n``, or an edit that
+        splits or joins a ``\\r\\n``). Returns ``(first_line, last_line)``: the lines of the
+        new text that were rebuilt (both inclusive); lines after them only moved.
+
+        Runtime complexity: ``O(len(new_text) + B + n / B)`` for ``n`` lines and block size
+        ``B``; no rescan of unchanged lines.
+        """
+        if not 0 <= start_cp <= end_cp <= self.length:
+            raise ValueError(
+                f"replace({start_cp}, {end_cp}): need 0 <= start <= end <= {self.length}"
+            )
+        if len(before) != (1 if start_cp > 0 else 0) or len(after) != (
+            1 if end_cp < self.length else 0
+        ):
+            raise ValueError(
+                "pass before=text[start-1] (or '' at 0) and after=text[end] (or '' at the end)"
+            )
+        # Widen the edit by one character on each side when that character could pair with
+        # the new text into "\r\n" or was half of one: then every "\r\n" that can be formed
+        # or broken lies inside the window, and text outside it keeps its line structure.
+        s2 = start_cp - 1 if before == "\r" else start_cp
+        e2 = end_cp + 1 if after == "\n" else end_cp
+        window = (before if s2 < start_cp else "") + new_text + (after if e2 > end_cp else "")
+        first = self.line_of(s2)
+        last = self.line_of(e2)
+        first_span = self.line_span(first)
+        last_span = self.line_span(last)
+        head = s2 - first_span.start_cp  # text of the first line left of the window: no break
+        tail = last_span.end_cp - e2  # rest of the last line, ending in its own terminator
+        tail_term = last_span.end_cp - last_span.content_end_cp
+
+        new_lens, new_terms = _split_lines(window)
+        new_lens[0] += head
+        new_lens[-1] += tail
+        new_terms[-1] = tail_term
+        self._splice(first, last + 1, new_lens, new_terms)
+        return first, first + len(new_lens) - 1
+
+    def _splice(self, lo: int, hi: int, lens: list[int], terms: list[int]) -> None:
+        """Replace lines ``lo..hi-1`` by the given lines, then rebalance the touched blocks."""
+        cum = self._cum_lines
+        b_lo = bisect_right(cum, lo) - 1
+        b_hi = bisect_right(cum, hi - 1) - 1
+        base = cum[b_lo]
+        flat_lens = [n for b in range(b_lo, b_hi + 1) for n in self._lens[b]]
+        flat_terms = [t for b in range(b_lo, b_hi + 1) for t in self._terms[b]]
+        flat_lens[lo - base : hi - base] = lens
+        flat_terms[lo - base : hi - base] = terms
+        # subtle: a block left tiny by deletions is merged into its right neighbour so that
+        # the block count stays O(n / B); only that one extra block is read.
+        if len(flat_lens) < _LOAD // 2 and b_hi + 1 < len(self._lens):
+            b_hi += 1
+            flat_lens += self._lens[b_hi]
+            flat_terms += self._terms[b_hi]
+        n_chunks = max(1, -(-len(flat_lens) // _LOAD)) if len(flat_lens) > 2 * _LOAD else 1
+        size = -(-len(flat_lens) // n_chunks)
+        new_l = [flat_lens[i : i + size] for i in range(0, len(flat_lens), size)]
+        new_t = [flat_terms[i : i + size] for i in range(0, len(flat_terms), size)]
+        self._lens[b_lo : b_hi + 1] = new_l
+        self._terms[b_lo : b_hi + 1] = new_t
+        self._block_cps[b_lo : b_hi + 1] = [sum(b) for b in new_l]
+        self._rebuild_prefix()
+
+    def _rebuild_prefix(self) -> None:
+        # O(n / B): cheap next to the per-edit work for any document that fits in memory
+        self._cum_cps = [0, *accumulate(self._block_cps)]
+        self._cum_lines = [0, *accumulate(len(b) for b in self._lens)]
+
+    # -- invariants ------------------------------------------------------------------------
+
+    def _check(self, text: str | None = None) -> None:
+        """Assert every internal invariant; with ``text``, also agree with :func:`naive_lines`.
+
+        Runtime complexity: ``O(n)`` (``O(len(text))`` with ``text``).
+        """
+        try:
+            assert self._lens and len(self._lens) == len(self._terms) == len(self._block_cps)
+            for lens, terms, total in zip(self._lens, self._terms, self._block_cps):
+                assert lens, "empty block"
+                assert len(lens) <= 2 * _LOAD, "oversized block"
+                assert len(lens) == len(terms)
+                assert sum(lens) == total, "stale block total"
+                assert all(0 <= t <= 2 and t <= n for n, t in zip(lens, terms))
+            flat_terms = [t for ts in self._terms for t in ts]
+            assert flat_terms[-1] == 0, "last line must have no terminator"
+            assert all(t > 0 for t in flat_terms[:-1]), "only the last line lacks a terminator"
+            assert self._cum_cps == [0, *accumulate(self._block_cps)]
+            assert self._cum_lines == [0, *accumulate(len(b) for b in self._lens)]
+            if text is not None:
+                flat = list(zip([n for b in self._lens for n in b], flat_terms))
+                assert flat == naive_lines(text), "lines differ from naive_lines(text)"
+        except AssertionError:
+            print("LineIndex state:", {"lens": self._lens, "terms": self._terms,
+                                       "block_cps": self._block_cps, "text": text})
+            raise

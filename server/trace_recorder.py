@@ -1,0 +1,86 @@
+"""``livetok serve --record-trace DIR``: write each editing session as an edit-replay trace.
+
+The format is the one of the shared editing traces (``shared/traces/README.md``): gzipped
+JSON ``{"startContent", "endContent", "txns": [{"time", "patches": [[pos, n_deleted,
+"inserted"], ...]}]}`` with positions in code points, one transaction per ``didChange``.
+A trace is written when its document is closed (or reopened) and, for documents still
+open, when the server stops. Applying every patch to ``startContent`` gives
+``endContent``, so a user's session can be replayed as a test
+(``livetok replay FILE``, or :func:`livetok.server.traces.load_trace`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import re
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable
+
+from livetok.incremental import sanitize
+
+from .documents import Patch
+
+__all__ = ["TraceRecorder"]
+
+log = logging.getLogger(__name__)
+
+
+class _Session:
+    def __init__(self, uri: str, text: str) -> None:
+        self.uri = uri
+        self.start = sanitize(text)
+        self.txns: list[dict] = []
+
+
+class TraceRecorder:
+    """Collects the patches of every open document and writes one file per session."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._open: dict[str, _Session] = {}
+        self._n = 0
+
+    def open(self, uri: str, text: str) -> None:
+        """Start recording ``uri`` from ``text``."""
+        self._open[uri] = _Session(uri, text)
+
+    def change(self, uri: str, patches: Iterable[Patch]) -> None:
+        """Record one ``didChange`` (one transaction)."""
+        s = self._open.get(uri)
+        if s is None:
+            return
+        # the core sees lone surrogates as U+FFFD; record what it saw, so replays agree
+        s.txns.append({
+            "time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            "patches": [[p.pos, p.n_deleted, sanitize(p.inserted)] for p in patches],
+        })
+
+    def close(self, uri: str, end_text: str) -> Path | None:
+        """Write ``uri``'s trace (ending in ``end_text``) and stop recording it."""
+        s = self._open.pop(uri, None)
+        if s is None:
+            return None
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", s.uri.rsplit("/", 1)[-1])[-80:] or "document"
+        self._n += 1
+        path = self.dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{self._n}-{name}.json.gz"
+        data = {"uri": s.uri, "startContent": s.start, "endContent": sanitize(end_text),
+                "txns": s.txns}
+        try:
+            with gzip.open(path, "wt", encoding="utf-8") as f:
+                json.dump(data, f, ensure_ascii=False)
+        except OSError:
+            log.exception("could not write trace %s", path)
+            return None
+        log.info("recorded trace %s (%d transactions)", path, len(s.txns))
+        return path
+
+    def open_uris(self) -> list[str]:
+        """URIs still being recorded."""
+        return list(self._open)
+
