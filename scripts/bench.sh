@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Regenerate every benchmark page and plot in docs/ with one command (on demand, not in CI):
+#
+#   bash scripts/bench.sh            # all benchmarks, full sizes (about 30-60 minutes)
+#   bash scripts/bench.sh encode     # only some of: encode document server stream wordpiece
+#
+# Installs livetok with its test and bench extras into .venv (as scripts/test.sh does), then
+# runs benchmarks/bench_<name>.py, each of which writes its tables into docs/ and its plots
+# into docs/img/. Run it on a quiet machine: every number is a wall-clock or CPU-time median.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,bench]'
+if [ -f scripts/test-extras.txt ]; then
+  grep -v '^#' scripts/test-extras.txt | grep . | while read -r pkg; do
+    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "$pkg"
+  done
+fi
+names=("$@")
+[ "${#names[@]}" -gt 0 ] || names=(encode document server stream wordpiece)
+for name in "${names[@]}"; do
+  script="benchmarks/bench_${name}.py"
+  [ -f "$script" ] || { echo "scripts/bench.sh: no $script" >&2; exit 2; }
+  echo "== $script" >&2
+  case "$name" in
+    # files of 10 MB, 100 MB and 1 GB in $TMPDIR (about 2 GB of disk); BENCH_STREAM_SIZES=10,100 for less
+    stream) .venv/bin/python "$script" --sizes "${BENCH_STREAM_SIZES:-10,100,1000}" \
+              --encodings "${BENCH_STREAM_ENCODINGS:-cl100k_base,o200k_base,mistral-7b-v0.1}" ;;
+    *) .venv/bin/python "$script" ;;
+  esac
+done
