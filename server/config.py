@@ -19,8 +19,9 @@ Settings arrive as ``initializationOptions`` (either the section itself or ``{"l
 ``semanticTokens``
     colour tokens alternately with semantic tokens (default false: opt-in).
 ``progressThreshold``
-    documents at least this many code points long report work-done progress while they
-    are first tokenized (default 1000000).
+    documents at least this many code points long are first tokenized in a worker thread
+    (other documents keep being served) and report work-done progress meanwhile; a change
+    inserting at least this much text is applied in the worker too (default 1000000).
 """
 
 from __future__ import annotations

@@ -356,6 +356,33 @@ async def test_ten_megabyte_paste():
         assert (await token_count(client, small.uri))["tokens"] == ref_count(small.text)
 
 
+async def test_big_document_work_does_not_hold_up_other_documents():
+    """A big didOpen and a big paste are tokenized in a worker thread: another document is
+    answered meanwhile, and the big document's own messages keep their order behind it."""
+    big_text = real_text(4_000_000)
+    paste = real_text(6_000_000)[4_000_000:]
+    async with session("utf-16", options={"progressThreshold": 100_000}) as client:
+        small = ClientDoc(client, "file:///small.txt", "hello", "utf-16")
+        await token_count(client, small.uri)
+        for step in ("open", "paste"):
+            if step == "open":
+                big = ClientDoc(client, "file:///big.txt", big_text, "utf-16")
+            else:
+                big.change([(3, 0, paste)])
+            big.change([(0, 0, f"typed during the {step} ")])  # waits for the big work
+            version, text = big.version, big.text
+            pending = asyncio.ensure_future(token_count(client, big.uri))
+            small.change([(len(small.text), 0, " world")])
+            got = await token_count(client, small.uri)
+            # sent after the big request, answered before it: without the worker thread the
+            # small document would wait for the whole tokenization
+            assert not pending.done(), f"{step}: the big document held up the small one"
+            assert got["tokens"] == ref_count(small.text)
+            big_got = await pending
+            assert (big_got["version"], big_got["characters"]) == (version, len(text))
+            assert big_got["tokens"] == ref_count(text)
+
+
 async def test_requests_after_shutdown_are_refused():
     async with session("utf-16") as client:
         doc = ClientDoc(client, "file:///s.txt", "text", "utf-16")

@@ -1,0 +1,137 @@
+"""Slow work on one document in a worker thread, while the server keeps serving the others.
+
+The first tokenization of a big file and a huge paste take seconds (a 10 MB document: about
+as long as ``Encoding.encode`` of it). Run on the event loop, they would hold up every other
+document's keystrokes for that long. :class:`Background` runs such work in one worker thread
+and marks the document *busy* until it is done:
+
+- every message about a busy document (changes, close, reopen, requests) waits in that
+  document's backlog and runs, in arrival order, when the work is done; a request's answer is
+  computed at its place in the backlog, so it sees exactly the changes sent before it, as
+  when nothing is busy;
+- messages about other documents are handled at once.
+
+Python threads share one interpreter lock: the worker gives it up every few milliseconds
+(``sys.getswitchinterval``) except inside one long C call (the regex split of a whole paste),
+so other documents wait milliseconds, at worst a fraction of a second, instead of the whole
+tokenization.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable
+
+__all__ = ["Background"]
+
+log = logging.getLogger(__name__)
+
+
+class _Job:
+    __slots__ = ("future", "done", "handled")
+
+    def __init__(self, future: Future[Any], done: Callable[[Any], None]) -> None:
+        self.future = future
+        self.done = done
+        self.handled = False
+
+
+class Background:
+    """Busy documents, their backlogs, and the worker thread.
+
+    Every method runs on the event loop's thread, except the ``work`` given to :meth:`start`.
+    """
+
+    def __init__(self) -> None:
+        self._backlog: dict[str, deque[Callable[[], None]]] = {}
+        self._jobs: dict[str, _Job] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @staticmethod
+    def in_worker() -> bool:
+        """True in the worker thread (where nothing may write to the client directly)."""
+        return threading.current_thread().name.startswith("livetok-bg")
+
+    def post(self, fn: Callable[[], None]) -> None:
+        """Run ``fn()`` soon on the event loop's thread (callable from the worker)."""
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(fn)
+
+    def busy(self, uri: str) -> bool:
+        """Whether work on ``uri`` is running, so messages about it must :meth:`defer`."""
+        return uri in self._backlog
+
+    def busy_uris(self) -> list[str]:
+        return list(self._backlog)
+
+    def defer(self, uri: str, fn: Callable[[], None]) -> None:
+        """Run ``fn()`` after the work on ``uri`` and after what was deferred before it."""
+        self._backlog[uri].append(fn)
+
+    def start(self, uri: str, work: Callable[[], Any], done: Callable[[Any], None]) -> bool:
+        """Run ``work()`` in the worker, then ``done(result)`` on the event loop, then the backlog.
+
+        Returns False, doing nothing, when no event loop is running (direct calls in unit
+        tests): the caller then does the work itself. ``work`` must touch nothing but the
+        document it is for; if it raises, the error is logged and ``done`` is not called.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        assert uri not in self._backlog, f"{uri} is already busy"
+        self._loop = loop
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="livetok-bg")
+        self._backlog[uri] = deque()
+        job = _Job(self._pool.submit(work), done)
+        self._jobs[uri] = job
+        asyncio.wrap_future(job.future, loop=loop).add_done_callback(
+            lambda _f: self._finish(uri, job))
+        return True
+
+    def _finish(self, uri: str, job: _Job) -> None:
+        if job.handled:
+            return
+        job.handled = True
+        if self._jobs.get(uri) is job:
+            del self._jobs[uri]
+        try:
+            result = job.future.result()
+        except Exception:
+            log.exception("background work on %s failed", uri)
+        else:
+            try:
+                job.done(result)
+            except Exception:
+                log.exception("finishing background work on %s failed", uri)
+        self._drain(uri)
+
+    def _drain(self, uri: str) -> None:
+        backlog = self._backlog.pop(uri, deque())
+        while backlog:
+            fn = backlog.popleft()
+            try:
+                fn()
+            except Exception:
+                log.exception("a deferred message about %s failed", uri)
+            if uri in self._backlog:
+                # fn started new work on this document: what is left waits for it, ahead of
+                # anything that arrives later
+                self._backlog[uri].extendleft(reversed(backlog))
+                return
+
+    def finish_all(self) -> None:
+        """Wait for every job and run what waits on it, in this thread (at shutdown)."""
+        while self._jobs:
+            uri, job = next(iter(self._jobs.items()))
+            try:
+                job.future.result()
+            except Exception:
+                pass  # logged by _finish
+            self._finish(uri, job)
