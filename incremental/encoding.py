@@ -140,12 +140,14 @@ class Encoding:
         parts = fast.findall(text)
         ends = list(accumulate(map(len, parts)))
         pieces = list(map(text.__getitem__, map(slice, [0, *ends], ends)))
-        got: list[Any] = list(map(self._cache.get, pieces))
+        cache = self._cache
+        got: list[Any] = list(map(cache.get, pieces))
         if None in got:
+            # each distinct new piece is encoded once (a text repeats most of its pieces),
+            # then merged in by ``new.get(piece, cached)``, again in C
             ranks = self.mergeable_ranks
-            for i, ids in enumerate(got):
-                if ids is None:
-                    got[i] = self._encode_new_piece(pieces[i], ranks)
+            new = {p: self._encode_new_piece(p, ranks) for p in set(pieces).difference(cache)}
+            got = list(map(new.get, pieces, got))
         return got
 
     def encode_by_piece(self, text: str) -> list[Sequence[int]]:
