@@ -110,7 +110,7 @@ class Document:
         text: str = "",
         encoding: str | PieceEncoding = "o200k_base",
         *,
-        load: int = 512,
+        load: int = 256,
     ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"Document text must be str, not {type(text).__name__}")
@@ -281,7 +281,7 @@ class Document:
         new_text = sanitize(new_text)
         seq = self._seq
         before = seq.total_counted
-        if seq.slice_text(start, end) == new_text:
+        if end - start == len(new_text) and seq.slice_text(start, end) == new_text:
             self.version += 1
             return EditResult(self.version, start, end, end, 0, 0, before)
         removed, added = self._apply(start, end, new_text)
@@ -465,7 +465,7 @@ class Document:
         assert c0 <= start and c1 >= end, (c0, c1, start, end)
         text = v.slice_text(c0, start) + new_text + v.slice_text(end, c1)
         removed = v.counted_before(t1) - v.counted_before(t0)
-        seq.replace(t0, t1, ids, cps, flags, text)
+        seq.replace(t0, t1, ids, cps, flags, text, v)
         added = len(ids) - sum(1 for f in flags if f & PLACEHOLDER)
         return removed, added
 

@@ -140,7 +140,7 @@ class TokenSeq:
     (6, 3, (2, 3))
     """
 
-    def __init__(self, load: int = 512) -> None:
+    def __init__(self, load: int = 256) -> None:
         self.load = load
         self.chunks: list[Chunk] = [Chunk(array("I"), array("I"), bytearray(), "")]
         self.total_cp = 0
@@ -370,8 +370,12 @@ class TokenSeq:
         cps: Sequence[int],
         flags: bytearray,
         text: str,
+        view: SeqView | None = None,
     ) -> None:
         """Replace tokens ``[t0, t1)`` (and their text) by new tokens holding ``text``.
+
+        ``view``: a :class:`SeqView` of this (unchanged) sequence, to find the chunks of
+        ``t0`` and ``t1`` without a search when they lie in its chunk.
 
         Runtime complexity: ``O(log C + load + k)`` for ``k`` new tokens, plus ``O(C)`` when
         chunks split or merge.
@@ -380,12 +384,12 @@ class TokenSeq:
         if self.total_tokens == 0:
             ci, j0 = 0, 0
         else:
-            ci, j0 = self.token_global(t0) if t0 < self.total_tokens else (
+            ci, j0 = (view or self).token_global(t0) if t0 < self.total_tokens else (
                 len(chunks) - 1, len(chunks[-1]))
         if t1 >= self.total_tokens:
             cj, j1 = len(chunks) - 1, len(chunks[-1])
         else:
-            cj, j1 = self.token_global(t1)
+            cj, j1 = (view or self).token_global(t1)
         first, last = chunks[ci], chunks[cj]
         c0 = first.cum()[j0]
         c1 = last.cum()[j1]
@@ -527,6 +531,12 @@ class SeqView:
             if j < n:
                 return self.t_base + j, self.c_base + cum[j]
         return self.seq.locate(cp)
+
+    def token_global(self, index: int) -> tuple[int, int]:
+        j = index - self.t_base
+        if 0 <= j < self.n:
+            return self.ci, j
+        return self.seq.token_global(index)
 
     def token_start_cp(self, index: int) -> int:
         j = index - self.t_base
