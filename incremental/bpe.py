@@ -10,6 +10,13 @@ adjacent pair forms a token; the ids are the ranks of the final parts.
   ``prevs[i]`` its left neighbour), candidate pairs sit in a binary heap keyed by
   ``(rank, start)``; stale heap entries are detected lazily by re-reading the pair's current
   rank. ``O(n log n)`` per piece instead of ``O(n^2)``.
+
+  Pieces of at most ``_SCAN_MAX`` bytes (nearly all pieces of real text: 2-12 bytes) skip the
+  heap: a list of pair ranks is scanned for its minimum by ``min`` and ``list.index`` (both in
+  C) and patched around each merge, as tiktoken's own ``_byte_pair_merge`` does. That is
+  ``O(n^2)`` but with a C inner loop: ~17 % faster than the heap on the distinct pieces of
+  real text, slower from ~64 bytes on (measured). A constant-factor choice only: ``n`` is
+  capped, so the bound stays ``O(n log n)`` and long pieces always take the heap.
 * :func:`bpe_encode_naive` — the obviously correct ``O(n^2)`` loop (as in tiktoken's
   ``_educational.py`` and minbpe), kept as the reference for tests.
 
@@ -20,10 +27,46 @@ Tokenization* (Berglund & van der Merwe) for the dictionary whose rules are all 
 
 from __future__ import annotations
 
+import sys
 from heapq import heapify, heappop, heappush
 from typing import Mapping
 
 __all__ = ["bpe_encode", "bpe_encode_naive", "bpe_split"]
+
+#: pieces up to this many bytes use the C-speed scan of :func:`_scan_bounds`, longer ones the
+#: heap (measured on the distinct pieces of 10 MB of real text and on long repetitive pieces:
+#: the scan wins up to ~48 bytes, ties at 64, loses 1.4x at 96 and 2x at 256)
+_SCAN_MAX = 48
+#: the rank of a pair that is not a token: larger than every rank
+_NO_RANK = sys.maxsize
+
+
+def _scan_bounds(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
+    """Part boundaries ``[0, ..., len(piece)]`` of the BPE of a short piece, by rank scans.
+
+    ``pair[k]`` is the rank of parts ``k`` and ``k + 1`` together (``_NO_RANK`` if not a
+    token). Each step merges the pair of lowest rank, the *leftmost* on ties as
+    ``list.index`` returns the first minimum (tiktoken's tie rule; equal ranks mean equal
+    bytes, as in ``"aaaa"``), then re-reads the two pairs that now involve the merged part.
+
+    Runtime complexity: ``O(n^2)`` for ``n = len(piece)`` (``O(n)`` C work per merge).
+    """
+    rget = ranks.get
+    bounds = list(range(len(piece) + 1))
+    pair = [rget(piece[k : k + 2], _NO_RANK) for k in range(len(piece) - 1)]
+    while pair:
+        best = min(pair)
+        if best == _NO_RANK:
+            break
+        k = pair.index(best)
+        # parts k and k+1 become one: drop their shared boundary and their pair
+        del bounds[k + 1]
+        del pair[k]
+        if k < len(pair):
+            pair[k] = rget(piece[bounds[k] : bounds[k + 2]], _NO_RANK)
+        if k:
+            pair[k - 1] = rget(piece[bounds[k - 1] : bounds[k + 1]], _NO_RANK)
+    return bounds
 
 
 def bpe_split(piece: bytes, ranks: Mapping[bytes, int]) -> list[tuple[int, int]]:
@@ -31,6 +74,18 @@ def bpe_split(piece: bytes, ranks: Mapping[bytes, int]) -> list[tuple[int, int]]
 
     >>> bpe_split(b"aaa", {b"a": 0, b"aa": 1})
     [(0, 2), (2, 3)]
+
+    Runtime complexity: ``O(n log n)`` for ``n = len(piece)``.
+    """
+    n = len(piece)
+    if n <= _SCAN_MAX:
+        bounds = _scan_bounds(piece, ranks)
+        return list(zip(bounds, bounds[1:]))
+    return _heap_split(piece, ranks)
+
+
+def _heap_split(piece: bytes, ranks: Mapping[bytes, int]) -> list[tuple[int, int]]:
+    """:func:`bpe_split` by the priority queue + linked list of the paper (any length).
 
     Runtime complexity: ``O(n log n)`` for ``n = len(piece)``.
     """
@@ -80,7 +135,8 @@ def bpe_split(piece: bytes, ranks: Mapping[bytes, int]) -> list[tuple[int, int]]
 
 
 def bpe_encode(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
-    """Token ids of one pre-token (priority queue + linked list; see module docstring).
+    """Token ids of one pre-token (priority queue + linked list, or a rank scan for short
+    pieces; see module docstring).
 
     >>> ranks = {b"a": 0, b"b": 1, b"ab": 2, b"aba": 3}
     >>> bpe_encode(b"ababa", ranks)
@@ -92,7 +148,10 @@ def bpe_encode(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
     r = ranks.get(piece)
     if r is not None:
         return [r]
-    return [ranks[piece[s:e]] for s, e in bpe_split(piece, ranks)]
+    if len(piece) <= _SCAN_MAX:
+        bounds = _scan_bounds(piece, ranks)
+        return [ranks[piece[s:e]] for s, e in zip(bounds, bounds[1:])]
+    return [ranks[piece[s:e]] for s, e in _heap_split(piece, ranks)]
 
 
 def bpe_encode_naive(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:

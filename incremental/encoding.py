@@ -14,8 +14,8 @@ which tiktoken first joins into one character (such strings do not arise from JS
 from __future__ import annotations
 
 from array import array
-from itertools import accumulate, chain
-from typing import Any, Iterator, Mapping, Sequence
+from itertools import chain
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import regex
 
@@ -28,6 +28,40 @@ _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 #: bytes that are *not* UTF-8 continuation bytes (0b10xxxxxx), for counting characters
 _NON_CONTINUATION = bytes(b for b in range(256) if b & 0xC0 != 0x80)
 _CACHE_LIMIT = 1 << 18
+#: characters per block of :meth:`Encoding._encode_fast`; speed hardly depends on it (16K to
+#: the whole 10 MB were within noise), it bounds the memory of the per-block lists
+_BLOCK_CHARS = 1 << 16
+#: longer pieces are not kept in the cache between calls (they are rare and can be huge)
+_CACHE_PIECE_CHARS = 64
+
+
+class _PieceCache(dict[str, tuple[int, ...]]):
+    """``piece -> ids`` (a tuple) of the pieces seen so far; ``cache[piece]`` encodes a piece
+    that is missing (``__missing__``), so looking up a block's pieces by ``map`` is one C loop
+    that calls Python only for new pieces, with no ``None`` checks.
+
+    Long pieces are kept only until :meth:`end_call`, so that each distinct piece is
+    BPE-encoded once per call (texts repeat their pieces) without keeping big strings.
+    """
+
+    def __init__(self, encode_new: Callable[[str], tuple[int, ...]]) -> None:
+        super().__init__()
+        self._encode_new = encode_new
+        self._call_only: list[str] = []
+
+    def __missing__(self, piece: str) -> tuple[int, ...]:
+        ids = self._encode_new(piece)  # caches short pieces itself
+        if len(piece) > _CACHE_PIECE_CHARS:
+            self[piece] = ids
+            self._call_only.append(piece)
+        return ids
+
+    def end_call(self) -> None:
+        """Forget the long pieces of the call that ends."""
+        # subtle: another thread's call may share the cache; dropping its long pieces early
+        # costs it a re-encode, never a wrong id
+        while self._call_only:
+            self.pop(self._call_only.pop(), None)
 
 
 def sanitize(text: str) -> str:
@@ -94,7 +128,7 @@ class Encoding:
             clean[rank] = 2
         self._lead = lead
         self.clean_starts = clean
-        self._cache: dict[str, tuple[int, ...]] = {}
+        self._cache = _PieceCache(self._encode_new_piece)
 
     # -- tiktoken-compatible API -------------------------------------------------------------
 
@@ -117,38 +151,47 @@ class Encoding:
             return self._encode_fast(text, fast)
         out: list[int] = []
         extend = out.extend
-        cache = self._cache
-        get = cache.get
-        ranks = self.mergeable_ranks
-        for m in self._pre.finditer(text):
-            s, e = m.span()
-            piece = text[s:e]
-            ids = get(piece)
-            if ids is None:
-                ids = self._encode_new_piece(piece, ranks)
-            extend(ids)
+        lookup = self._cache.__getitem__  # encodes new pieces
+        try:
+            for m in self._pre.finditer(text):
+                s, e = m.span()
+                extend(lookup(text[s:e]))
+        finally:
+            self._cache.end_call()
         return out
 
     encode_ordinary = encode
 
     def _encode_fast(self, text: str, fast: Any) -> list[int]:
-        return list(chain.from_iterable(self._piece_ids(text, fast)))
+        """:meth:`encode` by the fast splitter, block by block (``FastSplitter.blocks``).
+
+        Blocks keep the per-piece lists small (10 MB of text has 2.4 million pieces), and most
+        blocks of real text are ASCII even when the text is not, so they take the splitter's
+        ASCII path. A block is then three C loops: the split, the cache lookups by ``map``
+        (which call Python only for pieces not seen before, see :class:`_PieceCache`) and the
+        concatenation.
+        """
+        out: list[int] = []
+        cache = self._cache
+        lookup = cache.__getitem__
+        try:
+            for block in fast.blocks(text, _BLOCK_CHARS):
+                out += chain.from_iterable(map(lookup, fast.pieces(block)))
+        finally:
+            cache.end_call()
+        return out
 
     def _piece_ids(self, text: str, fast: Any) -> list[Sequence[int]]:
-        # every step but cache misses runs in C: findall over the class codes, the piece
-        # boundaries by accumulate, the slicing and the cache lookups by map
-        parts = fast.findall(text)
-        ends = list(accumulate(map(len, parts)))
-        pieces = list(map(text.__getitem__, map(slice, [0, *ends], ends)))
+        """As :meth:`_encode_fast`, one tuple of ids per piece."""
+        out: list[Sequence[int]] = []
         cache = self._cache
-        got: list[Any] = list(map(cache.get, pieces))
-        if None in got:
-            # each distinct new piece is encoded once (a text repeats most of its pieces),
-            # then merged in by ``new.get(piece, cached)``, again in C
-            ranks = self.mergeable_ranks
-            new = {p: self._encode_new_piece(p, ranks) for p in set(pieces).difference(cache)}
-            got = list(map(new.get, pieces, got))
-        return got
+        lookup = cache.__getitem__
+        try:
+            for block in fast.blocks(text, _BLOCK_CHARS):
+                out += map(lookup, fast.pieces(block))
+        finally:
+            cache.end_call()
+        return out
 
     def encode_by_piece(self, text: str) -> list[Sequence[int]]:
         """Token ids of each pre-token of ``text`` (sanitized), in order.
@@ -161,7 +204,8 @@ class Encoding:
             return self._piece_ids(text, fast)
         return [self.encode_piece(text[s:e]) for s, e in self._pre.split(text)]
 
-    def _encode_new_piece(self, piece: str, ranks: Mapping[bytes, int]) -> tuple[int, ...]:
+    def _encode_new_piece(self, piece: str) -> tuple[int, ...]:
+        ranks = self.mergeable_ranks
         b = piece.encode("utf-8")
         r = ranks.get(b)
         # subtle: tuples of ints, not lists: the garbage collector stops tracking them, so a
@@ -170,7 +214,7 @@ class Encoding:
         cache = self._cache
         if len(cache) >= _CACHE_LIMIT:
             cache.clear()
-        if len(piece) <= 64:
+        if len(piece) <= _CACHE_PIECE_CHARS:
             cache[piece] = ids
         return ids
 
@@ -236,7 +280,7 @@ class Encoding:
         """
         ids = self._cache.get(piece)
         if ids is None:
-            ids = self._encode_new_piece(piece, self.mergeable_ranks)
+            ids = self._encode_new_piece(piece)
         return ids
 
     def encode_bytes_piece(self, data: bytes) -> list[int]:

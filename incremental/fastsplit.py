@@ -15,8 +15,10 @@ independent implementation.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
+from itertools import accumulate
 from typing import Iterator
 
 import regex
@@ -39,12 +41,31 @@ _CI = {c: regex.compile(f"(?i:{c})") for c in _CONTRACTION}
 #: Python 3.11 added possessive quantifiers to ``re``
 available = sys.version_info >= (3, 11)
 
+#: a character class that matches nothing (``[]`` is not valid syntax)
+_NOTHING = "[^\\x00-\\U0010ffff]"
+
+#: safe cut points for :meth:`FastSplitter.blocks`: the end of ``X\\n`` (``X`` a printable,
+#: non-space ASCII character) before an ASCII letter; see the proof there
+_CUT = re.compile(r"[!-~]\n(?=[A-Za-z])")
+#: non-ASCII text is split in blocks of about this size (see :meth:`FastSplitter.pieces`)
+_SUB_BLOCK_CHARS = 2048
+#: the "wide" pattern covers the code points below this: Latin, Greek, Cyrillic, Armenian,
+#: Hebrew, Arabic, Syriac, Thaana, N'Ko and the combining marks (U+0000..U+07FF)
+_WIDE_END = 0x800
+_BEYOND_WIDE = re.compile("[^\\x00-\\u07ff]")
+
 
 def _signature(ch: str) -> tuple:
     feats = tuple(bool(rx.fullmatch(ch)) for _, rx in _FEATURES)
     exact = ch if ch in _CONTRACTION else ""
     ci = next((c for c, rx in _CI.items() if rx.fullmatch(ch)), "")
     return feats + (ch in "\r\n", ch == " ", ch == "'", ch == "/", exact, ci)
+
+
+@functools.lru_cache(maxsize=None)
+def _signatures_below(end: int) -> list[tuple]:
+    """The signature of every code point below ``end`` (``_WIDE_END``: ~15 ms, once)."""
+    return [_signature(chr(o)) for o in range(end)]
 
 
 # indices into a signature
@@ -81,6 +102,14 @@ class FastSplitter:
         # pre-seed the ASCII range, so the pattern is compiled once for ordinary text
         for o in range(128):
             self._table[o] = self._code_for(chr(o))
+        # the same pattern over the characters themselves, for ASCII text: each class is the
+        # set of ASCII characters whose code is in the class, so it matches exactly where the
+        # code pattern matches the codes, and ``findall`` returns the pieces themselves
+        assert not any(s[_UP] and s[_LO] for s in _signatures_below(128))
+        self._ascii = re.compile(
+            self._source(lambda p: self._range_set(p, 128), ascii_only=True))
+        # the same for text below U+0800, with the plain form (classes overlap there)
+        self._wide: re.Pattern[str] | None = None
 
     def _code_for(self, ch: str) -> int:
         sig = _signature(ch)
@@ -100,23 +129,65 @@ class FastSplitter:
         # an empty class must match nothing: a code no signature uses
         return "[" + "".join(re.escape(c) for c in codes) + "]" if codes else "[\x00]"
 
-    def _notset(self, pred) -> str:
-        return self._set(lambda s: not pred(s))
+    def _range_set(self, pred, end: int) -> str:
+        # the code points below ``end`` whose signature satisfies ``pred``, as ranges
+        sigs = _signatures_below(end)
+        out = []
+        o = 0
+        while o < end:
+            if pred(sigs[o]):
+                first = o
+                while o + 1 < end and pred(sigs[o + 1]):
+                    o += 1
+                out.append(f"\\u{first:04x}" if first == o else f"\\u{first:04x}-\\u{o:04x}")
+            o += 1
+        return "[" + "".join(out) + "]" if out else _NOTHING
+
+    def _wide_pattern(self) -> re.Pattern[str]:
+        # built on first use: non-ASCII text is rarer, and the signatures take ~15 ms
+        pat = self._wide
+        if pat is None:
+            pat = self._wide = re.compile(self._source(lambda p: self._range_set(p, _WIDE_END)))
+        return pat
 
     def _pattern(self) -> re.Pattern[str]:
         pat = self._compiled
-        if pat is not None:
-            return pat
-        S = self._set
+        if pat is None:
+            pat = self._compiled = re.compile(self._source(self._set))
+        return pat
+
+    def _source(self, S, ascii_only: bool = False) -> str:
+        """The pattern with each class written by ``S(predicate on signatures)``.
+
+        ``ascii_only``: a form for ASCII text only, with less backtracking. Equivalent there
+        because in ASCII the upper- and lower-case classes are disjoint (no ``\\p{Lm}``,
+        ``\\p{Lo}``, ``\\p{M}``) and the prefix class holds no letter:
+
+        * ``P?U*L+C?|P?U+L*C?`` (o200k) is ``P?+(?:U*+L++|U++)C?``: when a lower-case run
+          follows the upper-case run the first alternative takes both, else the second takes
+          the upper-case run; giving back a character never helps, as no class overlaps the
+          next one;
+        * ``\\s*[\\r\\n]+`` (o200k) ends at the last ``\\r`` or ``\\n`` of the white-space run,
+          which ``(?:[\\s--\\r\\n]*+[\\r\\n]++)++`` reaches without backtracking over the run;
+        * `` ?X+`` with ``X`` not holding the space is `` ?+X+`` (this one holds in Unicode too).
+
+        On the ASCII blocks of the real-text corpus this made ``findall`` ~25 % faster for
+        o200k, ~7 % for r50k (cl100k's pattern is already possessive).
+        """
+
+        def _notset(pred) -> str:
+            return S(lambda s: not pred(s))
+
         sp = S(lambda s: s[_SPACE])
         ws = S(lambda s: s[_WS])
-        nws = self._notset(lambda s: s[_WS])
+        nws = _notset(lambda s: s[_WS])
         crlf = S(lambda s: s[_CRLF])
         num = S(lambda s: s[_N])
         apos = S(lambda s: s[_APOS])
         letter = S(lambda s: s[_L])
         punct = S(lambda s: not (s[_WS] or s[_L] or s[_N]))
         prefix = S(lambda s: not (s[_CRLF] or s[_L] or s[_N]))
+        opt_sp = f"{sp}?+" if ascii_only else f"{sp}?"
 
         def ci(word: str) -> str:
             return "".join(S(lambda s, c=c: s[_CIL] == c) for c in word)
@@ -126,21 +197,26 @@ class FastSplitter:
 
         if self.name == "r50k_base":
             contr = "|".join(exact(w) for w in ("s", "d", "m", "t", "ll", "ve", "re"))
-            src = (f"{apos}(?:{contr})|{sp}?{letter}++|{sp}?{num}++|{sp}?{punct}++"
+            src = (f"{apos}(?:{contr})|{opt_sp}{letter}++|{opt_sp}{num}++|{opt_sp}{punct}++"
                    f"|{ws}++\\Z|{ws}+(?!{nws})|{ws}")
         elif self.name == "cl100k_base":
             contr = "|".join(ci(w) for w in ("s", "d", "m", "t", "ll", "ve", "re"))
-            src = (f"{apos}(?:{contr})|{prefix}?+{letter}++|{num}{{1,3}}+|{sp}?{punct}++{crlf}*+"
+            src = (f"{apos}(?:{contr})|{prefix}?+{letter}++|{num}{{1,3}}+|{opt_sp}{punct}++{crlf}*+"
                    f"|{ws}++\\Z|{ws}*{crlf}|{ws}+(?!{nws})|{ws}")
         else:
             up = S(lambda s: s[_UP])
             lo = S(lambda s: s[_LO])
             crlf_slash = S(lambda s: s[_CRLF] or s[_SLASH])
             contr = "|".join(apos + ci(w) for w in ("s", "t", "re", "ve", "m", "ll", "d"))
-            src = (f"{prefix}?{up}*{lo}+(?:{contr})?|{prefix}?{up}+{lo}*(?:{contr})?"
-                   f"|{num}{{1,3}}|{sp}?{punct}+{crlf_slash}*|{ws}*{crlf}+|{ws}+(?!{nws})|{ws}+")
-        pat = self._compiled = re.compile(src)
-        return pat
+            if ascii_only:
+                ws_nl = S(lambda s: s[_WS] and not s[_CRLF])  # white space but not \r, \n
+                words = f"{prefix}?+(?:{up}*+{lo}++|{up}++)(?:{contr})?"
+                rest = f"|{num}{{1,3}}|{opt_sp}{punct}++{crlf_slash}*+|(?:{ws_nl}*+{crlf}++)++"
+            else:
+                words = f"{prefix}?{up}*{lo}+(?:{contr})?|{prefix}?{up}+{lo}*(?:{contr})?"
+                rest = f"|{num}{{1,3}}|{sp}?{punct}+{crlf_slash}*|{ws}*{crlf}+"
+            src = f"{words}{rest}|{ws}+(?!{nws})|{ws}+"
+        return src
 
     def codes(self, text: str) -> str:
         """``text`` with every character replaced by its class code (same length)."""
@@ -156,6 +232,81 @@ class FastSplitter:
         # subtle: translate first; it may meet new signatures and invalidate the pattern
         codes = text.translate(self._table)
         return self._pattern().findall(codes)
+
+    def pieces(self, text: str) -> list[str]:
+        """The pieces of ``text``, as strings.
+
+        Three equivalent patterns, fastest first: over the characters themselves for ASCII
+        text (``ascii_only`` form of :meth:`_source`) and for text below U+0800 (classes
+        listed as code point ranges), else over the class codes, then sliced out of ``text``.
+        On 1.4 MB of Latin, Cyrillic and Greek prose the second is ~3x faster than the third.
+
+        >>> FastSplitter("cl100k_base").pieces("Hi  there!\\n")
+        ['Hi', ' ', ' there', '!\\n']
+
+        Runtime complexity: ``O(len(text))``.
+        """
+        if text.isascii():  # O(1): CPython records it in the string
+            # one C call: no code string, no span arithmetic, no slicing
+            return self._ascii.findall(text)
+        wide_findall = self._wide_pattern().findall
+        if _BEYOND_WIDE.search(text) is None:
+            return wide_findall(text)
+        if len(text) <= _SUB_BLOCK_CHARS:
+            return self._code_pieces(text)
+        # text with a few characters from U+0800 up (real text often is): only the small
+        # blocks that hold them take the slower code path
+        out: list[str] = []
+        ascii_findall = self._ascii.findall
+        for sub in self.blocks(text, _SUB_BLOCK_CHARS):
+            if sub.isascii():
+                out += ascii_findall(sub)
+            elif _BEYOND_WIDE.search(sub) is None:
+                out += wide_findall(sub)
+            else:
+                out += self._code_pieces(sub)
+        return out
+
+    def _code_pieces(self, text: str) -> list[str]:
+        # pieces as class codes, then the same spans sliced out of the text
+        parts = self.findall(text)
+        ends = list(accumulate(map(len, parts)))
+        return list(map(text.__getitem__, map(slice, [0, *ends], ends)))
+
+    def blocks(self, text: str, size: int) -> Iterator[str]:
+        """Consecutive slices of ``text``, each about ``size`` characters or more, whose splits
+        concatenate to the split of ``text``; one slice when ``text`` has no cut point.
+
+        >>> [len(b) for b in FastSplitter("o200k_base").blocks("x = 1\\ny = 2\\n  z\\n", 3)]
+        [6, 10]
+
+        Cuts are made only right after ``X\\n`` (``X`` printable non-space ASCII) before an
+        ASCII letter ``L``. For each of the three patterns no piece spans such a cut, and the
+        pieces left of it are the same when the text ends there (so splitting each slice
+        alone is exact; pieces read nothing to the left of their start):
+
+        * no alternative that could reach the cut matches ``\\n`` before a letter: letter,
+          number and contraction runs stop at ``\\n``; punctuation runs (`` ?[^\\s\\p{L}\\p{N}]+``
+          with their trailing ``[\\r\\n]*`` / ``[\\r\\n/]*``) and white-space runs stop at ``L``
+          or at the end alike;
+        * the end-sensitive alternatives choose the same span either way: a white-space run
+          that reaches the cut is ``\\n`` alone (``X`` is not white space); cl100k/r50k's
+          ``\\s++$`` takes it at the end of the slice, where in the whole text ``\\s*[\\r\\n]``
+          (cl100k) or ``\\s`` (r50k; ``\\s+(?!\\S)`` fails before ``L``) takes the same
+          ``\\n``; o200k's ``\\s*[\\r\\n]+`` comes before its look-ahead and takes it in both.
+
+        Runtime complexity: ``O(len(text))`` in all, lazily.
+        """
+        n = len(text)
+        pos = 0
+        while n - pos > size:
+            m = _CUT.search(text, pos + size)
+            if m is None:
+                break
+            end = m.end()
+            yield text[pos:end]
+            pos = end
+        yield text[pos:] if pos else text
 
     def spans(self, text: str, pos: int = 0) -> list[tuple[int, int]]:
         """All piece spans of ``text[pos:]``."""

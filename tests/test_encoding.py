@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import itertools
 import random
 
 import pytest
@@ -12,7 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from livetok.incremental import Encoding, VocabularyError, get_encoding, list_encodings
-from livetok.incremental.bpe import bpe_encode, bpe_encode_naive, bpe_split
+from livetok.incremental.bpe import (
+    _SCAN_MAX,
+    _heap_split,
+    _scan_bounds,
+    bpe_encode,
+    bpe_encode_naive,
+    bpe_split,
+)
 from livetok.incremental.load import _tiktoken_cache_file, load_gpt2_files, load_tiktoken_file
 
 from ._refs import BPE_NAMES, real_text, tiktoken_ref
@@ -166,7 +174,7 @@ def test_env_var_names_the_vocabulary(tmp_path, monkeypatch):
     assert ranks == {b"x": 0} and source == str(f)
 
 
-# -- BPE: priority queue version against the naive reference -------------------------------
+# -- BPE: priority queue and short-piece scan against the naive reference ------------------
 
 
 @pytest.mark.parametrize("name", BPE_NAMES)
@@ -174,6 +182,30 @@ def test_env_var_names_the_vocabulary(tmp_path, monkeypatch):
 def test_heap_bpe_equals_naive(name, data):
     ranks = get_encoding(name).mergeable_ranks
     assert bpe_encode(data, ranks) == bpe_encode_naive(data, ranks)
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+@given(data=st.binary(max_size=80)
+       | st.text(max_size=40).map(lambda s: s.encode("utf-8", "replace")))
+def test_scan_bpe_equals_heap_bpe(name, data):
+    """The short-piece scan and the heap give the same parts, whatever the length."""
+    ranks = get_encoding(name).mergeable_ranks
+    bounds = _scan_bounds(data, ranks)
+    assert list(zip(bounds, bounds[1:])) == _heap_split(data, ranks)
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_bpe_paths_on_repetitive_pieces_around_the_threshold(name):
+    """Ties (equal ranks of equal pairs) on both sides of ``_SCAN_MAX``: leftmost wins."""
+    ranks = get_encoding(name).mergeable_ranks
+    for unit in (b"a", b" ", b"ab", b"-", "中文".encode(), "é".encode(), b"\xff"):
+        for k in range(1, 2 * _SCAN_MAX // len(unit) + 2):
+            data = unit * k
+            want = bpe_encode_naive(data, ranks)
+            assert bpe_encode(data, ranks) == want
+            bounds = _scan_bounds(data, ranks)
+            assert [ranks[data[s:e]] for s, e in zip(bounds, bounds[1:])] == want
+            assert [ranks[data[s:e]] for s, e in _heap_split(data, ranks)] == want
 
 
 def test_heap_bpe_on_long_adversarial_pieces():
@@ -205,6 +237,43 @@ def test_fast_split_equals_regex_reference(name, text):
     assert list(pre.split(text)) == pre.split_reference(text)
 
 
+#: text dense in the characters around block cuts (``X\n`` before a letter) and in ASCII
+_NEAR_CUTS = st.lists(
+    st.sampled_from(["a", "Z", "x", " ", "  ", "\t", "\n", "\r\n", "\r", "\n\n", "!", ")", "/",
+                     "'", "'s", "1", "é", "中", "\u00a0", "\x1c", "\x0b", "\u2028", "\x85",
+                     "\x00"]),
+    max_size=60,
+).map("".join) | st.text(st.characters(max_codepoint=127), max_size=60)
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+@given(text=_NEAR_CUTS | TEXT, size=st.integers(0, 12))
+def test_fast_blocks_and_pieces_equal_regex_reference(name, text, size):
+    """``pieces`` (ASCII and code paths) and ``blocks`` (cut proof in its docstring) are exact."""
+    fast = get_encoding(name)._pre.fast
+    want = [text[s:e] for s, e in get_encoding(name)._pre.split_reference(text)]
+    assert fast.pieces(text) == want
+    blocks = list(fast.blocks(text, size))
+    assert "".join(blocks) == text and all(blocks[:-1])
+    assert [p for b in blocks for p in fast.pieces(b)] == want
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_fast_blocks_cut_everywhere_on_all_short_texts(name):
+    """Every text of up to 5 characters over an alphabet that makes and breaks cut points,
+    cut at every cut point (``size=0``)."""
+    pre = get_encoding(name)._pre
+    # the second alphabet is ASCII: contractions, white space and '/' for the ASCII pattern
+    for alphabet, longest in ((["a", "B", " ", "\n", "\r", "!", "1", "'", "\u00a0"], 5),
+                              (["s", "T", "e", "'", " ", "\t", "\n", "\r", "/", "-", "1", "x"], 4)):
+        for k in range(1, longest + 1):
+            for chars in itertools.product(alphabet, repeat=k):
+                text = "".join(chars)
+                want = [text[s:e] for s, e in pre.split_reference(text)]
+                got = [p for b in pre.fast.blocks(text, 0) for p in pre.fast.pieces(b)]
+                assert got == want, text
+
+
 @pytest.mark.parametrize("name", BPE_NAMES)
 def test_fast_split_on_every_character_class(name):
     """Each code point (in steps) between letters, spaces and apostrophes, both forms."""
@@ -214,6 +283,22 @@ def test_fast_split_on_every_character_class(name):
         block = chars[k : k + 400]
         text = "".join(f"a{c} {c}'s{c}\n{c}{c}A" for c in block)
         assert list(pre.split(text)) == pre.split_reference(text)
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_fast_pieces_on_every_character_below_u0900(name):
+    """The pattern over code point ranges (text below U+0800), each character in context."""
+    pre = get_encoding(name)._pre
+    # up to U+08FF: the characters just above the range must not take its pattern
+    chars = [chr(c) for c in range(0x900)]
+    for k in range(0, len(chars), 256):
+        text = "".join(f"a{c} {c}'s{c}\n{c}{c}A{c}'S {c}{c}1" for c in chars[k : k + 256])
+        want = [text[s:e] for s, e in pre.split_reference(text)]
+        assert pre.fast.pieces(text) == want
+        # the same with one character from U+0800 up: blocks take all three paths
+        mixed = text + "\u4e2d\n" + text.encode("ascii", "ignore").decode()
+        want = [mixed[s:e] for s, e in pre.split_reference(mixed)]
+        assert pre.fast.pieces(mixed) == want
 
 
 def test_fast_path_learns_new_characters_mid_call():
