@@ -124,6 +124,8 @@ class Document:
         self._glue = bool(getattr(enc, "supports_glue", False))
         clean = getattr(enc, "clean_starts", None)
         self._clean: Any = clean
+        # per-token tables of byte-level encodings, fixed for the encoding's life
+        self._lead: Any = getattr(enc, "lead_counts", None)
         self._seq = TokenSeq(load)
         self.version = 0
         self.stats = EditStats()
@@ -277,9 +279,11 @@ class Document:
         """
         if not isinstance(new_text, str):
             raise TypeError(f"new_text must be str, not {type(new_text).__name__}")
-        start, end = self._check_range(start, end)
-        new_text = sanitize(new_text)
         seq = self._seq
+        # plain ints in range skip the checks (which also accept int subclasses, not bool)
+        if not (type(start) is int and type(end) is int and 0 <= start <= end <= seq.total_cp):
+            start, end = self._check_range(start, end)
+        new_text = sanitize(new_text)
         before = seq.total_counted
         if end - start == len(new_text) and seq.slice_text(start, end) == new_text:
             self.version += 1
@@ -350,8 +354,7 @@ class Document:
         return ids, cps, flags
 
     def _new_tokens(self, ids: Sequence[int], first_is_piece_start: bool) -> _Seg:
-        enc = self._enc
-        lead = enc.lead_counts
+        lead = self._lead
         clean = self._clean
         cps = [lead[i] for i in ids]
         flags = bytearray([clean[i] for i in ids])
@@ -364,6 +367,7 @@ class Document:
         seq = self._seq
         # every query below is about the neighbourhood of the edit: answer it in one chunk
         v = SeqView(seq, start)
+        horizon = enc.horizon
         n_old = seq.total_cp
         delta = len(new_text) - (end - start)
         new_end = start + len(new_text)
@@ -373,13 +377,11 @@ class Document:
         if seq.total_tokens == 0:
             r_tok, r = 0, 0
         else:
-            r_tok = v.prev_piece_start(v.locate(min(start, n_old - 1))[0])
-            r = v.token_start_cp(r_tok)
+            r_tok, r = v.piece_start_of(v.locate(min(start, n_old - 1))[0])
             while r_tok > 0:
-                p_tok = v.prev_piece_start(r_tok - 1)
-                p = v.token_start_cp(p_tok)
+                p_tok, p = v.piece_start_of(r_tok - 1)
                 head = v.slice_text(p, start)
-                if enc.horizon(head, 0, len(head)) <= len(head):
+                if horizon(head, 0, len(head)) <= len(head):
                     break
                 r_tok, r = p_tok, p
 
@@ -394,7 +396,7 @@ class Document:
             spans: list[tuple[int, int]] = []
             q_tok = None
             for ps, pe in enc.split(window, 0):
-                if not at_doc_end and enc.horizon(window, ps, wlen) > wlen:
+                if not at_doc_end and horizon(window, ps, wlen) > wlen:
                     break  # this piece may depend on text beyond the window
                 spans.append((ps, pe))
                 q_new = r + pe
@@ -417,6 +419,10 @@ class Document:
 
         # 3. tokens of the new pieces, as segments (old tokens kept in place, or new ones)
         segs: list[_Seg] = []
+        glue = self._glue
+        encode_piece = enc.encode_piece
+        lead = self._lead
+        clean = self._clean
         for ps, pe in spans:
             a, b = r + ps, r + pe
             if (b <= start or a >= new_end) and (a == 0) == (
@@ -424,18 +430,22 @@ class Document:
             ):
                 oa = a if b <= start else a - delta
                 ob = b if b <= start else b - delta
-                ta = v.piece_start_at(oa)
-                if ta is not None:
-                    tb = v.next_piece_start(ta)
-                    if v.token_start_cp(tb) == ob or (tb == seq.total_tokens and ob == n_old):
-                        segs.append(_Seg(0, ta, tb, None, None, None))
-                        continue
+                old = v.old_piece(oa, ob)
+                if old is not None:
+                    segs.append(_Seg(0, old[0], old[1], None, None, None))
+                    continue
             piece = window[ps:pe]
-            if self._glue and pe - ps >= GLUE_MIN_CP:
+            if glue and pe - ps >= GLUE_MIN_CP:
                 segs.extend(self._glue_piece(a, b, piece, start, end, new_text, delta))
             else:
-                ids = enc.encode_piece(piece, at_text_start=a == 0)
-                segs.append(self._piece_segment(piece, ids, a == 0))
+                ids = encode_piece(piece, at_text_start=a == 0)
+                if ids and lead is not None and clean is not None:
+                    # _piece_segment's byte-level case, inline
+                    fl = bytearray([clean[i] for i in ids])
+                    fl[0] |= PIECE_START
+                    segs.append(_Seg(1, 0, 0, ids, [lead[i] for i in ids], fl))
+                else:
+                    segs.append(self._piece_segment(piece, ids, a == 0))
 
         # 4. trim old segments that stay in place, then replace the rest in the sequence
         t0, t1 = r_tok, q_tok
@@ -464,15 +474,16 @@ class Document:
         # subtle: trimming never crosses the edit (only unchanged pieces become old segments)
         assert c0 <= start and c1 >= end, (c0, c1, start, end)
         text = v.slice_text(c0, start) + new_text + v.slice_text(end, c1)
-        removed = v.counted_before(t1) - v.counted_before(t0)
+        removed = v.counted_between(t0, t1)
         seq.replace(t0, t1, ids, cps, flags, text, v)
-        added = len(ids) - sum(1 for f in flags if f & PLACEHOLDER)
+        # a placeholder token is always a whole piece: PIECE_START | CLEAN | PLACEHOLDER
+        added = len(ids) - flags.count(PIECE_START | CLEAN | PLACEHOLDER)
         return removed, added
 
     def _piece_segment(self, piece: str, ids: Sequence[int], at0: bool) -> _Seg:
         if not ids:
             return _Seg(1, 0, 0, [0], [len(piece)], bytearray([PIECE_START | CLEAN | PLACEHOLDER]))
-        if getattr(self._enc, "lead_counts", None) is not None and self._clean is not None:
+        if self._lead is not None and self._clean is not None:
             return self._new_tokens(ids, True)
         return self._generic_tokens(piece, ids, True, at0)
 

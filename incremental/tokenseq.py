@@ -8,16 +8,26 @@ given, not sorted) whose elements carry sizes:
 
 * each :class:`Chunk` holds ``ids`` (``array('I')``), ``cps`` (code points per token,
   ``array('I')``), ``flags`` (``bytearray``) and the chunk's text (``str``);
-* sums of the chunks' code point lengths and token counts, kept per block of 64 chunks
-  (:class:`_Prefix`), find the chunk that holds a code point offset, or the number of tokens
-  before a chunk, with ``O(1)`` Python steps and ``O(sqrt C)``-sized C loops; an edit inside
-  one chunk updates them in ``O(1)``;
+* sums of the chunks' code point lengths and token counts, kept per block of 64 chunks and
+  per superblock of 16 blocks (:class:`_Prefix`), find the chunk that holds a code point
+  offset, or the number of tokens before a chunk, with ``O(1)`` Python steps and C loops over
+  three short list slices; an edit inside one chunk updates them in ``O(1)`` (a few list
+  increments, nothing rebuilt);
 * chunks split above ``2 * load`` tokens and merge below ``load / 4``, and only then are the
-  block sums recomputed (``O(C)`` in C, amortised over many edits).
+  block sums recomputed (``O(C)`` in C, amortised over many edits);
+* an edit asks its questions through a :class:`SeqView` of the chunk that holds it, which
+  covers only a window of ``2 * SeqView.HALF`` tokens of a large chunk (so that an edit does
+  not build code point offsets for all of its chunk's tokens), and the sequence remembers the
+  last view's chunk while edits stay in it (typing in one place skips the index search).
 
 Flags per token: :data:`PIECE_START` (first token of a pre-token), :data:`CLEAN` (starts on a
 character boundary: byte-level tokens may split a UTF-8 character), :data:`PLACEHOLDER` (holds
 the code points of a piece that produced no token, e.g. WordPiece whitespace; not counted).
+A piece always starts on a character boundary and a placeholder is always a whole piece, so a
+token's flags are one of ``0``, ``CLEAN``, ``PIECE_START | CLEAN`` and
+``PIECE_START | CLEAN | PLACEHOLDER`` (checked by :meth:`TokenSeq._check`): a piece start is
+found with one or two ``bytearray.find`` calls, and placeholders are counted with one
+``count``.
 
 The choice of chunks + block sums over a ``SortedList`` keyed by offset is explained in
 ``docs/algorithms.md``: keys would have to be shifted on every edit.
@@ -47,8 +57,8 @@ class Chunk:
         self.cps = cps
         self.flags = flags
         self.text = text
-        self.ncounted = len(ids) - _placeholders(flags)
-        self.has_ps = any(flags.count(f) for f in _PIECE_START_FLAG_VALUES)
+        self.ncounted = len(ids) - flags.count(_PH)
+        self.has_ps = _PS in flags or _PH in flags
         self._cum: list[int] | None = None
 
     def cum(self) -> list[int]:
@@ -62,76 +72,155 @@ class Chunk:
         return len(self.ids)
 
 
-_PLACEHOLDER_FLAG_VALUES = [f for f in range(8) if f & PLACEHOLDER]
-_PIECE_START_FLAG_VALUES = [f for f in range(8) if f & PIECE_START]
-_PIECE_START_BYTES = [bytes([f]) for f in _PIECE_START_FLAG_VALUES]
+#: the flag values a token can have: a piece always starts cleanly, and a placeholder is a
+#: whole piece, so ``_PS`` and ``_PH`` are the only piece starts (one ``find`` each)
+_FLAG_VALUES = frozenset({0, CLEAN, PIECE_START | CLEAN, PIECE_START | CLEAN | PLACEHOLDER})
+_PS = PIECE_START | CLEAN
+_PH = PIECE_START | CLEAN | PLACEHOLDER
 
 
-def _placeholders(flags: bytearray) -> int:
-    """Number of placeholder tokens (C-speed ``count`` per flag combination)."""
-    return sum(flags.count(f) for f in _PLACEHOLDER_FLAG_VALUES)
+def _rfind_ps(flags: bytearray, end: int, has_ph: bool) -> int:
+    """Index of the last piece start in ``flags[:end]``, or -1."""
+    k = flags.rfind(_PS, 0, end)
+    if has_ph:
+        k = max(k, flags.rfind(_PH, 0, end))
+    return k
+
+
+def _find_ps(flags: bytearray, begin: int, has_ph: bool) -> int:
+    """Index of the first piece start in ``flags[begin:]``, or -1."""
+    k = flags.find(_PS, begin)
+    if has_ph:
+        h = flags.find(_PH, begin)
+        if h >= 0 and (k < 0 or h < k):
+            k = h
+    return k
+
+
+def _splice(head: array, j0: int, mid: Sequence[int], tail: array, j1: int) -> array:
+    """``head[:j0] + mid + tail[j1:]`` as a new array of ``head``'s type."""
+    out = head[:j0]
+    out.extend(mid)
+    out.extend(tail[j1:])
+    return out
 
 
 class _Prefix:
-    """Per-chunk sizes with prefix sums over blocks of chunks (square-root decomposition).
+    """Per-chunk sizes with sums over blocks and superblocks of chunks (a three-level
+    square-root decomposition).
 
-    ``sizes[i]`` is chunk ``i``'s size; ``_blocks[b]`` the sum of ``sizes`` over block ``b``
-    (``BLOCK`` chunks). The prefix sums of the few block sums (``C / BLOCK``: about 80 for
-    the 5,000 chunks of a 10 MB document) are rebuilt by ``accumulate`` (C speed) after an
-    update, and a query bisects them, then sums or accumulates within one block, again in C.
-    An update is ``O(1)``, a query ``O(C / BLOCK + BLOCK)`` C steps and ``O(1)`` Python steps,
-    and no step ever walks all chunks in Python. Measured here against the alternatives: a
-    Python Fenwick tree costs ``O(log C)`` Python steps per query and update, and one prefix
-    list over all chunks, even patched lazily, costs ``O(C)`` per rebuild (the top cost of an
-    edit in a 10 MB document, ahead of the re-tokenization itself).
+    ``sizes[i]`` is chunk ``i``'s size, ``_blocks[b]`` the sum of ``sizes`` over block ``b``
+    (``BLOCK`` chunks) and ``_supers[s]`` the sum of ``_blocks`` over superblock ``s``
+    (``SUPER`` blocks). Nothing is cached: an update adds its delta at each level (three list
+    increments), and a query walks down the levels, each time summing or accumulating one
+    short list slice in C (``sum``, ``accumulate`` + ``bisect``). For the ~10,000 chunks of a
+    10 MB document the slices are at most 10, 16 and 64 long. An update is ``O(1)``; a query
+    is ``O(1)`` Python steps and ``O(C / (BLOCK * SUPER) + SUPER + BLOCK)`` C steps; a splice
+    (``sizes`` changed in place, then :meth:`reblock`) is ``O(C)`` in C. Measured here
+    against the alternatives (random one-character edits in a 10 MB document): prefix sums
+    of the block sums rebuilt lazily after each update (~4 µs per rebuild, three indexes
+    rebuilt per edit: 7 µs slower per edit), a Fenwick tree over the sums of blocks of 16
+    chunks (``O(log C)`` Python steps per query and update: no faster per edit, and a splice
+    costs 4x more), and one prefix list over all chunks (``O(C)`` per rebuild, once the top
+    cost of an edit in a 10 MB document).
     """
 
-    __slots__ = ("sizes", "_blocks", "_bpre")
+    __slots__ = ("sizes", "_blocks", "_supers")
 
     BLOCK = 64
+    SUPER = 16
 
     def __init__(self, values: Sequence[int]) -> None:
+        # a list, not an array('q'): summing or accumulating a slice of it is twice as fast
+        # (an array makes a new int object per item read), and was measured faster per edit
         self.sizes = list(values)
+        self._blocks: list[int] = []
+        self._supers: list[int] = []
         self.reblock()
 
-    def reblock(self) -> None:
-        """Recompute the block sums after ``sizes`` was spliced. ``O(C)`` in C."""
-        s, B = self.sizes, self.BLOCK
-        self._blocks = [sum(s[i : i + B]) for i in range(0, len(s), B)] or [0]
-        self._bpre: list[int] | None = None
+    def splice(self, a: int, b: int, values: Sequence[int]) -> None:
+        """``sizes[a:b] = values``, then the sums from block ``a // BLOCK`` on. ``O(C)`` in C."""
+        self.sizes[a:b] = values
+        self.reblock(a // self.BLOCK)
 
-    def _block_prefix(self) -> list[int]:
-        bp = self._bpre
-        if bp is None:
-            bp = self._bpre = [0, *accumulate(self._blocks)]
-        return bp
+    def reblock(self, first: int = 0) -> None:
+        """Recompute the sums of blocks ``first, first + 1, ...`` (and of their superblocks)
+        after ``sizes`` changed there. ``O(C)`` in C."""
+        s, B, S = self.sizes, self.BLOCK, self.SUPER
+        bl = self._blocks
+        first = min(first, len(bl))
+        bl[first:] = [sum(s[i : i + B]) for i in range(first * B, len(s), B)]
+        if not bl:
+            bl.append(0)
+        f2 = first // S
+        self._supers[f2:] = [sum(bl[i : i + S]) for i in range(f2 * S, len(bl), S)]
 
     def add(self, i: int, delta: int) -> None:
         if delta:
             self.sizes[i] += delta
-            self._blocks[i // self.BLOCK] += delta
-            self._bpre = None
+            b = i // self.BLOCK
+            self._blocks[b] += delta
+            self._supers[b // self.SUPER] += delta
 
     def prefix(self, i: int) -> int:
         """Sum of sizes[0:i]."""
-        b, r = divmod(i, self.BLOCK)
-        v = self._block_prefix()[b]
-        return v + sum(self.sizes[i - r : i]) if r else v
+        B = self.BLOCK
+        b = i // B
+        s = b // self.SUPER
+        v = sum(self._supers[:s]) if s else 0
+        lo = s * self.SUPER
+        if b > lo:
+            v += sum(self._blocks[lo:b])
+        lo = b * B
+        return v + sum(self.sizes[lo:i]) if i > lo else v
 
     def find(self, x: int) -> tuple[int, int]:
         """Smallest ``i`` with ``prefix(i + 1) > x``, and ``prefix(i)``; ``(n, total)`` if none."""
-        bp = self._block_prefix()
-        b = bisect_right(bp, x) - 1
-        if b >= len(self._blocks):
-            return len(self.sizes), bp[-1]
-        lo = b * self.BLOCK
-        acc = list(accumulate(self.sizes[lo : lo + self.BLOCK], initial=bp[b]))
+        sup = self._supers
+        acc = list(accumulate(sup, initial=0))
+        s = bisect_right(acc, x) - 1
+        if s >= len(sup):
+            return len(self.sizes), acc[-1]
+        # the sums below superblock s exceed x - acc[s], so each bisect lands inside its slice
+        lo = s * self.SUPER
+        acc = list(accumulate(self._blocks[lo : lo + self.SUPER], initial=acc[s]))
+        b = bisect_right(acc, x) - 1
+        base = acc[b]
+        lo = (lo + b) * self.BLOCK
+        acc = list(accumulate(self.sizes[lo : lo + self.BLOCK], initial=base))
         j = bisect_right(acc, x) - 1
         return lo + j, acc[j]
 
+    def find_and_prefix(self, x: int, other: _Prefix) -> tuple[int, int, int] | None:
+        """``find(x)`` and ``other.prefix(i)`` of the ``i`` found, in one walk down the levels
+        (``other`` indexes the same chunks); None when ``x`` is past the end."""
+        sup = self._supers
+        acc = list(accumulate(sup, initial=0))
+        s = bisect_right(acc, x) - 1
+        if s >= len(sup):
+            return None
+        S = self.SUPER
+        lo = s * S
+        acc = list(accumulate(self._blocks[lo : lo + S], initial=acc[s]))
+        b = bisect_right(acc, x) - 1
+        base = acc[b]
+        lo2 = (lo + b) * self.BLOCK
+        acc = list(accumulate(self.sizes[lo2 : lo2 + self.BLOCK], initial=base))
+        j = bisect_right(acc, x) - 1
+        t = sum(other._supers[:s]) if s else 0
+        if b:
+            t += sum(other._blocks[lo : lo + b])
+        if j:
+            t += sum(other.sizes[lo2 : lo2 + j])
+        return lo2 + j, acc[j], t
+
 
 class TokenSeq:
-    """Tokens of a document in chunks, findable by code point offset in ``O(log n)``.
+    """Tokens of a document in chunks, findable by code point offset or token index.
+
+    Runtime complexities below count C-level steps for ``C`` chunks: an index query
+    (:class:`_Prefix`) reads list slices of at most ``C / 1024``, 16 and 64 items, with a
+    constant number of Python steps.
 
     >>> from array import array
     >>> s = TokenSeq(load=4)
@@ -146,6 +235,10 @@ class TokenSeq:
         self.total_cp = 0
         self.total_counted = 0
         self.total_tokens = 0
+        #: ``(chunk index, chunk, its first code point, its first token)`` of the last
+        #: :class:`SeqView`, kept while edits stay in that chunk (which moves no chunk start):
+        #: consecutive edits in one place skip the index search
+        self._hint: tuple[int, Chunk, int, int] | None = None
         self._reindex()
 
     # -- index ------------------------------------------------------------------------------
@@ -172,7 +265,7 @@ class TokenSeq:
         A token with zero code points is never returned for ``cp < total_cp``; for
         ``cp == total_cp`` returns ``(total_tokens, total_cp)``.
 
-        Runtime complexity: ``O(log C + load)``.
+        Runtime complexity: ``O(C / 1024 + load)``.
         """
         if cp >= self.total_cp:
             return self.total_tokens, self.total_cp
@@ -190,7 +283,7 @@ class TokenSeq:
         """``(index, start_cp)`` of the first token whose start is ``>= cp`` (zero-width ones
         included); ``(total_tokens, total_cp)`` when there is none.
 
-        Runtime complexity: ``O(log C + load)``.
+        Runtime complexity: ``O(C / 1024 + load)``.
         """
         if cp >= self.total_cp:
             # zero-width tokens at the very end hold the last character's tail bytes: they
@@ -208,7 +301,7 @@ class TokenSeq:
         """Index of the token that starts a piece exactly at ``cp``, ``total_tokens`` for
         ``cp == total_cp``, or None when ``cp`` is not a piece boundary.
 
-        Runtime complexity: ``O(log C + load)``.
+        Runtime complexity: ``O(C / 1024 + load)``.
         """
         if cp == self.total_cp:
             return self.total_tokens
@@ -225,7 +318,7 @@ class TokenSeq:
     def next_piece_start(self, index: int) -> int:
         """Index of the first piece-start token after ``index`` (``total_tokens`` if none).
 
-        Runtime complexity: ``O(log C + load + chunks skipped)``.
+        Runtime complexity: ``O(C / 1024 + load + chunks skipped)``.
         """
         if index + 1 >= self.total_tokens:
             return self.total_tokens
@@ -235,13 +328,9 @@ class TokenSeq:
         while ci < len(chunks):
             ch = chunks[ci]
             if ch.has_ps:
-                best = -1
-                for b in _PIECE_START_BYTES:
-                    k = ch.flags.find(b, j)
-                    if k >= 0 and (best < 0 or k < best):
-                        best = k
-                if best >= 0:
-                    return base + best
+                k = _find_ps(ch.flags, j, ch.ncounted != len(ch))
+                if k >= 0:
+                    return base + k
             base += len(ch)
             ci += 1
             j = 0
@@ -250,7 +339,7 @@ class TokenSeq:
     def prev_piece_start(self, index: int) -> int:
         """Index of the last piece-start token at or before ``index`` (0 if none).
 
-        Runtime complexity: ``O(log C + load + chunks skipped)``.
+        Runtime complexity: ``O(C / 1024 + load + chunks skipped)``.
         """
         if index >= self.total_tokens:
             index = self.total_tokens - 1
@@ -263,9 +352,9 @@ class TokenSeq:
         while ci >= 0:
             ch = chunks[ci]
             if ch.has_ps:
-                best = max(ch.flags.rfind(b, 0, end) for b in _PIECE_START_BYTES)
-                if best >= 0:
-                    return base + best
+                k = _rfind_ps(ch.flags, end, ch.ncounted != len(ch))
+                if k >= 0:
+                    return base + k
             ci -= 1
             if ci >= 0:
                 base -= len(chunks[ci])
@@ -292,7 +381,7 @@ class TokenSeq:
         ch = self.chunks[ci]
         if ch.ncounted == len(ch):
             return self._fcount.prefix(ci) + j
-        return self._fcount.prefix(ci) + j - _placeholders(ch.flags[:j])
+        return self._fcount.prefix(ci) + j - ch.flags.count(_PH, 0, j)
 
     def get(self, index: int) -> tuple[int, int, int]:
         """``(id, cps, flags)`` of token ``index``."""
@@ -332,7 +421,7 @@ class TokenSeq:
     def slice_text(self, start: int, end: int) -> str:
         """``text[start:end]`` gathered from the chunks (no whole-document copy).
 
-        Runtime complexity: ``O(log C + (end - start) + load)``.
+        Runtime complexity: ``O(C / 1024 + (end - start) + load)``.
         """
         if start >= end:
             return ""
@@ -377,43 +466,76 @@ class TokenSeq:
         ``view``: a :class:`SeqView` of this (unchanged) sequence, to find the chunks of
         ``t0`` and ``t1`` without a search when they lie in its chunk.
 
-        Runtime complexity: ``O(log C + load + k)`` for ``k`` new tokens, plus ``O(C)`` when
+        Runtime complexity: ``O(C / 1024 + load + k)`` for ``k`` new tokens, plus ``O(C)`` when
         chunks split or merge.
         """
         chunks = self.chunks
-        if self.total_tokens == 0:
-            ci, j0 = 0, 0
-        else:
-            ci, j0 = (view or self).token_global(t0) if t0 < self.total_tokens else (
-                len(chunks) - 1, len(chunks[-1]))
-        if t1 >= self.total_tokens:
-            cj, j1 = len(chunks) - 1, len(chunks[-1])
-        else:
-            cj, j1 = (view or self).token_global(t1)
-        first, last = chunks[ci], chunks[cj]
-        c0 = first.cum()[j0]
-        c1 = last.cum()[j1]
-        new_ids = first.ids[:j0]
-        new_ids.extend(ids)
-        new_ids.extend(last.ids[j1:])
-        new_cps = first.cps[:j0]
-        new_cps.extend(cps)
-        new_cps.extend(last.cps[j1:])
+        total = self.total_tokens
+        first = last = None
+        if view is not None:
+            # both ends in the view's window (the common case): no search, no sum
+            j = t0 - view.t_base
+            k = t1 - view.t_base
+            if 0 <= j <= k < view.n:
+                ci = cj = view.ci
+                first = last = view.ch
+                j0 = view.lo + j
+                j1 = view.lo + k
+                off = view.c_base - view.k_base
+                c0 = off + view.cum[j]
+                c1 = off + view.cum[k]
+        if first is None:
+            finder = view or self
+            if total == 0:
+                ci, j0 = 0, 0
+            elif t0 < total:
+                ci, j0 = finder.token_global(t0)
+            else:
+                ci, j0 = len(chunks) - 1, len(chunks[-1])
+            if t1 >= total:
+                cj, j1 = len(chunks) - 1, len(chunks[-1])
+            else:
+                cj, j1 = finder.token_global(t1)
+            first, last = chunks[ci], chunks[cj]
+            # code points before the cut in each chunk: from the view or a cached cum when
+            # there is one, else a C-speed sum rather than building a cum list
+            c0 = view.chunk_cp(ci, j0) if view is not None else None
+            if c0 is None:
+                c0 = first._cum[j0] if first._cum is not None else sum(first.cps[:j0])
+            c1 = view.chunk_cp(cj, j1) if view is not None else None
+            if c1 is None:
+                c1 = last._cum[j1] if last._cum is not None else sum(last.cps[:j1])
+        load = self.load
+        hint = self._hint
+        self._hint = None
+        if ci == cj:
+            n = len(first) - (j1 - j0) + len(ids)
+            if load // 4 <= n <= 2 * load or (len(chunks) == 1 and n <= 2 * load):
+                # the common case: one chunk rewritten in place, O(1) index updates
+                new_ids = _splice(first.ids, j0, ids, first.ids, j1)
+                new_cps = _splice(first.cps, j0, cps, first.cps, j1)
+                ft = first.text
+                ch = Chunk(new_ids, new_cps, first.flags[:j0] + flags + first.flags[j1:],
+                           ft[:c0] + text + ft[c1:])
+                chunks[ci] = ch
+                dcp = len(text) - (c1 - c0)
+                dcount = ch.ncounted - first.ncounted
+                dlen = n - len(first)
+                self._add(ci, dcp, dcount, dlen)
+                self.total_cp += dcp
+                self.total_counted += dcount
+                self.total_tokens = total + dlen
+                if hint is not None and hint[0] == ci:
+                    self._hint = (ci, ch, hint[2], hint[3])
+                return
+        new_ids = _splice(first.ids, j0, ids, last.ids, j1)
+        new_cps = _splice(first.cps, j0, cps, last.cps, j1)
         new_flags = first.flags[:j0] + flags + last.flags[j1:]
         new_text = first.text[:c0] + text + last.text[c1:]
         old_cp = sum(len(chunks[k].text) for k in range(ci, cj + 1))
         old_counted = sum(chunks[k].ncounted for k in range(ci, cj + 1))
         old_len = sum(len(chunks[k]) for k in range(ci, cj + 1))
         n = len(new_ids)
-        load = self.load
-        if ci == cj and load // 4 <= n <= 2 * load or (len(chunks) == 1 and n <= 2 * load):
-            ch = Chunk(new_ids, new_cps, new_flags, new_text)
-            chunks[ci] = ch
-            self._fcp.add(ci, len(ch.text) - old_cp)
-            self._fcount.add(ci, ch.ncounted - old_counted)
-            self._flen.add(ci, n - old_len)
-            self._account(len(ch.text) - old_cp, ch.ncounted - old_counted, n - old_len)
-            return
         # re-chunk the affected run, borrowing a neighbour when it would be too small
         if n < load // 4 and len(chunks) > cj - ci + 1:
             if cj + 1 < len(chunks):
@@ -455,15 +577,31 @@ class TokenSeq:
         chunks[ci : cj + 1] = pieces
         # splice the per-chunk sizes (C-speed list slice assignment) instead of re-reading
         # every chunk; the prefix sums rebuild lazily
-        for prefix, sizes in (
-            (self._fcp, [len(p.text) for p in pieces]),
-            (self._fcount, [p.ncounted for p in pieces]),
-            (self._flen, [len(p) for p in pieces]),
-        ):
-            prefix.sizes[ci : cj + 1] = sizes
-            prefix.reblock()
+        self._fcp.splice(ci, cj + 1, [len(p.text) for p in pieces])
+        self._fcount.splice(ci, cj + 1, [p.ncounted for p in pieces])
+        self._flen.splice(ci, cj + 1, [len(p) for p in pieces])
         new_counted = sum(p.ncounted for p in pieces)
         self._account(len(new_text) - old_cp, new_counted - old_counted, n - old_len)
+
+    def _add(self, ci: int, dcp: int, dcount: int, dlen: int) -> None:
+        """``_Prefix.add`` on the three indexes (same shape: the levels are found once)."""
+        b = ci // _Prefix.BLOCK
+        s = b // _Prefix.SUPER
+        if dcp:
+            p = self._fcp
+            p.sizes[ci] += dcp
+            p._blocks[b] += dcp
+            p._supers[s] += dcp
+        if dcount:
+            p = self._fcount
+            p.sizes[ci] += dcount
+            p._blocks[b] += dcount
+            p._supers[s] += dcount
+        if dlen:
+            p = self._flen
+            p.sizes[ci] += dlen
+            p._blocks[b] += dlen
+            p._supers[s] += dlen
 
     def _account(self, dcp: int, dcount: int, dlen: int) -> None:
         self.total_cp += dcp
@@ -483,12 +621,18 @@ class TokenSeq:
             counted = sum(1 for f in c.flags if not f & PLACEHOLDER)
             assert c.ncounted == counted, f"chunk {k}: ncounted {c.ncounted} != {counted}"
             assert c.has_ps == any(f & PIECE_START for f in c.flags), f"chunk {k}: has_ps"
+            assert set(c.flags) <= _FLAG_VALUES, f"chunk {k}: flags {set(c.flags) - _FLAG_VALUES}"
             if c._cum is not None:
                 assert c._cum == [0, *accumulate(c.cps)], f"chunk {k}: stale cum"
             assert len(c) <= 2 * self.load + 1 or len(chunks) == 1, f"chunk {k} too large: {len(c)}"
         assert self.total_cp == sum(len(c.text) for c in chunks), "total_cp"
         assert self.total_counted == sum(c.ncounted for c in chunks), "total_counted"
         assert self.total_tokens == sum(len(c) for c in chunks), "total_tokens"
+        if self._hint is not None:
+            ci, ch, cp0, t0 = self._hint
+            assert chunks[ci] is ch, "hint: chunk"
+            assert cp0 == sum(len(c.text) for c in chunks[:ci]), "hint: code points"
+            assert t0 == sum(len(c) for c in chunks[:ci]), "hint: tokens"
         for k in range(len(chunks) + 1):
             assert self._fcp.prefix(k) == sum(len(c.text) for c in chunks[:k]), "prefix sums (cp)"
             assert self._flen.prefix(k) == sum(len(c) for c in chunks[:k]), "prefix sums (len)"
@@ -502,29 +646,79 @@ class SeqView:
     that token start, is this offset a boundary ...), nearly all about the chunk that holds the
     edit. Answering them with ``bisect`` and ``bytearray.find`` on that chunk alone keeps each
     one at C speed; anything outside the chunk falls back to the :class:`TokenSeq` method of
-    the same name, so the answers are always the same.
+    the same name, so the answers are always the same. A few methods answer two questions at
+    once (:meth:`piece_start_of`, :meth:`old_piece`, :meth:`counted_between`): an edit asks them
+    together, and one call costs less than two.
     """
 
-    __slots__ = ("seq", "ci", "ch", "n", "cum", "flags", "t_base", "c_base", "c_end")
+    __slots__ = (
+        "seq", "ci", "lo", "ch", "n", "cum", "cps", "flags", "has_ph",
+        "t_base", "c_base", "c_end", "k_base", "k_end",
+    )
+
+    #: in a chunk of more than ``3 * HALF`` tokens without a cached ``cum``, the view covers
+    #: ``2 * HALF`` tokens around the one estimated to hold ``cp`` (building ``cum`` for the
+    #: whole chunk cost more than any other step of finding an edit's place)
+    HALF = 32
 
     def __init__(self, seq: TokenSeq, cp: int) -> None:
         self.seq = seq
-        ci, base = seq._chunk_at_cp(min(cp, max(0, seq.total_cp - 1)))
-        ch = seq.chunks[ci]
+        cp = min(cp, max(0, seq.total_cp - 1))
+        h = seq._hint
+        if h is not None and h[2] <= cp < h[2] + len(h[1].text):
+            ci, ch, base, t_base = h
+        else:
+            found = seq._fcp.find_and_prefix(cp, seq._flen)
+            if found is None:  # cp == total_cp == 0: the one empty chunk
+                ci, base = seq._chunk_at_cp(cp)
+                t_base = seq._flen.prefix(ci)
+            else:
+                ci, base, t_base = found
+            ch = seq.chunks[ci]
+            seq._hint = (ci, ch, base, t_base)
         self.ci = ci
         self.ch = ch
-        self.n = len(ch)
+        n = len(ch)
+        tl = len(ch.text)
+        self.k_base = base  # the chunk's code points, for slice_text
+        self.k_end = base + tl
+        self.has_ph = ch.ncounted != n
+        H = self.HALF
+        if ch._cum is None and n > 3 * H and tl:
+            # the token holding cp, estimated from the chunk's mean token width; the window
+            # is [lo, hi) of the chunk's tokens, and its cum starts at 0 on token lo
+            hi = min(n, max(0, (cp - base) * n // tl - H) + 2 * H)
+            lo = hi - 2 * H
+            cps = ch.cps
+            wcps = cps[lo:hi]
+            cum = [0, *accumulate(wcps)]
+            # code points before the window, summed from the nearer end of the chunk
+            off = sum(cps[:lo]) if lo <= n - hi else tl - cum[-1] - sum(cps[hi:])
+            if 0 <= cp - base - off < cum[-1]:
+                self.lo = lo
+                self.n = hi - lo
+                self.cum = cum
+                self.cps = wcps
+                self.flags = ch.flags[lo:hi]
+                self.t_base = t_base + lo
+                self.c_base = base + off
+                self.c_end = base + off + cum[-1]
+                return
+        self.lo = 0
+        self.n = n
         self.cum = ch.cum()
+        self.cps = ch.cps
         self.flags = ch.flags
-        self.t_base = seq._flen.prefix(ci)
+        self.t_base = t_base
         self.c_base = base
-        self.c_end = base + len(ch.text)
+        self.c_end = base + tl
 
     def locate(self, cp: int) -> tuple[int, int]:
-        if self.c_base <= cp < self.c_end:
+        rel = cp - self.c_base
+        if 0 <= rel and cp < self.c_end:
             cum = self.cum
-            j = bisect_right(cum, cp - self.c_base) - 1
-            cps = self.ch.cps
+            j = bisect_right(cum, rel) - 1
+            cps = self.cps
             n = self.n
             while j < n and cps[j] == 0:
                 j += 1
@@ -535,7 +729,7 @@ class SeqView:
     def token_global(self, index: int) -> tuple[int, int]:
         j = index - self.t_base
         if 0 <= j < self.n:
-            return self.ci, j
+            return self.ci, self.lo + j
         return self.seq.token_global(index)
 
     def token_start_cp(self, index: int) -> int:
@@ -549,33 +743,37 @@ class SeqView:
     def prev_piece_start(self, index: int) -> int:
         j = index - self.t_base
         if 0 <= j < self.n:
-            fl = self.flags
-            k = max(fl.rfind(b, 0, j + 1) for b in _PIECE_START_BYTES)
+            k = _rfind_ps(self.flags, j + 1, self.has_ph)
             if k >= 0:
                 return self.t_base + k
         return self.seq.prev_piece_start(index)
 
+    def piece_start_of(self, index: int) -> tuple[int, int]:
+        """``(prev_piece_start(index), token_start_cp of it)``."""
+        j = index - self.t_base
+        if 0 <= j < self.n:
+            k = _rfind_ps(self.flags, j + 1, self.has_ph)
+            if k >= 0:
+                return self.t_base + k, self.c_base + self.cum[k]
+        t = self.seq.prev_piece_start(index)
+        return t, self.token_start_cp(t)
+
     def next_piece_start(self, index: int) -> int:
         j = index - self.t_base
         if 0 <= j and j + 1 < self.n:
-            fl = self.flags
-            best = -1
-            for b in _PIECE_START_BYTES:
-                k = fl.find(b, j + 1)
-                if k >= 0 and (best < 0 or k < best):
-                    best = k
-            if best >= 0:
-                return self.t_base + best
+            k = _find_ps(self.flags, j + 1, self.has_ph)
+            if k >= 0:
+                return self.t_base + k
         return self.seq.next_piece_start(index)
 
     def piece_start_at(self, cp: int) -> int | None:
-        if self.c_base <= cp < self.c_end:
-            rel = cp - self.c_base
+        rel = cp - self.c_base
+        if 0 <= rel and cp < self.c_end:
             cum = self.cum
             j = bisect_left(cum, rel)
             n = self.n
             fl = self.flags
-            cps = self.ch.cps
+            cps = self.cps
             while j < n and cum[j] == rel:
                 if fl[j] & PIECE_START:
                     return self.t_base + j
@@ -586,17 +784,48 @@ class SeqView:
                 return None
         return self.seq.piece_start_at(cp)
 
+    def old_piece(self, a: int, b: int) -> tuple[int, int] | None:
+        """``(ta, tb)`` when ``[a, b)`` is exactly one piece of the sequence (``ta`` its first
+        token, ``tb`` the next piece's, or ``total_tokens`` when it ends the text), else None."""
+        ta = self.piece_start_at(a)
+        if ta is None:
+            return None
+        tb = self.next_piece_start(ta)
+        seq = self.seq
+        if self.token_start_cp(tb) == b or (tb == seq.total_tokens and b == seq.total_cp):
+            return ta, tb
+        return None
+
+    def chunk_cp(self, ci: int, j: int) -> int | None:
+        """Code points before token ``j`` of chunk ``ci`` in that chunk, when the view covers
+        it (None otherwise)."""
+        j -= self.lo
+        if ci == self.ci and 0 <= j <= self.n:
+            return self.c_base - self.k_base + self.cum[j]
+        return None
+
     def slice_text(self, start: int, end: int) -> str:
-        if self.c_base <= start and end <= self.c_end:
-            return self.ch.text[start - self.c_base : end - self.c_base]
+        k_base = self.k_base
+        if k_base <= start and end <= self.k_end:
+            return self.ch.text[start - k_base : end - k_base]
         return self.seq.slice_text(start, end)
 
     def counted_before(self, index: int) -> int:
         j = index - self.t_base
         if 0 <= j < self.n:
-            ch = self.ch
+            j += self.lo  # in the chunk
             before = self.seq._fcount.prefix(self.ci)
-            if ch.ncounted == self.n:
+            if not self.has_ph:
                 return before + j
-            return before + j - _placeholders(ch.flags[:j])
+            return before + j - self.ch.flags.count(_PH, 0, j)
         return self.seq.counted_before(index)
+
+    def counted_between(self, t0: int, t1: int) -> int:
+        """``counted_before(t1) - counted_before(t0)`` for ``t0 <= t1``."""
+        j0 = t0 - self.t_base
+        j1 = t1 - self.t_base
+        if 0 <= j0 and j1 <= self.n:
+            if not self.has_ph:
+                return j1 - j0
+            return j1 - j0 - self.flags.count(_PH, j0, j1)
+        return self.seq.counted_before(t1) - self.seq.counted_before(t0)

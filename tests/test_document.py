@@ -92,6 +92,36 @@ TestCl100kDocument = _steps(Cl100kMachine).TestCase
 TestR50kDocument = _steps(R50kMachine).TestCase
 
 
+@pytest.mark.parametrize("half", [None, 2])
+def test_edits_in_big_chunks_and_views_of_part_of_a_chunk(half, monkeypatch):
+    """Chunks of the default size, where an edit's :class:`SeqView` covers a window of the
+    chunk (``HALF`` tokens each side, made tiny here so that queries leave it) and runs of
+    edits in one chunk reuse the last chunk's place (``TokenSeq._hint``)."""
+    from livetok.incremental.tokenseq import SeqView
+
+    if half is not None:
+        monkeypatch.setattr(SeqView, "HALF", half)
+    rng = random.Random(99)
+    text = real_text(12_000)[:12_000]
+    doc = Document(text, encoding="o200k_base")
+    assert len(doc._seq.chunks) > 4
+    pos = len(text) // 2
+    for k in range(300):
+        # runs of typing in one place, then a jump; single characters and short pastes
+        if k % 25 == 0:
+            pos = rng.randint(0, len(text))
+        pos = max(0, min(len(text), pos + rng.randint(-3, 3)))
+        end = min(len(text), pos + rng.choice([0, 0, 0, 1, 2, 7]))
+        ins = rng.choice(["", "a", " ", "\n", "x", "中", "😀", " the", "()", rng.choice(ATOMS)])
+        doc.edit(pos, end, ins)
+        text = text[:pos] + ins + text[end:]
+        pos += len(ins)
+        if k % 10 == 0 or half is not None:
+            doc._check()
+    assert doc.text == text
+    doc._check()
+
+
 @pytest.mark.parametrize("name", BPE_NAMES)
 def test_random_edits_in_long_pieces_glue_exactly(name):
     """Algorithm 1 inside long pieces: thousands of byte-level edits of one-piece texts.

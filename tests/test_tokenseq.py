@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import random
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livetok.incremental.tokenseq import _Prefix
+from livetok.incremental.tokenseq import (
+    CLEAN,
+    PIECE_START,
+    PLACEHOLDER,
+    SeqView,
+    TokenSeq,
+    _Prefix,
+)
 
 
 def naive_find(sizes: list[int], x: int) -> tuple[int, int]:
@@ -22,12 +32,21 @@ ops = st.lists(st.tuples(st.sampled_from(["add", "splice"]), st.integers(0, 10**
                max_size=30)
 
 
+class _SmallPrefix(_Prefix):
+    """Tiny blocks and superblocks, so that short lists cross every level's edges."""
+
+    __slots__ = ()
+    BLOCK = 4
+    SUPER = 3
+
+
+@pytest.mark.parametrize("cls", [_Prefix, _SmallPrefix])
 @given(sizes=st.lists(st.integers(0, 9), max_size=300), ops=ops,
        queries=st.lists(st.integers(0, 3000), max_size=20))
-def test_prefix_and_find_match_plain_sums(sizes, ops, queries) -> None:
-    """Zero sizes (empty chunks), block edges (multiples of BLOCK), splices that change the
-    number of chunks, and offsets past the end."""
-    p = _Prefix(sizes)
+def test_prefix_and_find_match_plain_sums(cls, sizes, ops, queries) -> None:
+    """Zero sizes (empty chunks), block and superblock edges, splices that change the number
+    of chunks, and offsets past the end."""
+    p = cls(sizes)
     ref = list(sizes)
     for op, i, delta, new in ops:
         if op == "add" and ref:
@@ -39,10 +58,120 @@ def test_prefix_and_find_match_plain_sums(sizes, ops, queries) -> None:
             a = i % (len(ref) + 1)
             b = min(len(ref), a + delta % 5)
             ref[a:b] = new
-            p.sizes[a:b] = new
-            p.reblock()
-        assert p.sizes == ref
+            p.splice(a, b, new)
+        assert list(p.sizes) == ref
         for k in range(len(ref) + 1):
             assert p.prefix(k) == sum(ref[:k])
         for x in queries:
             assert p.find(x) == naive_find(ref, x), (x, ref)
+            i, before = naive_find(ref, x)
+            got = p.find_and_prefix(x, p)
+            assert got == (None if i == len(ref) else (i, before, before)), (x, ref)
+
+
+def _random_seq(rng: random.Random, n: int, load: int) -> TokenSeq:
+    """Tokens of 0-4 code points (a 0 is the tail of a split character), piece starts,
+    placeholders (whole pieces), as :class:`~livetok.incremental.document.Document` makes
+    them; then a few replacements so that chunks differ in size."""
+    seq = TokenSeq(load=load)
+
+    def tokens(k: int) -> tuple[list[int], list[int], bytearray, str]:
+        ids, cps, flags = [], [], bytearray()
+        for i in range(k):
+            r = rng.random()
+            if r < 0.05:
+                ids.append(0), cps.append(rng.randint(1, 3)), flags.append(PIECE_START | CLEAN | PLACEHOLDER)
+            elif r < 0.4:
+                ids.append(i), cps.append(rng.randint(1, 4)), flags.append(PIECE_START | CLEAN)
+            elif r < 0.5 and i:
+                ids.append(i), cps.append(0), flags.append(0)
+            else:
+                ids.append(i), cps.append(rng.randint(1, 4)), flags.append(CLEAN)
+        if flags and not flags[0] & PIECE_START:
+            flags[0] = PIECE_START | CLEAN
+            cps[0] = cps[0] or 1
+        text = "".join(chr(97 + (i % 26)) * w for i, w in enumerate(cps))
+        return ids, cps, flags, text
+
+    seq.replace(0, 0, *tokens(n))
+    for _ in range(20):
+        t0 = rng.randrange(seq.total_tokens + 1)
+        t1 = min(seq.total_tokens, t0 + rng.randint(0, 30))
+        # keep whole pieces: move both ends to piece starts
+        t0 = seq.prev_piece_start(t0) if t0 < seq.total_tokens else t0
+        t1 = seq.prev_piece_start(t1) if t1 < seq.total_tokens else t1
+        if t1 < t0:
+            continue
+        c0, c1 = seq.token_start_cp(t0), seq.token_start_cp(t1)
+        seq.replace(t0, t1, *tokens(rng.randint(0, 40)))
+        assert seq.total_cp >= 0 and c0 <= c1
+    seq._check()
+    return seq
+
+
+@pytest.mark.parametrize("half", [None, 3])
+@pytest.mark.parametrize("seed", range(6))
+def test_seqview_answers_like_the_sequence(seed, half, monkeypatch) -> None:
+    """Every SeqView query, near its chunk and far from it, equals the TokenSeq answer; with
+    big chunks the view covers a window of the chunk (``HALF``), which must not show."""
+    if half is not None:
+        monkeypatch.setattr(SeqView, "HALF", half)
+    rng = random.Random(seed)
+    seq = _random_seq(rng, rng.choice([50, 600, 3000]), rng.choice([16, 64, 256]))
+    n_cp, n_tok = seq.total_cp, seq.total_tokens
+    for _ in range(60):
+        cp = rng.randrange(n_cp + 1)
+        v = SeqView(seq, cp)
+        t = seq.locate(min(cp, n_cp - 1))[0]
+        cps_near = [max(0, min(n_cp, cp + d)) for d in (-300, -40, -7, -1, 0, 1, 2, 9, 50, 400)]
+        toks_near = [max(0, min(n_tok, t + d)) for d in (-200, -30, -5, -1, 0, 1, 3, 20, 90, 300)]
+        for x in cps_near:
+            if x < n_cp:
+                assert v.locate(x) == seq.locate(x)
+            assert v.piece_start_at(x) == seq.piece_start_at(x)
+            for y in cps_near:
+                if x <= y:
+                    assert v.slice_text(x, y) == seq.slice_text(x, y)
+                    ta = seq.piece_start_at(x)
+                    want = None
+                    if ta is not None:
+                        tb = seq.next_piece_start(ta)
+                        if seq.token_start_cp(tb) == y or (tb == n_tok and y == n_cp):
+                            want = (ta, tb)
+                    assert v.old_piece(x, y) == want
+        for i in toks_near:
+            assert v.token_start_cp(i) == seq.token_start_cp(i)
+            assert v.counted_before(i) == seq.counted_before(i)
+            if i < n_tok:
+                assert v.token_global(i) == seq.token_global(i)
+                assert v.prev_piece_start(i) == seq.prev_piece_start(i)
+                p = seq.prev_piece_start(i)
+                assert v.piece_start_of(i) == (p, seq.token_start_cp(p))
+                assert v.next_piece_start(i) == seq.next_piece_start(i)
+            for k in toks_near:
+                if i <= k:
+                    assert v.counted_between(i, k) == seq.counted_before(k) - seq.counted_before(i)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_replace_through_a_view_keeps_the_index_and_hint_right(seed) -> None:
+    """Replacements anywhere (in the last view's chunk, before it, after it, across chunks),
+    with and without the view: every invariant, including the remembered chunk place."""
+    rng = random.Random(seed)
+    seq = _random_seq(rng, 800, 16)
+    for _ in range(150):
+        cp = rng.randrange(seq.total_cp + 1)
+        v = SeqView(seq, cp)
+        if rng.random() < 0.5:
+            t0 = seq.prev_piece_start(v.locate(min(cp, seq.total_cp - 1))[0])
+        else:
+            t0 = seq.prev_piece_start(rng.randrange(seq.total_tokens))
+        t1 = t0 if rng.random() < 0.5 else seq.next_piece_start(t0)
+        c0, c1 = seq.token_start_cp(t0), seq.token_start_cp(t1)
+        k = rng.randint(1, 3)
+        ids, cps = list(range(k)), [rng.randint(1, 3) for _ in range(k)]
+        flags = bytearray([PIECE_START | CLEAN] + [CLEAN] * (k - 1))
+        text = "".join("q" * w for w in cps)
+        seq.replace(t0, t1, ids, cps, flags, text, v if rng.random() < 0.7 else None)
+        seq._check()
+        assert seq.slice_text(c0, c0 + len(text)) == text and seq.total_cp >= c1 - c0
