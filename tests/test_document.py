@@ -216,3 +216,80 @@ def test_version_counts_every_edit():
     doc.edit(0, 0, "x")
     doc.edit(0, 1, "x")  # a no-op replacement still bumps the version
     assert doc.version == 2
+
+
+def test_edit_result_fields_and_frozen():
+    """EditResult's hand-written __init__ (faster than the generated one) stores the same
+    fields as the dataclass declares, and the instance stays frozen."""
+    import dataclasses
+
+    doc = Document("Hello world", encoding="o200k_base")
+    r = doc.edit(5, 5, ",")
+    assert dataclasses.asdict(r) == {
+        "version": 1, "start": 5, "old_end": 5, "new_end": 6,
+        "tokens_removed": r.tokens_removed, "tokens_added": r.tokens_added,
+        "token_count": doc.token_count,
+    }
+    assert r == type(r)(**dataclasses.asdict(r)) and hash(r) == hash(type(r)(*dataclasses.astuple(r)))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.start = 0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_edits_before_runs_longer_than_the_first_window(name):
+    """Edits just before runs longer than the first re-split window (white space, letters,
+    punctuation, newlines, digits), so that the piece at the window's end reads past it: the
+    re-split asks only the last piece's horizon (the others are dominated by it), and must
+    grow the window exactly when some piece would have read past it."""
+    from livetok.incremental.document import FIRST_WINDOW
+
+    rng = random.Random(7)
+    ref = tiktoken_ref(name)
+    runs = [" " * 100, "\t" * 90, "word" * 40, "Word" * 30, "!?" * 60, "\n" * 80, " \n" * 50,
+            "1" * 100, "ab" * 50 + "'re", " " * 70 + "x", "WORDS" * 20 + "lower" * 5]
+    seps = ["a", " b", "C", ".", "\n", "  "]
+    text = "".join(rng.choice(seps) + run for run in runs * 2)
+    doc = Document(text, encoding=name)
+    before = doc.stats.window_retries
+    for k in range(300):
+        # an offset just before or early inside a run, or anywhere
+        run_start = text.find(rng.choice(runs)) if k % 3 else rng.randrange(len(text))
+        p = max(0, min(len(text), run_start + rng.randint(-3, 3)))
+        e = min(len(text), p + rng.choice([0, 0, 1, 2]))
+        ins = rng.choice(["", "a", " ", "\n", "'", "x y", "中", "9"])
+        doc.edit(p, e, ins)
+        text = text[:p] + ins + text[e:]
+        if k % 20 == 0:
+            assert doc.token_ids() == ref.encode_ordinary(text)
+    assert doc.text == text
+    assert doc.token_ids() == ref.encode_ordinary(text)
+    doc._check()
+    assert doc.stats.window_retries > before, f"no edit needed more than {FIRST_WINDOW} chars"
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+@pytest.mark.parametrize("first_window", [1, 2, 4])
+def test_tiny_resplit_windows_grow_exactly_when_a_piece_reads_past_them(
+    name, first_window, monkeypatch
+):
+    """With a re-split window of a few characters the pieces at its end often read past it.
+    The re-split asks only the last piece's horizon (the others are dominated by it): asking
+    none, or the first piece's only, gives wrong tokens here within a few hundred edits."""
+    import livetok.incremental.document as document_module
+
+    monkeypatch.setattr(document_module, "FIRST_WINDOW", first_window)
+    ref = tiktoken_ref(name)
+    rng = random.Random(first_window)
+    alpha = ["a", "b", "A", " ", "  ", "\n", "'", "s", "re", "1", "!", "/", "\t", "中", "x y",
+             "'s", "ll", "\r\n"]
+    for _ in range(400):
+        text = "".join(rng.choice(alpha) for _ in range(rng.randint(0, 12)))
+        doc = Document(text, encoding=name)
+        for _ in range(4):
+            p = rng.randint(0, len(text))
+            e = min(len(text), p + rng.choice([0, 0, 1, 2]))
+            ins = rng.choice([*alpha, ""])
+            doc.edit(p, e, ins)
+            text = text[:p] + ins + text[e:]
+            assert doc.token_ids() == ref.encode_ordinary(text), (text, p, e, ins)
+    doc._check()

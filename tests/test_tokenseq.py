@@ -12,8 +12,10 @@ from livetok.incremental.tokenseq import (
     CLEAN,
     PIECE_START,
     PLACEHOLDER,
+    POS_SHIFT,
     SeqView,
     TokenSeq,
+    _POS_MASK,
     _Prefix,
 )
 
@@ -64,9 +66,32 @@ def test_prefix_and_find_match_plain_sums(cls, sizes, ops, queries) -> None:
             assert p.prefix(k) == sum(ref[:k])
         for x in queries:
             assert p.find(x) == naive_find(ref, x), (x, ref)
-            i, before = naive_find(ref, x)
-            got = p.find_and_prefix(x, p)
-            assert got == (None if i == len(ref) else (i, before, before)), (x, ref)
+
+
+@pytest.mark.parametrize("cls", [_Prefix, _SmallPrefix])
+@given(pairs=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 600)), max_size=300),
+       ops=st.lists(st.tuples(st.integers(0, 10**6), st.integers(-9, 9), st.integers(-600, 600)),
+                    max_size=20),
+       queries=st.lists(st.integers(0, 3000), max_size=20))
+def test_packed_index_finds_code_points_and_tokens(cls, pairs, ops, queries) -> None:
+    """TokenSeq's chunk index packs ``cp << POS_SHIFT | tokens`` per chunk; a search by code
+    point must give the chunk, its code points and its tokens before it, also after packed
+    deltas with negative token parts (zero-size chunks, chunks of 0 code points included)."""
+    p = cls([c << POS_SHIFT | t for c, t in pairs])
+    ref = [list(x) for x in pairs]
+    for i, dcp, dlen in ops:
+        if ref:
+            i %= len(ref)
+            dcp, dlen = max(dcp, -ref[i][0]), max(dlen, -ref[i][1])
+            ref[i][0] += dcp
+            ref[i][1] += dlen
+            p.add(i, (dcp << POS_SHIFT) + dlen)
+        for x in queries:
+            i, v = p.find(x << POS_SHIFT | _POS_MASK)
+            want_i, want_cp = naive_find([c for c, _ in ref], x)
+            assert i == want_i
+            assert v >> POS_SHIFT == want_cp
+            assert v & _POS_MASK == sum(t for _, t in ref[:i])
 
 
 def _random_seq(rng: random.Random, n: int, load: int) -> TokenSeq:
@@ -128,6 +153,8 @@ def test_seqview_answers_like_the_sequence(seed, half, monkeypatch) -> None:
         for x in cps_near:
             if x < n_cp:
                 assert v.locate(x) == seq.locate(x)
+                p = seq.prev_piece_start(seq.locate(x)[0])
+                assert v.piece_holding(x) == (p, seq.token_start_cp(p))
             assert v.piece_start_at(x) == seq.piece_start_at(x)
             for y in cps_near:
                 if x <= y:
