@@ -17,6 +17,11 @@ adjacent pair forms a token; the ids are the ranks of the final parts.
   ``O(n^2)`` but with a C inner loop: ~17 % faster than the heap on the distinct pieces of
   real text, slower from ~64 bytes on (measured). A constant-factor choice only: ``n`` is
   capped, so the bound stays ``O(n log n)`` and long pieces always take the heap.
+  :func:`_scan_ids` is the form the encoder's cache misses use: it keeps the parts as ``bytes``
+  (a pair's key is one concatenation) and returns the ids, for a piece known not to be a token;
+  its loop (:func:`_scan_ids_runs`) also merges a run of equal parts (``"=" * 60``) in one
+  step, and pieces of up to 256 bytes that are mostly one byte (ruler lines) take it
+  instead of the heap (cap kept: longer pieces always take the heap).
 * :func:`bpe_encode_naive` — the obviously correct ``O(n^2)`` loop (as in tiktoken's
   ``_educational.py`` and minbpe), kept as the reference for tests.
 
@@ -29,14 +34,19 @@ from __future__ import annotations
 
 import sys
 from heapq import heapify, heappop, heappush
-from typing import Mapping
+from itertools import repeat
+from operator import add
+from typing import Callable, Mapping
 
 __all__ = ["bpe_encode", "bpe_encode_naive", "bpe_split"]
 
-#: pieces up to this many bytes use the C-speed scan of :func:`_scan_bounds`, longer ones the
+#: pieces up to this many bytes use the C-speed scan (:func:`_scan_ids`), longer ones the
 #: heap (measured on the distinct pieces of 10 MB of real text and on long repetitive pieces:
 #: the scan wins up to ~48 bytes, ties at 64, loses 1.4x at 96 and 2x at 256)
 _SCAN_MAX = 48
+#: longer pieces take the run-aware scan only when one byte fills 3/4 of them (see
+#: :func:`_scan_ids_runs`); past this length always the heap
+_RUN_SCAN_MAX = 256
 #: the rank of a pair that is not a token: larger than every rank
 _NO_RANK = sys.maxsize
 
@@ -67,6 +77,115 @@ def _scan_bounds(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
         if k:
             pair[k - 1] = rget(piece[bounds[k - 1] : bounds[k + 1]], _NO_RANK)
     return bounds
+
+
+#: ``_BYTES[b]`` is the one-byte string ``bytes([b])`` (the initial parts of a piece)
+_BYTES = [bytes([b]) for b in range(256)]
+
+
+def _scan_ids(
+    piece: bytes,
+    rget: Callable[[bytes, int], int],
+    rank_of: Callable[[bytes], int],
+) -> tuple[int, ...]:
+    """Token ids of a piece of at least 2 bytes that is *not* itself a token (the caller has
+    looked it up), by the same rank scan as :func:`_scan_bounds`; ``rget`` is the vocabulary's
+    ``get`` and ``rank_of`` its ``__getitem__``.
+
+    The parts are kept as ``bytes`` (the key of a pair is one concatenation, no slicing by
+    boundaries), and the scan stops when two parts are left: their pair is the whole piece,
+    which is not a token. A 2-byte piece is its two bytes; a 3-byte piece is decided by its
+    two pairs; longer pieces take the loop of :func:`_scan_ids_runs` (one compare per merge
+    more than a plain scan, ~3 % on the distinct 4-15 byte pieces of real text). Same merges as :func:`_scan_bounds`, so the same ids (tested against
+    :func:`bpe_encode_naive`), in ~20 % less time on the distinct pieces of real text.
+
+    Runtime complexity: ``O(n^2)`` for ``n = len(piece)`` (``O(n)`` C work per merge).
+    """
+    parts = list(map(_BYTES.__getitem__, piece))
+    n = len(parts)
+    if n == 3:
+        left = rget(piece[:2], _NO_RANK)
+        right = rget(piece[1:], _NO_RANK)
+        if left <= right:  # ties: equal pairs, the leftmost merges
+            if left != _NO_RANK:
+                return (left, rank_of(parts[2]))
+        else:
+            return (rank_of(parts[0]), right)
+    if n < 4:
+        return tuple(map(rank_of, parts))
+    return _scan_ids_runs(parts, rget, rank_of)
+
+
+def _scan_ids_runs(
+    parts: list[bytes],
+    rget: Callable[[bytes, int], int],
+    rank_of: Callable[[bytes], int],
+) -> tuple[int, ...]:
+    """:func:`_scan_ids` for longer pieces (given as their one-byte ``parts``), which merges a
+    *run* of equal parts in one step.
+
+    Runs of one character are common in real text (``"=" * 60`` under a heading, ``"-" * 40``
+    rulers) and cost one scan step per merge. When the lowest pair joins two equal parts ``p``
+    that start a run of ``c >= 4`` equal parts, the scan would merge them pairwise from the
+    left, ``(p, p)`` after ``(p, p)``, as long as the pairs it creates on the way (the left
+    neighbour with ``pp``, ``pp`` with ``p``, ``pp`` with ``pp``) rank higher (a new pair is a
+    longer string, so never ties): the run becomes ``c // 2`` parts ``pp`` (and one ``p`` if
+    ``c`` is odd) in one slice assignment, with the pairs it would have left. When a created
+    pair ranks lower, one merge is made the usual way. So the result is the scan's, and a run
+    of ``m`` bytes takes ``O(log m)`` steps of ``O(m)`` C work instead of ``m`` steps.
+
+    Runtime complexity: ``O(n^2)`` for ``n = len(parts)``; ``O(n log n)`` for a run.
+    """
+    n = len(parts)
+    pair = list(map(rget, map(add, parts, parts[1:]), repeat(_NO_RANK)))
+    while True:
+        best = min(pair)
+        if best == _NO_RANK:
+            break
+        k = pair.index(best)
+        part = parts[k]
+        if part == parts[k + 1]:
+            # the run's length: all equal parts when they follow each other (C loops)
+            c = parts.count(part)
+            if parts[k : k + c] != [part] * c:
+                c = 2
+                while k + c < n and parts[k + c] == part:
+                    c += 1
+            if c >= 4:
+                double = part + part
+                r3 = rget(double + part, _NO_RANK)
+                r4 = rget(double + double, _NO_RANK)
+                left = rget(parts[k - 1] + double, _NO_RANK) if k else _NO_RANK
+                if r3 > best and r4 > best and left > best:
+                    half = c >> 1
+                    end = k + c  # the part after the run, if end < n
+                    if c & 1:
+                        parts[k:end] = [double] * half + [part]
+                        pair[k : end - 1] = [r4] * (half - 1) + [r3]
+                    else:
+                        parts[k:end] = [double] * half
+                        if end < n:
+                            after = rget(double + parts[k + half], _NO_RANK)
+                            pair[k:end] = [r4] * (half - 1) + [after]
+                        else:
+                            pair[k : end - 1] = [r4] * (half - 1)
+                    if k:
+                        pair[k - 1] = left
+                    n -= half
+                    if n == 2:
+                        break
+                    continue
+        merged = part + parts.pop(k + 1)
+        parts[k] = merged
+        n -= 1
+        if n == 2:
+            break  # the last pair is the whole piece: not a token
+        del pair[k]
+        if k < n - 1:
+            pair[k] = rget(merged + parts[k + 1], _NO_RANK)
+        if k:
+            pair[k - 1] = rget(parts[k - 1] + merged, _NO_RANK)
+    return tuple(map(rank_of, parts))
 
 
 def bpe_split(piece: bytes, ranks: Mapping[bytes, int]) -> list[tuple[int, int]]:
@@ -148,9 +267,13 @@ def bpe_encode(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
     r = ranks.get(piece)
     if r is not None:
         return [r]
-    if len(piece) <= _SCAN_MAX:
-        bounds = _scan_bounds(piece, ranks)
-        return [ranks[piece[s:e]] for s, e in zip(bounds, bounds[1:])]
+    n = len(piece)
+    if n <= _SCAN_MAX:
+        return list(_scan_ids(piece, ranks.get, ranks.__getitem__))
+    if n <= _RUN_SCAN_MAX and piece.count(piece[n >> 1]) * 4 >= 3 * n:
+        # mostly one byte (a ruler line): the run-aware scan merges its runs in bulk
+        parts = list(map(_BYTES.__getitem__, piece))
+        return list(_scan_ids_runs(parts, ranks.get, ranks.__getitem__))
     return [ranks[piece[s:e]] for s, e in _heap_split(piece, ranks)]
 
 

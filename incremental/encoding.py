@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from array import array
 from itertools import chain
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import regex
 
-from .bpe import bpe_encode
+from .bpe import _SCAN_MAX, _scan_ids, bpe_encode
 from .pretokenize import Pretokenizer
 
 __all__ = ["Encoding", "sanitize"]
@@ -40,19 +40,50 @@ class _PieceCache(dict[str, tuple[int, ...]]):
     that is missing (``__missing__``), so looking up a block's pieces by ``map`` is one C loop
     that calls Python only for new pieces, with no ``None`` checks.
 
-    Long pieces are kept only until :meth:`end_call`, so that each distinct piece is
+    A miss is one Python call: the whole-piece rank lookup and, for a piece that is not a
+    token, the rank scan of :func:`.bpe._scan_ids` are made right here (the heap BPE for long
+    pieces). Long pieces are kept only until :meth:`end_call`, so that each distinct piece is
     BPE-encoded once per call (texts repeat their pieces) without keeping big strings.
     """
 
-    def __init__(self, encode_new: Callable[[str], tuple[int, ...]]) -> None:
+    __slots__ = ("_ranks", "_rget", "_rank_of", "_call_only")
+
+    def __init__(self, ranks: dict[bytes, int]) -> None:
         super().__init__()
-        self._encode_new = encode_new
+        self._ranks = ranks
+        self._rget = ranks.get
+        self._rank_of = ranks.__getitem__
         self._call_only: list[str] = []
 
+    def encode_new(self, piece: str) -> tuple[int, ...]:
+        """Token ids of ``piece`` (sanitized), computed (the cache is not read or written).
+
+        Runtime complexity: ``O(m log m)`` for ``m`` bytes.
+        """
+        data = piece.encode()
+        r = self._rget(data)
+        if r is not None:
+            return (r,)
+        # subtle: tuples of ints, not lists: the garbage collector stops tracking them, so a
+        # cache of 10^5 entries does not turn every full collection into a 10 ms pause
+        if len(data) <= _SCAN_MAX:
+            return _scan_ids(data, self._rget, self._rank_of)
+        return tuple(bpe_encode(data, self._ranks))
+
     def __missing__(self, piece: str) -> tuple[int, ...]:
-        ids = self._encode_new(piece)  # caches short pieces itself
+        # encode_new inlined: a miss of real text is usually a whole token (one lookup)
+        data = piece.encode()
+        r = self._rget(data)
+        if r is not None:
+            ids: tuple[int, ...] = (r,)
+        elif len(data) <= _SCAN_MAX:
+            ids = _scan_ids(data, self._rget, self._rank_of)
+        else:
+            ids = tuple(bpe_encode(data, self._ranks))
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        self[piece] = ids
         if len(piece) > _CACHE_PIECE_CHARS:
-            self[piece] = ids
             self._call_only.append(piece)
         return ids
 
@@ -72,6 +103,8 @@ def sanitize(text: str) -> str:
 
     Runtime complexity: ``O(len(text))``; no copy when there is nothing to replace.
     """
+    if text.isascii():  # O(1): CPython records it in the string
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -128,7 +161,7 @@ class Encoding:
             clean[rank] = 2
         self._lead = lead
         self.clean_starts = clean
-        self._cache = _PieceCache(self._encode_new_piece)
+        self._cache = _PieceCache(self.mergeable_ranks)
 
     # -- tiktoken-compatible API -------------------------------------------------------------
 
@@ -205,13 +238,8 @@ class Encoding:
         return [self.encode_piece(text[s:e]) for s, e in self._pre.split(text)]
 
     def _encode_new_piece(self, piece: str) -> tuple[int, ...]:
-        ranks = self.mergeable_ranks
-        b = piece.encode("utf-8")
-        r = ranks.get(b)
-        # subtle: tuples of ints, not lists: the garbage collector stops tracking them, so a
-        # cache of 10^5 entries does not turn every full collection into a 10 ms pause
-        ids = (r,) if r is not None else tuple(bpe_encode(b, ranks))
         cache = self._cache
+        ids = cache.encode_new(piece)
         if len(cache) >= _CACHE_LIMIT:
             cache.clear()
         if len(piece) <= _CACHE_PIECE_CHARS:

@@ -44,9 +44,12 @@ available = sys.version_info >= (3, 11)
 #: a character class that matches nothing (``[]`` is not valid syntax)
 _NOTHING = "[^\\x00-\\U0010ffff]"
 
-#: safe cut points for :meth:`FastSplitter.blocks`: the end of ``X\\n`` (``X`` a printable,
-#: non-space ASCII character) before an ASCII letter; see the proof there
-_CUT = re.compile(r"[!-~]\n(?=[A-Za-z])")
+#: candidate cut points for :meth:`FastSplitter.blocks`: a ``\\n`` before an ASCII letter; the
+#: cut (after the ``\\n``) is safe when the character before it is printable, non-space ASCII
+#: (``X`` in the proof there). Searching for the ``\\n`` first lets ``re`` skip to it at C
+#: speed; the former ``[!-~]\\n(?=[A-Za-z])`` tried a match at every position (~10x slower,
+#: 3.5 ms per MB of real text, where cut points are a few hundred per MB).
+_NL_BEFORE_LETTER = re.compile(r"\n(?=[A-Za-z])")
 #: non-ASCII text is split in blocks of about this size (see :meth:`FastSplitter.pieces`)
 _SUB_BLOCK_CHARS = 2048
 #: the "wide" pattern covers the code points below this: Latin, Greek, Cyrillic, Armenian,
@@ -299,8 +302,12 @@ class FastSplitter:
         """
         n = len(text)
         pos = 0
+        search = _NL_BEFORE_LETTER.search
         while n - pos > size:
-            m = _CUT.search(text, pos + size)
+            # the first cut X\n (X at or after pos + size) before a letter
+            m = search(text, pos + size + 1)
+            while m is not None and not "!" <= text[m.start() - 1] <= "~":
+                m = search(text, m.end())
             if m is None:
                 break
             end = m.end()

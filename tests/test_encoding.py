@@ -9,14 +9,18 @@ import itertools
 import random
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from livetok.incremental import Encoding, VocabularyError, get_encoding, list_encodings
 from livetok.incremental.bpe import (
+    _BYTES,
+    _RUN_SCAN_MAX,
     _SCAN_MAX,
     _heap_split,
     _scan_bounds,
+    _scan_ids,
+    _scan_ids_runs,
     bpe_encode,
     bpe_encode_naive,
     bpe_split,
@@ -208,6 +212,105 @@ def test_bpe_paths_on_repetitive_pieces_around_the_threshold(name):
             assert [ranks[data[s:e]] for s, e in _heap_split(data, ranks)] == want
 
 
+@pytest.mark.parametrize("name", BPE_NAMES)
+@given(data=st.binary(min_size=2, max_size=60)
+       | st.text(min_size=1, max_size=30).map(lambda s: s.encode("utf-8", "replace")))
+def test_scan_ids_equals_naive(name, data):
+    """The encoder's miss path (``_scan_ids``, pieces that are not tokens; from 4 bytes on
+    the loop of ``_scan_ids_runs``) against the reference."""
+    ranks = get_encoding(name).mergeable_ranks
+    if data in ranks or len(data) < 2:
+        return
+    assert list(_scan_ids(data, ranks.get, ranks.__getitem__)) == bpe_encode_naive(data, ranks)
+
+
+#: ruler lines and the like: runs of one unit with a head and a tail, the bulk step's inputs
+_RUN_UNITS = [b"=", b"-", b"#", b"*", b" ", b"~", b"a", b"0", b"\n", b"ab", b"=-", "中".encode(),
+              "é".encode(), b"\xff"]
+_RUN_HEADS = [b"", b" ", b"+", b"\n", b"a", b" +", b"=="]
+_RUN_TAILS = [b"", b"\n", b"\n\n", b"+\n", b"=", b"x", b"\r\n", b"-"]
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_run_scan_on_ruler_lines(name):
+    """``_scan_ids_runs`` merges runs in bulk: exact on runs of every length around the
+    thresholds (``_SCAN_MAX``, ``_RUN_SCAN_MAX``), with heads and tails."""
+    ranks = get_encoding(name).mergeable_ranks
+    short = [*range(1, 36), _SCAN_MAX - 1, _SCAN_MAX, _SCAN_MAX + 1]
+    long = [64, 100, _RUN_SCAN_MAX - 2, _RUN_SCAN_MAX - 1, _RUN_SCAN_MAX, _RUN_SCAN_MAX + 1]
+    cases = [(u, k, h, t) for u in _RUN_UNITS for k in short for h in _RUN_HEADS
+             for t in _RUN_TAILS]
+    cases += [(u, k // len(u), h, t) for u in _RUN_UNITS[:5] + [b"ab"] for k in long
+              for h in _RUN_HEADS[:3] for t in _RUN_TAILS[:3]]
+    for unit, k, head, tail in cases:
+        data = head + unit * k + tail
+        if data in ranks:
+            assert bpe_encode(data, ranks) == [ranks[data]]
+            continue
+        want = bpe_encode_naive(data, ranks)
+        assert bpe_encode(data, ranks) == want, data
+        if len(data) >= 2:
+            parts = list(map(_BYTES.__getitem__, data))
+            assert list(_scan_ids_runs(parts, ranks.get, ranks.__getitem__)) == want, data
+
+
+@st.composite
+def _small_vocab_and_piece(draw):
+    """A random vocabulary over ``a``, ``b``, ``c`` (every byte a token; short runs of ``a``
+    such as ``aa``, ``aaa``, ``aaaa`` and random strings such as ``baa``, all with random ranks,
+    so ranks need not grow along merges and each condition of the bulk step fails as often as
+    it holds) and a piece with long runs of ``a``."""
+    tokens = {b"a", b"b", b"c"}
+    tokens |= {b"a" * k for k in draw(st.sets(st.integers(2, 9), min_size=2))}
+    tokens |= {b"a" * k for k in draw(st.sets(st.integers(10, 40), max_size=4))}
+    tokens |= set(draw(st.lists(st.text("abc", min_size=2, max_size=5).map(str.encode),
+                                max_size=12)))
+    order = draw(st.permutations(sorted(tokens)))
+    ranks = {t: r for r, t in enumerate(order)}
+    chunks = draw(st.lists(st.sampled_from(["a", "b", "c", "ab"]).flatmap(
+        lambda u: st.integers(1, 40).map(lambda k: (u * k).encode())), min_size=1, max_size=4))
+    return ranks, b"".join(chunks)
+
+
+@settings(max_examples=500, deadline=None)
+@given(vocab_piece=_small_vocab_and_piece())
+def test_run_scan_on_random_small_vocabularies(vocab_piece):
+    """The bulk step of ``_scan_ids_runs`` and the dispatch of ``bpe_encode`` against the
+    reference on vocabularies whose ranks are in any order."""
+    ranks, data = vocab_piece
+    if data in ranks:  # tiktoken: a piece that is a token is that token, merges or not
+        assert bpe_encode(data, ranks) == [ranks[data]]
+        return
+    want = bpe_encode_naive(data, ranks)
+    assert bpe_encode(data, ranks) == want
+    if len(data) >= 2:
+        assert list(_scan_ids(data, ranks.get, ranks.__getitem__)) == want
+        parts = list(map(_BYTES.__getitem__, data))
+        assert list(_scan_ids_runs(parts, ranks.get, ranks.__getitem__)) == want
+
+
+#: vocabularies where one condition of the bulk step fails: merging the run pairwise in one
+#: step would be wrong (found by a random search; each fails if its condition is dropped)
+_BULK_COUNTEREXAMPLES = [
+    # the left neighbour joins ``aa`` (caa) before the run goes on
+    ([b"ccac", b"aaaaaaa", b"aaaaa", b"aaaaaaaa", b"aaaaaa", b"caa", b"a", b"caaa", b"c", b"b",
+      b"aa", b"bc"], b"bcaaaaaaaca"),
+    # ``aaaa`` ranks below ``aa``: two ``aa`` join before the run goes on
+    ([b"a", b"aaaaaaa", b"b", b"aaaa", b"c", b"aaaaaa", b"aaaaa", b"aa", b"aaa"], b"caaaaaaaaaaa"),
+    # ``aaa`` ranks below ``aa``: ``aa`` takes the next ``a`` first
+    ([b"a", b"b", b"c", b"aaa", b"aa"], b"baaaaaa"),
+]
+
+
+@pytest.mark.parametrize("order, data", _BULK_COUNTEREXAMPLES)
+def test_run_scan_bulk_step_conditions(order, data):
+    ranks = {t: r for r, t in enumerate(order)}
+    parts = list(map(_BYTES.__getitem__, data))
+    want = bpe_encode_naive(data, ranks)
+    assert list(_scan_ids_runs(parts, ranks.get, ranks.__getitem__)) == want
+    assert bpe_encode(data, ranks) == want
+
+
 def test_heap_bpe_on_long_adversarial_pieces():
     ranks = get_encoding("cl100k_base").mergeable_ranks
     rng = random.Random(7)
@@ -256,6 +359,37 @@ def test_fast_blocks_and_pieces_equal_regex_reference(name, text, size):
     blocks = list(fast.blocks(text, size))
     assert "".join(blocks) == text and all(blocks[:-1])
     assert [p for b in blocks for p in fast.pieces(b)] == want
+
+
+def _blocks_reference(text: str, size: int) -> list[str]:
+    """``FastSplitter.blocks`` as first written: one search for ``X\\n`` before a letter."""
+    import re
+
+    cut = re.compile(r"[!-~]\n(?=[A-Za-z])")
+    out, pos = [], 0
+    while len(text) - pos > size:
+        m = cut.search(text, pos + size)
+        if m is None:
+            break
+        out.append(text[pos : m.end()])
+        pos = m.end()
+    out.append(text[pos:] if pos else text)
+    return out
+
+
+@given(text=_NEAR_CUTS | TEXT, size=st.integers(0, 12))
+def test_fast_blocks_cut_where_the_one_search_form_cuts(text, size):
+    """``blocks`` finds its cuts by searching for the newline first; same cuts as the form
+    whose proof its docstring gives."""
+    fast = get_encoding("o200k_base")._pre.fast
+    assert list(fast.blocks(text, size)) == _blocks_reference(text, size)
+
+
+def test_fast_blocks_cut_where_the_one_search_form_cuts_on_real_text():
+    fast = get_encoding("o200k_base")._pre.fast
+    text = real_text(2_000_000)
+    for size in (1 << 10, 1 << 14, 1 << 16):
+        assert list(fast.blocks(text, size)) == _blocks_reference(text, size)
 
 
 @pytest.mark.parametrize("name", BPE_NAMES)
