@@ -661,7 +661,8 @@ def render(cfg: Config, args: argparse.Namespace, info: dict[str, str], elapsed:
           "median of the stated runs. The tiktoken side is a `python -c` script that loads the "
           "same `.tiktoken` file with livetok's loader and calls tiktoken's `encode_ordinary`. "
           "*startup* is the same command on an empty file. `livetok count` shows a progress bar "
-          "(to stderr, captured) on files over 4 MB and then counts piece by piece; "
+          "(to stderr, captured) on files over 4 MB and counts block by block "
+          "(`Encoding.encode_blocks`, the blocks `encode` uses), updating it per block; "
           "`--no-progress` calls `encode` once.\n")
         w(C.md_table(["command", "runs", "wall time", "startup (empty file)", "count",
                       "MB/s (wall)"], count.rows) + "\n")

@@ -214,6 +214,28 @@ class Encoding:
             cache.end_call()
         return out
 
+    def encode_blocks(self, text: str) -> Iterator[tuple[int, list[int]]]:
+        """:meth:`encode` of ``text`` in blocks, for callers that report progress.
+
+        Yields ``(code points, ids)`` per block of about 64 K code points, cut where no piece
+        can span (``FastSplitter.blocks``; one block for a pattern it does not know): the ids
+        concatenated are ``encode(text)`` and the code points add up to ``len(text)``.
+
+        Runtime complexity: as :meth:`encode`.
+        """
+        text = sanitize(text)
+        fast = self._pre.fast
+        if fast is None:
+            yield len(text), self.encode(text)
+            return
+        cache = self._cache
+        lookup = cache.__getitem__
+        try:
+            for block in fast.blocks(text, _BLOCK_CHARS):
+                yield len(block), list(chain.from_iterable(map(lookup, fast.pieces(block))))
+        finally:
+            cache.end_call()
+
     def _piece_ids(self, text: str, fast: Any) -> list[Sequence[int]]:
         """As :meth:`_encode_fast`, one tuple of ids per piece."""
         out: list[Sequence[int]] = []

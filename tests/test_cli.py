@@ -69,3 +69,21 @@ def test_replay_inside_a_base_document(tmp_path):
     out = r.stdout.decode()
     assert r.returncode == 0, r.stderr.decode()
     assert "against tiktoken: OK" in out and "p99" in out and "edits/s" in out
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "bert-base-uncased"])
+def test_count_text_with_progress_equals_encode(name, monkeypatch):
+    """Both progress paths of ``livetok count`` (an encoding's ``encode_blocks``, and piece by
+    piece for the others) give ``encode``'s count and report every code point once."""
+    from livetok.incremental import get_encoding
+    from livetok.server import cmd_count
+
+    monkeypatch.setattr(cmd_count, "PROGRESS_MIN_BYTES", 1000)
+    enc = get_encoding(name)
+    assert hasattr(enc, "encode_blocks") == (name == "o200k_base")
+    text = real_text(200_000) + " 中文 😀\r\n" * 40
+    seen: list[int] = []
+    assert cmd_count.count_text(enc, text, seen.append) == len(enc.encode(text))
+    assert sum(seen) == len(text)
+    # encode_blocks reports per block of ~64 K code points; the piece path per 1 M
+    assert len(seen) > 1 if name == "o200k_base" else len(seen) == 1

@@ -445,3 +445,16 @@ def test_fast_path_learns_new_characters_mid_call():
         # findall yields the pieces as class codes: compare their lengths with the reference
         got = [len(p) for p in FastSplitter(name).findall(text)]
         assert got == [e - s for s, e in get_encoding(name)._pre.split_reference(text)]
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_encode_blocks_concatenate_to_encode(name):
+    """``encode_blocks`` (``livetok count``'s progress path): several blocks of real text with
+    CJK, emoji, CRLF and a lone surrogate; ids and code points add up to ``encode``'s."""
+    enc = get_encoding(name)
+    text = real_text(150_000) + " 中文 😀\r\n\ud800x" * 40 + real_text(100_000)
+    blocks = list(enc.encode_blocks(text))
+    assert len(blocks) > 2
+    assert sum(n for n, _ in blocks) == len(text)
+    assert [i for _, ids in blocks for i in ids] == enc.encode(text) == tiktoken_ref(
+        name).encode_ordinary(text.replace("\ud800", "\ufffd"))
