@@ -8,11 +8,12 @@ given, not sorted) whose elements carry sizes:
 
 * each :class:`Chunk` holds ``ids`` (``array('I')``), ``cps`` (code points per token,
   ``array('I')``), ``flags`` (``bytearray``) and the chunk's text (``str``);
-* sums of the chunks' code point lengths and token counts, kept per block of 32 chunks and
-  per superblock of 16 blocks (:class:`_Prefix`), find the chunk that holds a code point
-  offset, or the number of tokens before a chunk, with ``O(1)`` Python steps and C loops over
-  three short list slices; an edit inside one chunk updates them in ``O(1)`` (a few list
-  increments, nothing rebuilt). The index searched by code point packs each chunk's code
+* sums of the chunks' code point lengths and token counts, kept per block of 32 chunks, per
+  block of 32 blocks, and so on up to one top block (:class:`_Prefix`, a tree of sums stored
+  level by level), find the chunk that holds a code point offset, or the number of tokens
+  before a chunk, in ``O(log C)`` steps, each a C loop over one list slice of at most 32
+  items (two levels for a 10 MB document); an edit inside one chunk updates them in
+  ``O(log C)`` (one list increment per level, nothing rebuilt). The index searched by code point packs each chunk's code
   points and tokens into one int (:data:`POS_SHIFT`), so one search gives both;
 * an edit inside one chunk rewrites that chunk's arrays in place (slice assignment);
 * chunks split above ``2 * load`` tokens and merge below ``load / 4``, and only then are the
@@ -120,39 +121,37 @@ def _splice(head: array, j0: int, mid: Sequence[int], tail: array, j1: int) -> a
 
 
 class _Prefix:
-    """Per-chunk sizes with sums over blocks and superblocks of chunks (a three-level
-    square-root decomposition).
+    """Per-chunk sizes with sums over blocks of chunks, blocks of blocks, and so on: a tree of
+    sums with fan-out ``BLOCK`` whose nodes are stored level by level in plain lists.
 
-    ``sizes[i]`` is chunk ``i``'s size, ``_blocks[b]`` the sum of ``sizes`` over block ``b``
-    (``BLOCK`` chunks) and ``_supers[s]`` the sum of ``_blocks`` over superblock ``s``
-    (``SUPER`` blocks). Nothing is cached: an update adds its delta at each level (three list
-    increments), and a query walks down the levels, each time summing or accumulating one
-    short list slice in C (``sum``, ``accumulate`` + ``bisect``). For the ~10,000 chunks of a
-    10 MB document the slices are at most 20, 16 and 32 long. An update is ``O(1)``; a query
-    is ``O(1)`` Python steps and ``O(C / (BLOCK * SUPER) + SUPER + BLOCK)`` C steps; a splice
-    (``sizes`` changed in place, then :meth:`reblock`) is ``O(C)`` in C. Measured here
-    against the alternatives (random one-character edits in a 10 MB document): blocks of 64
-    chunks (~1.8 µs slower per edit than 32; 16 chunks, or superblocks of 32 blocks, were no
-    faster), the running sums inside each block and superblock cached until an update
-    (never reused: the block an edit searches is the block it updates), prefix sums of the
-    block sums rebuilt lazily after each update (~4 µs per rebuild, three indexes rebuilt
+    ``sizes[i]`` is chunk ``i``'s size; ``levels[0][b]`` is the sum of ``sizes`` over block
+    ``b`` (``BLOCK`` chunks), ``levels[k][b]`` the sum of ``levels[k - 1]`` over its block
+    ``b``, up to a top level of at most ``BLOCK`` entries: ``log_BLOCK(C)`` levels (2 for the
+    ~10,000 chunks of a 10 MB document, 4 up to 32 M chunks). Nothing is cached: an update
+    adds its delta at each level, and a query walks down the levels, each time summing or
+    accumulating one list slice of at most ``BLOCK`` items in C (``sum``, ``accumulate`` +
+    ``bisect``). An update and a query are ``O(log C)``: ``O(log_BLOCK C)`` Python steps and
+    ``O(BLOCK)`` C steps per level; a splice (``sizes`` changed in place, then
+    :meth:`reblock`) is ``O(C)`` in C. Measured here against the alternatives (random
+    one-character edits in a 10 MB document): blocks of 64 chunks (~1.8 µs slower per edit
+    than 32; 16 chunks were no faster), the running sums inside each block cached until an
+    update (never reused: the block an edit searches is the block it updates), prefix sums of
+    the block sums rebuilt lazily after each update (~4 µs per rebuild, three indexes rebuilt
     per edit: 7 µs slower per edit), a Fenwick tree over the sums of blocks of 16 chunks
     (``O(log C)`` Python steps per query and update: no faster per edit, and a splice costs
     4x more), and one prefix list over all chunks (``O(C)`` per rebuild, once the top cost
     of an edit in a 10 MB document).
     """
 
-    __slots__ = ("sizes", "_blocks", "_supers")
+    __slots__ = ("sizes", "levels")
 
     BLOCK = 32
-    SUPER = 16
 
     def __init__(self, values: Sequence[int]) -> None:
         # a list, not an array('q'): summing or accumulating a slice of it is twice as fast
         # (an array makes a new int object per item read), and was measured faster per edit
         self.sizes = list(values)
-        self._blocks: list[int] = []
-        self._supers: list[int] = []
+        self.levels: list[list[int]] = []
         self.reblock()
 
     def splice(self, a: int, b: int, values: Sequence[int]) -> None:
@@ -161,60 +160,90 @@ class _Prefix:
         self.reblock(a // self.BLOCK)
 
     def reblock(self, first: int = 0) -> None:
-        """Recompute the sums of blocks ``first, first + 1, ...`` (and of their superblocks)
-        after ``sizes`` changed there. ``O(C)`` in C."""
-        s, B, S = self.sizes, self.BLOCK, self.SUPER
-        bl = self._blocks
-        first = min(first, len(bl))
-        bl[first:] = [sum(s[i : i + B]) for i in range(first * B, len(s), B)]
-        if not bl:
-            bl.append(0)
-        f2 = first // S
-        self._supers[f2:] = [sum(bl[i : i + S]) for i in range(f2 * S, len(bl), S)]
+        """Recompute the sums of blocks ``first, first + 1, ...`` of the first level, and the
+        sums above them, after ``sizes`` changed there; add or drop levels so that the top
+        one has at most ``BLOCK`` entries (and at least one). ``O(C)`` in C."""
+        B = self.BLOCK
+        levels = self.levels
+        src = self.sizes
+        k = 0
+        while True:
+            if k == len(levels):
+                levels.append([])
+                first = 0
+            lv = levels[k]
+            first = min(first, len(lv))
+            lv[first:] = [sum(src[i : i + B]) for i in range(first * B, len(src), B)]
+            if not lv:
+                lv.append(0)
+            if len(lv) <= B:
+                del levels[k + 1 :]
+                return
+            src = lv
+            first //= B
+            k += 1
 
-    def add(self, i: int, delta: int) -> None:
+    def path(self, i: int) -> list[int]:
+        """The index of the block holding chunk ``i`` at each level (for :meth:`add`)."""
+        B = self.BLOCK
+        out = []
+        for _ in self.levels:
+            i //= B
+            out.append(i)
+        return out
+
+    def add(self, i: int, delta: int, path: Sequence[int] | None = None) -> None:
+        """``sizes[i] += delta`` and the sums above it (``path``: :meth:`path` of ``i``)."""
         if delta:
             self.sizes[i] += delta
-            b = i // self.BLOCK
-            self._blocks[b] += delta
-            self._supers[b // self.SUPER] += delta
+            for lv, b in zip(self.levels, path if path is not None else self.path(i)):
+                lv[b] += delta
 
     def prefix(self, i: int) -> int:
         """Sum of sizes[0:i]."""
         B = self.BLOCK
-        b = i // B
-        s = b // self.SUPER
-        v = sum(self._supers[:s]) if s else 0
-        lo = s * self.SUPER
-        if b > lo:
-            v += sum(self._blocks[lo:b])
-        lo = b * B
-        return v + sum(self.sizes[lo:i]) if i > lo else v
+        lo = i - i % B
+        v = sum(self.sizes[lo:i]) if i > lo else 0
+        levels = self.levels
+        top = len(levels) - 1
+        for k, lv in enumerate(levels):
+            i //= B
+            if k == top:
+                # the top level is one block (at most BLOCK entries), i may equal its length
+                return v + sum(lv[:i]) if i else v
+            lo = i - i % B
+            if i > lo:
+                v += sum(lv[lo:i])
+        return v  # pragma: no cover (there is always a top level)
 
     def find(self, x: int) -> tuple[int, int]:
-        """Smallest ``i`` with ``prefix(i + 1) > x``, and ``prefix(i)``; ``(n, total)`` if none."""
-        sup = self._supers
-        acc = list(accumulate(sup, initial=0))
-        s = bisect_right(acc, x) - 1
-        if s >= len(sup):
-            return len(self.sizes), acc[-1]
-        # the sums below superblock s exceed x - acc[s], so each bisect lands inside its slice
-        lo = s * self.SUPER
-        acc = list(accumulate(self._blocks[lo : lo + self.SUPER], initial=acc[s]))
-        b = bisect_right(acc, x) - 1
-        base = acc[b]
-        lo = (lo + b) * self.BLOCK
-        acc = list(accumulate(self.sizes[lo : lo + self.BLOCK], initial=base))
+        """Smallest ``i`` with ``prefix(i + 1) > x`` (``x >= 0``), and ``prefix(i)``;
+        ``(n, total)`` if none."""
+        levels = self.levels
+        top = levels[-1]
+        acc = list(accumulate(top, initial=0))
         j = bisect_right(acc, x) - 1
-        return lo + j, acc[j]
+        if j >= len(top):
+            return len(self.sizes), acc[-1]
+        base = acc[j]
+        B = self.BLOCK
+        # the sums below the block found exceed x - base, so each bisect lands inside its slice
+        for k in range(len(levels) - 2, -2, -1):
+            lv = levels[k] if k >= 0 else self.sizes
+            lo = j * B
+            acc = list(accumulate(lv[lo : lo + B], initial=base))
+            j = bisect_right(acc, x) - 1
+            base = acc[j]
+            j += lo
+        return j, base
 
 
 class TokenSeq:
     """Tokens of a document in chunks, findable by code point offset or token index.
 
-    Runtime complexities below count C-level steps for ``C`` chunks: an index query
-    (:class:`_Prefix`) reads list slices of at most ``C / 512``, 16 and 32 items, with a
-    constant number of Python steps.
+    Runtime complexities below count ``C`` chunks: an index query (:class:`_Prefix`) takes
+    ``O(log C)`` steps (one list slice of at most 32 items per level, 2 levels for a 10 MB
+    document).
 
     >>> from array import array
     >>> s = TokenSeq(load=4)
@@ -262,7 +291,7 @@ class TokenSeq:
         A token with zero code points is never returned for ``cp < total_cp``; for
         ``cp == total_cp`` returns ``(total_tokens, total_cp)``.
 
-        Runtime complexity: ``O(C / 512 + load)``.
+        Runtime complexity: ``O(log C + load)``.
         """
         if cp >= self.total_cp:
             return self.total_tokens, self.total_cp
@@ -280,7 +309,7 @@ class TokenSeq:
         """``(index, start_cp)`` of the first token whose start is ``>= cp`` (zero-width ones
         included); ``(total_tokens, total_cp)`` when there is none.
 
-        Runtime complexity: ``O(C / 512 + load)``.
+        Runtime complexity: ``O(log C + load)``.
         """
         if cp >= self.total_cp:
             # zero-width tokens at the very end hold the last character's tail bytes: they
@@ -298,7 +327,7 @@ class TokenSeq:
         """Index of the token that starts a piece exactly at ``cp``, ``total_tokens`` for
         ``cp == total_cp``, or None when ``cp`` is not a piece boundary.
 
-        Runtime complexity: ``O(C / 512 + load)``.
+        Runtime complexity: ``O(log C + load)``.
         """
         if cp == self.total_cp:
             return self.total_tokens
@@ -315,7 +344,7 @@ class TokenSeq:
     def next_piece_start(self, index: int) -> int:
         """Index of the first piece-start token after ``index`` (``total_tokens`` if none).
 
-        Runtime complexity: ``O(C / 512 + load + chunks skipped)``.
+        Runtime complexity: ``O(log C + load + chunks skipped)``.
         """
         if index + 1 >= self.total_tokens:
             return self.total_tokens
@@ -336,7 +365,7 @@ class TokenSeq:
     def prev_piece_start(self, index: int) -> int:
         """Index of the last piece-start token at or before ``index`` (0 if none).
 
-        Runtime complexity: ``O(C / 512 + load + chunks skipped)``.
+        Runtime complexity: ``O(log C + load + chunks skipped)``.
         """
         if index >= self.total_tokens:
             index = self.total_tokens - 1
@@ -418,7 +447,7 @@ class TokenSeq:
     def slice_text(self, start: int, end: int) -> str:
         """``text[start:end]`` gathered from the chunks (no whole-document copy).
 
-        Runtime complexity: ``O(C / 512 + (end - start) + load)``.
+        Runtime complexity: ``O(log C + (end - start) + load)``.
         """
         if start >= end:
             return ""
@@ -463,7 +492,7 @@ class TokenSeq:
         ``view``: a :class:`SeqView` of this (unchanged) sequence, to find the chunks of
         ``t0`` and ``t1`` without a search when they lie in its chunk.
 
-        Runtime complexity: ``O(C / 512 + load + k)`` for ``k`` new tokens, plus ``O(C)`` when
+        Runtime complexity: ``O(log C + load + k)`` for ``k`` new tokens, plus ``O(C)`` when
         chunks split or merge.
         """
         chunks = self.chunks
@@ -590,27 +619,13 @@ class TokenSeq:
         self._account(len(new_text) - old_cp, new_counted - old_counted, n - old_len)
 
     def _add(self, ci: int, dcp: int, dcount: int, dlen: int) -> None:
-        """``_Prefix.add`` on the three indexes (same shape: the levels are found once)."""
-        b = ci // _Prefix.BLOCK
-        s = b // _Prefix.SUPER
+        """``_Prefix.add`` on the three indexes (same shape: the path is found once)."""
+        path = self._fpos.path(ci)
         # packed: (cp << POS_SHIFT | tokens) + (dcp << POS_SHIFT) + dlen is the packed new
         # value (the packing is linear while token counts stay below 2**POS_SHIFT)
-        dpos = (dcp << POS_SHIFT) + dlen
-        if dpos:
-            p = self._fpos
-            p.sizes[ci] += dpos
-            p._blocks[b] += dpos
-            p._supers[s] += dpos
-        if dcount:
-            p = self._fcount
-            p.sizes[ci] += dcount
-            p._blocks[b] += dcount
-            p._supers[s] += dcount
-        if dlen:
-            p = self._flen
-            p.sizes[ci] += dlen
-            p._blocks[b] += dlen
-            p._supers[s] += dlen
+        self._fpos.add(ci, (dcp << POS_SHIFT) + dlen, path)
+        self._fcount.add(ci, dcount, path)
+        self._flen.add(ci, dlen, path)
 
     def _account(self, dcp: int, dcount: int, dlen: int) -> None:
         self.total_cp += dcp

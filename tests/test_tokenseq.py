@@ -202,3 +202,43 @@ def test_replace_through_a_view_keeps_the_index_and_hint_right(seed) -> None:
         seq.replace(t0, t1, ids, cps, flags, text, v if rng.random() < 0.7 else None)
         seq._check()
         assert seq.slice_text(c0, c0 + len(text)) == text and seq.total_cp >= c1 - c0
+
+
+@pytest.mark.parametrize("n", [0, 1, 31, 32, 33, 1023, 1024, 1025, 40_000])
+def test_prefix_tree_against_sums(n):
+    """``_Prefix`` (a tree of sums, fan-out 32) against plain sums, through adds and splices
+    that grow and shrink it across level counts (40,000 chunks: 3 levels)."""
+    from itertools import accumulate
+
+    from livetok.incremental.tokenseq import _Prefix
+
+    rng = random.Random(n)
+    sizes = [rng.randrange(0, 5) for _ in range(n)]
+    p = _Prefix(sizes)
+
+    def check() -> None:
+        assert p.sizes == sizes
+        top = p.levels[-1]
+        assert 1 <= len(top) <= _Prefix.BLOCK and sum(top) == sum(sizes)
+        pre = [0, *accumulate(sizes)]
+        for i in {0, len(sizes), *(rng.randrange(len(sizes) + 1) for _ in range(30))}:
+            assert p.prefix(i) == pre[i]
+        for x in {0, pre[-1], pre[-1] + 1, *(rng.randrange(pre[-1] + 1) for _ in range(30))}:
+            i, before = p.find(x)
+            want = next((k for k in range(len(sizes)) if pre[k + 1] > x), len(sizes))
+            assert (i, before) == (want, pre[want]), x
+
+    check()
+    for step in range(40):
+        if sizes and step % 3:
+            i = rng.randrange(len(sizes))
+            d = rng.randrange(-sizes[i], 5)
+            sizes[i] += d
+            p.add(i, d)
+        else:
+            a = rng.randrange(len(sizes) + 1)
+            b = min(len(sizes), a + rng.randrange(0, 2000))
+            vals = [rng.randrange(0, 5) for _ in range(rng.randrange(0, 3000))]
+            sizes[a:b] = vals
+            p.splice(a, b, vals)
+        check()
