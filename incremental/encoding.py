@@ -71,15 +71,9 @@ class _PieceCache(dict[str, tuple[int, ...]]):
         return tuple(bpe_encode(data, self._ranks))
 
     def __missing__(self, piece: str) -> tuple[int, ...]:
-        # encode_new inlined: a miss of real text is usually a whole token (one lookup)
-        data = piece.encode()
-        r = self._rget(data)
-        if r is not None:
-            ids: tuple[int, ...] = (r,)
-        elif len(data) <= _SCAN_MAX:
-            ids = _scan_ids(data, self._rget, self._rank_of)
-        else:
-            ids = tuple(bpe_encode(data, self._ranks))
+        # (calling encode_new rather than a copy of it measured within noise, +-3 %, on cold
+        # encodes of 10 KB to 1 MB)
+        ids = self.encode_new(piece)
         if len(self) >= _CACHE_LIMIT:
             self.clear()
         self[piece] = ids

@@ -163,12 +163,10 @@ class Pretokenizer:
         #: the same readers for ASCII text, or None (unknown pattern: ``(?s).*+``, one call)
         self._ascii_readers = [_ascii_form(r) for r in readers] if name in _READERS else None
         #: the split pattern for ASCII text (module docstring), for the known patterns
-        self._ascii_split: re.Pattern[str] | None = None
-        if name in _READERS and pat_str == PATTERNS.get(name):
-            self._ascii_split = _ascii_form(_python_pattern(pat_str))
-        self.fast: FastSplitter | None = None
-        if fast_available and name in _READERS and pat_str == PATTERNS.get(name):
-            self.fast = FastSplitter(name)
+        known = name in _READERS and pat_str == PATTERNS.get(name)
+        self._ascii_split = _ascii_form(_python_pattern(pat_str)) if known else None
+        #: the class-code form of the split (:mod:`.fastsplit`), for the known patterns
+        self.fast = FastSplitter(name) if known and fast_available else None
 
     def finditer(self, text: str, pos: int = 0) -> Iterator[Any]:
         """Match objects whose spans are the pieces (fast class-code form when available)."""

@@ -557,9 +557,7 @@ class TokenSeq:
                 dcp = len(text) - (c1 - c0)
                 dlen = len(ids) - (j1 - j0)
                 self._add(ci, dcp, dcount, dlen)
-                self.total_cp += dcp
-                self.total_counted += dcount
-                self.total_tokens = total + dlen
+                self._account(dcp, dcount, dlen)
                 if hint is not None and hint[0] == ci:
                     self._hint = (ci, ch, hint[2], hint[3])
                 return
@@ -775,16 +773,21 @@ class SeqView:
                 return self.t_base + k
         return self.seq.prev_piece_start(index)
 
+    def _piece_start_in_view(self, j: int) -> tuple[int, int] | None:
+        """The last piece start at or before the view's token ``j`` and its code point, if the
+        view holds one."""
+        k = _rfind_ps(self.flags, j + 1, self.has_ph)
+        if k >= 0:
+            return self.t_base + k, self.c_base + self.cum[k]
+        return None
+
     def piece_start_of(self, index: int) -> tuple[int, int]:
         """``(prev_piece_start(index), token_start_cp of it)``."""
         j = index - self.t_base
         if 0 <= j < self.n:
-            fl = self.flags
-            k = fl.rfind(_PS, 0, j + 1)  # _rfind_ps, inline
-            if self.has_ph:
-                k = max(k, fl.rfind(_PH, 0, j + 1))
-            if k >= 0:
-                return self.t_base + k, self.c_base + self.cum[k]
+            found = self._piece_start_in_view(j)
+            if found is not None:
+                return found
         t = self.seq.prev_piece_start(index)
         return t, self.token_start_cp(t)
 
@@ -796,13 +799,9 @@ class SeqView:
             # the last token starting at or before cp, as in locate(): it is never a
             # zero-width token (one would start where the next one does, so bisect_right
             # passes it), so locate()'s skip over them never moves here
-            j = bisect_right(self.cum, rel) - 1
-            fl = self.flags
-            k = fl.rfind(_PS, 0, j + 1)
-            if self.has_ph:
-                k = max(k, fl.rfind(_PH, 0, j + 1))
-            if k >= 0:
-                return self.t_base + k, self.c_base + self.cum[k]
+            found = self._piece_start_in_view(bisect_right(self.cum, rel) - 1)
+            if found is not None:
+                return found
         return self.piece_start_of(self.locate(cp)[0])
 
     def next_piece_start(self, index: int) -> int:
