@@ -154,16 +154,17 @@ class Pretokenizer:
         self.name = name
         self.pat_str = pat_str
         self.regex = regex.compile(_python_pattern(pat_str))
-        readers = _READERS.get(name)
-        if readers is None:
-            # unknown pattern: fall back to the most conservative sound reader, which makes
-            # every piece's horizon the end of the text (correct, just not incremental)
-            readers = [r"(?s).*+"]
+        # subtle: the readers bound what the *known* pattern reads; a custom ``pat_str`` given
+        # under a known name (tiktoken allows it) gets none of the name's fast forms
+        known = name in _READERS and pat_str == PATTERNS.get(name)
+        #: the readers of the pattern's alternatives (module docstring), or for a pattern we
+        #: do not know, the most conservative sound reader: every piece's horizon is the end
+        #: of the text (correct, just not incremental)
+        readers = _READERS[name] if known else [r"(?s).*+"]
         self._readers = [regex.compile(r) for r in readers]
         #: the same readers for ASCII text, or None (unknown pattern: ``(?s).*+``, one call)
-        self._ascii_readers = [_ascii_form(r) for r in readers] if name in _READERS else None
+        self._ascii_readers = [_ascii_form(r) for r in readers] if known else None
         #: the split pattern for ASCII text (module docstring), for the known patterns
-        known = name in _READERS and pat_str == PATTERNS.get(name)
         self._ascii_split = _ascii_form(_python_pattern(pat_str)) if known else None
         #: the class-code form of the split (:mod:`.fastsplit`), for the known patterns
         self.fast = FastSplitter(name) if known and fast_available else None

@@ -86,3 +86,48 @@ def test_horizons_are_dominated_by_later_pieces(pre, text) -> None:
         assert h >= s + _SLACK
         for i in range(k + 1, len(starts)):
             assert h <= max(hs[i], starts[i] + _SLACK), (text, s, starts[i])
+
+
+def test_custom_pattern_under_a_known_name_reads_conservatively() -> None:
+    """tiktoken lets a caller name an encoding ``o200k_base`` and give it another ``pat_str``;
+    the name's readers (and ASCII forms) bound only the name's own pattern, so such a pattern
+    must get the conservative reader. With the name's readers, the horizon of ``"hello"``
+    below would be 9, inside the first piece (a whole line here)."""
+    line_pattern = r"[^\n]+\n?|\n"
+    pre = Pretokenizer("o200k_base", line_pattern)
+    text = "hello world\nfoo"
+    assert pre.split_reference(text) == [(0, 12), (12, 15)]
+    assert list(pre.split(text)) == [(0, 12), (12, 15)]
+    assert pre.fast is None and pre._ascii_split is None and pre._ascii_readers is None
+    for start in (0, 12):
+        assert pre.horizon(text, start) >= len(text)
+
+
+def test_custom_pattern_document_edits_match_tiktoken() -> None:
+    """The same through a Document: every edit of a text whose pieces are whole lines gives
+    tiktoken's ids for the same pattern. (The document also re-splits until piece boundaries
+    agree, so this passed with the name's readers too; the test above is the one that fails.)"""
+    import random
+
+    import tiktoken
+
+    from livetok.incremental import Document, Encoding, get_encoding
+
+    base = get_encoding("o200k_base")
+    line_pattern = r"[^\n]+\n?|\n"
+    enc = Encoding("o200k_base", pat_str=line_pattern, mergeable_ranks=base.mergeable_ranks)
+    ref = tiktoken.Encoding(
+        "o200k_lines", pat_str=line_pattern, mergeable_ranks=base.mergeable_ranks,
+        special_tokens={},
+    )
+    rng = random.Random(7)
+    text = "hello world, this is one line\nand another line here\n" * 3
+    doc = Document(text, encoding=enc)
+    for _ in range(200):
+        pos = rng.randint(0, len(text))
+        end = min(len(text), pos + rng.choice([0, 0, 1, 3]))
+        ins = rng.choice(["", "a", " ", "x", "\n", "ab cd"])
+        doc.edit(pos, end, ins)
+        text = text[:pos] + ins + text[end:]
+        assert doc.token_ids() == ref.encode_ordinary(text), (pos, end, ins)
+    doc._check()
