@@ -16,7 +16,7 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from functools import partial
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import regex
 
@@ -237,6 +237,29 @@ class Encoding:
                 yield len(block), ids
         finally:
             cache.end_call()
+
+    @property
+    def piece_strings(self) -> Callable[[str], list[str]] | None:
+        """The pieces of a (sanitized) text as strings, in one C call per block, or ``None``
+        when the pattern has no fast form (a custom ``pat_str``): for callers such as
+        :func:`.stream.encode_stream` that then encode them with
+        :meth:`encode_piece_strings`.
+        """
+        fast = self._pre.fast
+        return None if fast is None else fast.pieces
+
+    def encode_piece_strings(self, pieces: Iterable[str]) -> list[int]:
+        """Token ids of consecutive whole pieces (from :attr:`piece_strings`), concatenated.
+
+        Runtime complexity: as :meth:`encode` without the split.
+        """
+        out: list[int] = []
+        cache = self._cache
+        try:
+            _drain(map(out.extend, map(cache.__getitem__, pieces)))
+        finally:
+            cache.end_call()
+        return out
 
     def _piece_ids(self, text: str, fast: Any) -> list[Sequence[int]]:
         """As :meth:`_encode_fast`, one tuple of ids per piece."""

@@ -22,8 +22,9 @@ measurements.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
+from .encoding import sanitize
 from .protocol import PieceEncoding
 
 __all__ = ["encode_stream", "count_stream", "StreamStats"]
@@ -60,6 +61,9 @@ def _final_prefix(enc: PieceEncoding, buf: str, at_start: bool, out: list[int],
     Runtime complexity: ``O(n)`` for the split, plus the encoder's per-piece cost.
     """
     n = len(buf)
+    piece_strings = getattr(enc, "piece_strings", None)
+    if piece_strings is not None:
+        return _final_prefix_strings(enc, buf, piece_strings(buf), out, stats)
     spans = list(enc.split(buf, 0))
     k = len(spans) - 1
     while k >= 0:
@@ -80,6 +84,31 @@ def _final_prefix(enc: PieceEncoding, buf: str, at_start: bool, out: list[int],
     return spans[k][1]
 
 
+def _final_prefix_strings(enc: Any, buf: str, pieces: list[str], out: list[int],
+                          stats: StreamStats | None) -> int:
+    """:func:`_final_prefix` for an encoding that splits into piece strings in one C call and
+    encodes a list of pieces at once (``Encoding.piece_strings`` / ``encode_piece_strings``):
+    the same walk from the end, over piece lengths instead of spans, and no Python step per
+    piece. (30 MB of real text in 1 M-character chunks, o200k_base: 9.3 s piece by piece,
+    3.8 s this way, against 3.4 s for tiktoken on 4 M-character slices.)
+    """
+    n = len(buf)
+    k = len(pieces) - 1
+    e = n  # the end of piece k
+    while k >= 0:
+        s = e - len(pieces[k])
+        if e < n and s + _DOMINANCE_SLACK < n and enc.horizon(buf, s, n) < n:
+            break
+        e = s
+        k -= 1
+    if k < 0:
+        return 0
+    out += enc.encode_piece_strings(pieces[: k + 1])
+    if stats is not None:
+        stats.pieces += k + 1
+    return e
+
+
 def encode_stream(
     encoding: PieceEncoding,
     chunks: Iterable[str],
@@ -91,6 +120,7 @@ def encode_stream(
 
     ``min_batch_cp``: chunks are gathered until the buffer holds this many code points before
     pieces are split off, so tiny chunks do not make the splitter rescan the same tail.
+    Surrogate code points become U+FFFD one for one, as in ``encode`` (:func:`.sanitize`).
 
     >>> from livetok.incremental.sentencepiece_bpe import load_mistral_v1
     >>> enc = load_mistral_v1()                                   # doctest: +SKIP
@@ -100,9 +130,19 @@ def encode_stream(
     Runtime complexity: ``O(n)`` splitter and horizon work plus the encoder's per-piece cost;
     memory ``O(longest piece + max chunk + min_batch_cp)`` code points.
     """
+    for batch in _batches(encoding, chunks, min_batch_cp, stats):
+        yield from batch
+
+
+def _batches(
+    encoding: PieceEncoding,
+    chunks: Iterable[str],
+    min_batch_cp: int,
+    stats: StreamStats | None,
+) -> Iterator[list[int]]:
+    """The ids of :func:`encode_stream` in lists, one per buffer of final pieces."""
     buf = ""
     at_start = True
-    out: list[int] = []
     for chunk in chunks:
         if not isinstance(chunk, str):
             raise TypeError(
@@ -111,32 +151,46 @@ def encode_stream(
             )
         if not chunk:
             continue
-        buf += chunk
+        buf += sanitize(chunk)
         if stats is not None:
             stats.chunks += 1
             stats.max_buffer_cp = max(stats.max_buffer_cp, len(buf))
         if len(buf) < min_batch_cp:
             continue
+        out: list[int] = []
         done = _final_prefix(encoding, buf, at_start, out, stats)
         if done:
             buf = buf[done:]
             at_start = False
         if out:
-            yield from out
-            out.clear()
+            yield out
     # end of text: every remaining piece is final
+    if not buf:
+        return
+    if getattr(encoding, "piece_strings", None) is not None:
+        # the rest is a whole text that starts at a piece boundary: its own split is the tail
+        # of the whole text's split (pieces read nothing to the left of their start)
+        if stats is not None:
+            stats.pieces += len(encoding.piece_strings(buf))  # type: ignore[attr-defined]
+        yield encoding.encode(buf)
+        return
+    out = []
     for s, e in encoding.split(buf, 0):
-        yield from encoding.encode_piece(buf[s:e], at_text_start=at_start and s == 0)
+        out += encoding.encode_piece(buf[s:e], at_text_start=at_start and s == 0)
         if stats is not None:
             stats.pieces += 1
+    yield out
 
 
-def count_stream(encoding: PieceEncoding, chunks: Iterable[str], **kw: object) -> int:
-    """Number of tokens of ``"".join(chunks)`` in bounded memory.
+def count_stream(
+    encoding: PieceEncoding,
+    chunks: Iterable[str],
+    *,
+    min_batch_cp: int = 1 << 16,
+    stats: StreamStats | None = None,
+) -> int:
+    """Number of tokens of ``"".join(chunks)`` in bounded memory (no Python step per token).
 
     Runtime complexity: as :func:`encode_stream`.
     """
-    n = 0
-    for _ in encode_stream(encoding, chunks, **kw):  # type: ignore[arg-type]
-        n += 1
-    return n
+    return sum(map(len, _batches(encoding, chunks, min_batch_cp, stats)))

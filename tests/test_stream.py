@@ -53,7 +53,9 @@ _pieces = st.sampled_from(
      "😀", "🦀🦀", " ", "!!", "...", "a", "ZZ", "\u00a0", "é", "\u0301", "▁",
      # what makes a piece read ahead: upper-case runs and combining marks before lower case
      # (o200k backtracks over them), contractions, whitespace before the end of the text
-     "ABC", "DEF", "Hello", "\u0301\u0301", "ÀÉ", "'ll", "'RE", "'", "    ", " \n", "x"]
+     "ABC", "DEF", "Hello", "\u0301\u0301", "ÀÉ", "'ll", "'RE", "'", "    ", " \n", "x",
+     # lone surrogates (and a pair, which a str holds as two of them): U+FFFD each
+     "\ud800", "\udfff", "\ud83d\ude00"]
 )
 stream_text = st.lists(_pieces | st.text(max_size=5), max_size=40).map("".join)
 
@@ -64,9 +66,10 @@ stream_text = st.lists(_pieces | st.text(max_size=5), max_size=40).map("".join)
        batch=st.integers(1, 40))
 def test_stream_equals_encode_hypothesis(name, text, cuts, batch) -> None:
     enc = get(name)
-    text = text.replace("\ud800", "")
-    got = list(encode_stream(enc, chunked(text, cuts), min_batch_cp=batch))
+    chunks = chunked(text, cuts)
+    got = list(encode_stream(enc, chunks, min_batch_cp=batch))
     assert got == enc.encode(text)
+    assert count_stream(enc, chunks, min_batch_cp=batch) == len(got)
 
 
 @pytest.mark.skipif(not ENCODINGS, reason="no encoding available")
@@ -93,6 +96,49 @@ def test_stream_memory_flat_on_long_input() -> None:
     n = count_stream(enc, (line for _ in range(200)), stats=stats)  # ~650 K code points
     assert n == enc.count(line * 200)
     assert stats.max_buffer_cp < 2 * len(line) + (1 << 16)
+
+
+@pytest.mark.skipif(not ENCODINGS, reason="no encoding available")
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_stream_lone_surrogates(name) -> None:
+    """Surrogates become U+FFFD as in ``encode``, also when a pair is cut between chunks
+    (encode_stream used to raise UnicodeEncodeError on them)."""
+    enc = get(name)
+    text = "a\ud800b x\udfff " + "word " * 20 + "\ud83d\ude00 end"
+    for batch in (1, 8, 1 << 16):
+        for cut in range(len(text) + 1):
+            got = list(encode_stream(enc, [text[:cut], text[cut:]], min_batch_cp=batch))
+            assert got == enc.encode(text), (batch, cut)
+
+
+def test_stream_custom_pattern_takes_the_generic_path() -> None:
+    """An encoding without the fast splitter (a custom ``pat_str``) streams piece by piece
+    through ``split``/``encode_piece``; ids and counts still equal ``encode``."""
+    from livetok.incremental import Encoding, get_encoding
+
+    base = get_encoding("cl100k_base")
+    enc = Encoding("cl100k_lines", pat_str=r"[^\n]+\n?|\n",
+                   mergeable_ranks=base.mergeable_ranks)
+    assert enc.piece_strings is None and base.piece_strings is not None
+    text = sp_corpus.real_text(20_000)
+    rng = random.Random(5)
+    chunks = chunked(text, [rng.randrange(len(text)) for _ in range(40)])
+    stats = StreamStats()
+    assert list(encode_stream(enc, chunks, min_batch_cp=256, stats=stats)) == enc.encode(text)
+    assert stats.pieces == len(enc.pieces(text))
+    assert count_stream(enc, chunks, min_batch_cp=256) == enc.count(text)
+
+
+@pytest.mark.skipif(not ENCODINGS, reason="no encoding available")
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_stream_stats_count_every_piece(name) -> None:
+    enc = get(name)
+    text = sp_corpus.real_text(30_000)
+    stats = StreamStats()
+    n = count_stream(enc, chunked(text, list(range(0, 30_000, 997))), min_batch_cp=512,
+                     stats=stats)
+    assert n == enc.count(text)
+    assert stats.pieces == len(list(enc.split(text)))
 
 
 def test_stream_rejects_bytes() -> None:
