@@ -68,6 +68,9 @@ _FACTORIES: dict[str, Callable[[], Any]] = {
 }
 _LOADED: dict[str, Any] = {}
 _LOCK = threading.Lock()
+#: one lock per name being loaded: a second caller (the language server's preload thread and
+#: its first didOpen) waits for the first load instead of building the vocabulary again
+_LOADING: dict[str, threading.Lock] = {}
 
 
 def register_encoding(name: str, factory: Callable[[], Any]) -> None:
@@ -128,14 +131,20 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> An
         if enc is not None:
             return enc
         factory = _FACTORIES.get(canonical)
+        loading = _LOADING.setdefault(canonical, threading.Lock())
     if factory is None:
         raise ValueError(
             f"unknown encoding {name!r}; available: {', '.join(list_encodings())} "
             f"(aliases: {', '.join(sorted(ALIASES))})"
         )
-    try:
-        enc = factory()
-    except ImportError as exc:
-        raise VocabularyError(f"encoding {canonical!r} is not available here: {exc}") from exc
-    with _LOCK:
-        return _LOADED.setdefault(canonical, enc)
+    with loading:
+        with _LOCK:
+            enc = _LOADED.get(canonical)
+        if enc is not None:
+            return enc  # loaded by the caller we waited for
+        try:
+            enc = factory()
+        except ImportError as exc:
+            raise VocabularyError(f"encoding {canonical!r} is not available here: {exc}") from exc
+        with _LOCK:
+            return _LOADED.setdefault(canonical, enc)

@@ -458,3 +458,35 @@ def test_encode_blocks_concatenate_to_encode(name):
     assert sum(n for n, _ in blocks) == len(text)
     assert [i for _, ids in blocks for i in ids] == enc.encode(text) == tiktoken_ref(
         name).encode_ordinary(text.replace("\ud800", "\ufffd"))
+
+
+def test_concurrent_first_loads_build_the_vocabulary_once() -> None:
+    """The language server preloads its default encoding in a thread while the first didOpen
+    may ask for it too: the second caller waits for the first load instead of doing it again."""
+    import threading
+    import time
+
+    from livetok.incremental import registry
+
+    calls: list[int] = []
+
+    def factory():
+        calls.append(1)
+        time.sleep(0.2)
+        return object()
+
+    registry.register_encoding("test-slow-vocab", factory)
+    try:
+        got: list[object] = []
+        threads = [threading.Thread(target=lambda: got.append(registry.get_encoding(
+            "test-slow-vocab"))) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(calls) == 1
+        assert len(got) == 3 and got[0] is got[1] is got[2]
+    finally:
+        with registry._LOCK:
+            registry._FACTORIES.pop("test-slow-vocab", None)
+            registry._LOADED.pop("test-slow-vocab", None)

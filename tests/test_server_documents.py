@@ -305,3 +305,26 @@ def test_budget_and_semantic_tokens_on_every_kind_of_encoding(name):
     for line, col, n, ttype in decode_semantic(semantic_tokens(od, 0, od.length)):
         tok = od.doc.token_at(starts[line] + col)  # utf-32 columns are code points
         assert tok is not None and ttype == tok.index % 2 and n > 0
+
+
+def test_initialize_preloads_the_default_encoding(monkeypatch):
+    """After initialize the server loads its default encoding (from initializationOptions) in
+    a thread, before any didOpen; a failure there is only logged."""
+    from lsprotocol import types
+
+    from livetok.server import app
+
+    asked: list[str] = []
+
+    def fake_get_encoding(name):
+        asked.append(name)
+        raise ValueError("not here")
+
+    monkeypatch.setattr(app, "get_encoding", fake_get_encoding)
+    server = app.LivetokServer()
+    server._initialize(types.InitializeParams(
+        capabilities=types.ClientCapabilities(),
+        initialization_options={"encoding": "r50k_base"}))
+    assert server.preload is not None
+    server.preload.join(10)
+    assert asked == ["r50k_base"]
