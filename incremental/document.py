@@ -111,6 +111,22 @@ class EditStats:
 _Seg = Tuple[int, int, int, Optional[Sequence[int]], Optional[Sequence[int]], Optional[bytearray]]
 
 
+class _PieceFlags(dict[Sequence[int], bytes]):
+    """``flags[ids]``: the token flags of a piece whose tokens are ``ids``: each token's CLEAN
+    flag, and PIECE_START on the first (made on first use)."""
+
+    def __init__(self, clean: Any) -> None:
+        super().__init__()
+        self._clean = clean
+
+    def __missing__(self, ids: Sequence[int]) -> bytes:
+        clean = self._clean
+        flags = bytes([clean[i] | PIECE_START if k == 0 else clean[i]
+                       for k, i in enumerate(ids)])
+        self[ids] = flags
+        return flags
+
+
 class Document:
     """A text and its exact token sequence, updated incrementally.
 
@@ -333,11 +349,11 @@ class Document:
         per_piece = enc.encode_by_piece(text)
         ids = array("I", chain.from_iterable(per_piece))
         cps = array("I", map(enc.lead_counts.__getitem__, ids))
-        flags = bytearray(map(self._clean.__getitem__, ids))
-        k = 0
-        for n in map(len, per_piece):
-            flags[k] |= PIECE_START  # a piece starts on a character: its flag is CLEAN already
-            k += n
+        # the flags of each piece's tokens, PIECE_START on its first (a piece starts on a
+        # character: that flag is CLEAN already), looked up by the piece's ids: most pieces
+        # of a text repeat, so this is one C loop (10 MB: ~0.3 s; setting PIECE_START in a
+        # loop over the 2.1 million pieces after the clean flags took ~0.8 s)
+        flags = bytearray(b"".join(map(_PieceFlags(self._clean).__getitem__, per_piece)))
         return ids, cps, flags
 
     def _encode_pieces(
