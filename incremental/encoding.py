@@ -141,21 +141,19 @@ class Encoding:
             [*self.mergeable_ranks.values(), *self.special_tokens.values()], default=-1
         )
         decoder: list[bytes | None] = [None] * (self.max_token_value + 1)
-        for tok, rank in self.mergeable_ranks.items():
-            decoder[rank] = tok
-        for tok_s, rank in self.special_tokens.items():
-            decoder[rank] = tok_s.encode("utf-8")
-        self._decoder = decoder
         # characters that *start* in each token (UTF-8 lead bytes): a token's code point length
         lead = array("B", bytes(self.max_token_value + 1))
         # 2 (the document's CLEAN flag) where the token starts on a character boundary
         clean = bytearray(self.max_token_value + 1)
         for tok, rank in self.mergeable_ranks.items():
+            decoder[rank] = tok
             lead[rank] = len(tok.translate(None, _CONTINUATION_BYTES))
             if not 0x80 <= tok[0] < 0xC0:
                 clean[rank] = 2
-        for rank in self.special_tokens.values():
+        for tok_s, rank in self.special_tokens.items():
+            decoder[rank] = tok_s.encode("utf-8")
             clean[rank] = 2
+        self._decoder = decoder
         self._lead = lead
         self.clean_starts = clean
         self._cache = _PieceCache(self.mergeable_ranks)

@@ -490,3 +490,71 @@ def test_concurrent_first_loads_build_the_vocabulary_once() -> None:
         with registry._LOCK:
             registry._FACTORIES.pop("test-slow-vocab", None)
             registry._LOADED.pop("test-slow-vocab", None)
+
+
+def _tables_by_loop(ranks, specials):
+    size = max([*ranks.values(), *specials.values()]) + 1
+    decoder = [None] * size
+    lead = [0] * size
+    clean = [0] * size
+    for tok, r in ranks.items():
+        decoder[r] = tok
+        lead[r] = sum(1 for b in tok if not 0x80 <= b < 0xC0)
+        clean[r] = 0 if 0x80 <= tok[0] < 0xC0 else 2
+    for s, r in specials.items():
+        decoder[r] = s.encode()
+        clean[r] = 2
+    return decoder, lead, clean
+
+
+@pytest.mark.parametrize("gap", [False, True])
+def test_token_tables_dense_and_with_gaps(gap) -> None:
+    """The decoder, lead-byte counts and CLEAN flags of each token, for ranks in order and
+    for ranks with a gap given out of order, against a plain recomputation."""
+    from livetok.incremental import Encoding
+
+    base = get_encoding("r50k_base")
+    ranks = dict(base.mergeable_ranks)
+    if gap:
+        del ranks[next(t for t, r in ranks.items() if r == 1000)]
+        ranks = dict(reversed(list(ranks.items())))  # and out of order
+    enc = Encoding("r50k_base", mergeable_ranks=ranks, special_tokens=base.special_tokens)
+    decoder, lead, clean = _tables_by_loop(ranks, base.special_tokens)
+    assert enc._decoder == decoder
+    assert list(enc.lead_counts) == lead
+    assert list(enc.clean_starts) == clean
+
+
+def test_tiktoken_files_in_any_layout_load_like_tiktoken(tmp_path) -> None:
+    """``load_tiktoken_file`` reads the strict layout (one space, ``\\n`` endings) by C loops
+    and anything else line by line; both must give what tiktoken's line loop gives, and a
+    malformed line must still be an error."""
+    import base64
+    import random
+
+    def by_lines(raw: bytes) -> dict[bytes, int]:
+        out = {}
+        for line in raw.splitlines():
+            if line:
+                t, r = line.split()
+                out[base64.b64decode(t)] = int(r)
+        return out
+
+    rng = random.Random(3)
+    path = tmp_path / "v.tiktoken"
+    for _ in range(300):
+        toks = [bytes(rng.randrange(256) for _ in range(rng.randint(1, 6)))
+                for _ in range(rng.randint(1, 20))]
+        lines = [base64.b64encode(t) + b" " + str(i).encode() for i, t in enumerate(toks)]
+        sep = rng.choice([b"\n", b"\n", b"\r\n", b"\n\n"])
+        raw = sep.join(lines) + rng.choice([b"", b"\n", sep])
+        if rng.random() < 0.2:
+            raw = raw.replace(b" ", b"\t", 1)
+        if rng.random() < 0.2:
+            raw = raw.replace(b" ", b"  ", 1)
+        path.write_bytes(raw)
+        assert load_tiktoken_file(path) == by_lines(raw), raw
+    for bad in (b"QQ== 0\nQg== 1 2\n", b"QQ== 0\nQg==\n", b"QQ== x\n", b"QQ== 0\nQg==1\n"):
+        path.write_bytes(bad)
+        with pytest.raises(VocabularyError, match="not a .tiktoken file"):
+            load_tiktoken_file(path)
