@@ -167,12 +167,14 @@ def _batches(
     # end of text: every remaining piece is final
     if not buf:
         return
-    if getattr(encoding, "piece_strings", None) is not None:
+    piece_strings = getattr(encoding, "piece_strings", None)
+    if piece_strings is not None:
         # the rest is a whole text that starts at a piece boundary: its own split is the tail
         # of the whole text's split (pieces read nothing to the left of their start)
+        pieces = piece_strings(buf)
         if stats is not None:
-            stats.pieces += len(encoding.piece_strings(buf))  # type: ignore[attr-defined]
-        yield encoding.encode(buf)
+            stats.pieces += len(pieces)
+        yield encoding.encode_piece_strings(pieces)  # type: ignore[attr-defined]
         return
     out = []
     for s, e in encoding.split(buf, 0):
