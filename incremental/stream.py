@@ -47,6 +47,15 @@ class StreamStats:
 _DOMINANCE_SLACK = 4
 
 
+def _is_final(enc: Any, buf: str, s: int, e: int) -> bool:
+    """The walk's test (:func:`_final_prefix`): the piece ``buf[s:e]`` and, by dominance, every
+    piece before it are final whatever text is appended."""
+    n = len(buf)
+    # subtle: ``h < n`` (not ``<=``): at ``h == n`` the piece may depend on the text ending
+    # exactly there, which the next chunk would change
+    return e < n and s + _DOMINANCE_SLACK < n and enc.horizon(buf, s, n) < n
+
+
 def _final_prefix(enc: PieceEncoding, buf: str, at_start: bool, out: list[int],
                   stats: StreamStats | None) -> int:
     """Encode the pieces of ``buf`` that more text cannot change; return where they end.
@@ -60,18 +69,12 @@ def _final_prefix(enc: PieceEncoding, buf: str, at_start: bool, out: list[int],
 
     Runtime complexity: ``O(n)`` for the split, plus the encoder's per-piece cost.
     """
-    n = len(buf)
     piece_strings = getattr(enc, "piece_strings", None)
     if piece_strings is not None:
         return _final_prefix_strings(enc, buf, piece_strings(buf), out, stats)
     spans = list(enc.split(buf, 0))
     k = len(spans) - 1
-    while k >= 0:
-        s, e = spans[k]
-        # subtle: ``h < n`` (not ``<=``): at ``h == n`` the piece may depend on the text
-        # ending exactly there, which the next chunk would change
-        if e < n and s + _DOMINANCE_SLACK < n and enc.horizon(buf, s, n) < n:
-            break
+    while k >= 0 and not _is_final(enc, buf, *spans[k]):
         k -= 1
     if k < 0:
         return 0
@@ -97,7 +100,7 @@ def _final_prefix_strings(enc: Any, buf: str, pieces: list[str], out: list[int],
     e = n  # the end of piece k
     while k >= 0:
         s = e - len(pieces[k])
-        if e < n and s + _DOMINANCE_SLACK < n and enc.horizon(buf, s, n) < n:
+        if _is_final(enc, buf, s, e):
             break
         e = s
         k -= 1
