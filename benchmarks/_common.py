@@ -73,6 +73,18 @@ def _corpus(min_chars: int) -> str:
     return text
 
 
+@lru_cache(maxsize=1)
+def whole_corpus() -> str:
+    """The whole corpus of :func:`real_text` (every file once, never repeated)."""
+    parts = []
+    for p in _corpus_files():
+        try:
+            parts.append(p.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, OSError):
+            continue
+    return "".join(parts)
+
+
 def real_text(n_chars: int) -> str:
     """The first ``n_chars`` code points of the corpus: every ``.py``, ``.txt`` and ``.rst`` file
     of the standard library (not site-packages), sorted by path, read as UTF-8, concatenated."""

