@@ -303,13 +303,34 @@ class Encoding:
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """Concatenated bytes of ``ids``.
 
+        An id that is not an ``int`` raises ``TypeError``; a negative id, one past the
+        vocabulary or one that names no token (a gap between the ordinary and the special
+        tokens) raises ``ValueError`` naming it. (tiktoken raises ``OverflowError`` and
+        ``KeyError`` there; a negative id must not index the table from its end.)
+
         Runtime complexity: ``O(len(ids))``.
         """
+        if not isinstance(ids, (list, tuple, array)):
+            ids = list(ids)  # read twice below
+        decoder = self._decoder
         try:
-            return b"".join([self._decoder[i] for i in ids])  # type: ignore[misc]
+            parts = [decoder[i] for i in ids]
+            if parts and min(ids) < 0:
+                raise IndexError
+            return b"".join(parts)  # type: ignore[arg-type]  # None (a gap): TypeError
         except (IndexError, TypeError):
-            bad = [i for i in ids if not (0 <= i < len(self._decoder)) or self._decoder[i] is None]
-            raise ValueError(f"unknown token id(s) {bad[:5]} for {self.name}") from None
+            wrong = [i for i in ids if not isinstance(i, int)]
+            if wrong:
+                raise TypeError(
+                    f"token ids are ints, not {type(wrong[0]).__name__} ({wrong[0]!r})"
+                ) from None
+            bad = [i for i in ids if not 0 <= i < len(decoder) or decoder[i] is None]
+            gaps = ", except the ids between its ordinary and special tokens" if (
+                None in decoder) else ""
+            raise ValueError(
+                f"unknown token id(s) {bad[:5]} for {self.name} (ids are "
+                f"0..{len(decoder) - 1}{gaps})"
+            ) from None
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids``; invalid UTF-8 becomes U+FFFD, like tiktoken's ``decode``.

