@@ -359,6 +359,8 @@ class Encoding:
 
         Runtime complexity: ``O(len(text))``.
         """
+        if not isinstance(text, str):
+            raise TypeError(f"pieces() takes str, not {type(text).__name__}")
         return list(self._pre.split(sanitize(text)))
 
     def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:

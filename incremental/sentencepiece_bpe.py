@@ -489,6 +489,16 @@ class SentencePieceEncoding:
         """
         return len(self.encode(text))
 
+    def pieces(self, text: str) -> list[tuple[int, int]]:
+        """Code point spans ``(start, end)`` of the pieces of ``text`` (the spans of
+        :meth:`split`, which tile the text), as ``Encoding.pieces``.
+
+        Runtime complexity: ``O(len(text))``.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"pieces() takes str, not {type(text).__name__}")
+        return list(self.split(_sanitize(text), 0))
+
     def encode_reference(self, text: str) -> list[int]:
         """Slow reference: BPE of the *whole* normalized text by :func:`sp_bpe_naive`.
 

@@ -228,10 +228,32 @@ class WordPieceEncoding:
 
         Runtime complexity: ``O(len(text))``.
         """
+        if not isinstance(text, str):
+            raise TypeError(f"encode() takes str, not {type(text).__name__}")
         ids = self._encode(sanitize(text))
         if add_special_tokens:
             return self._cls + ids + self._sep
         return ids
+
+    def count(self, text: str, *, add_special_tokens: bool = False) -> int:
+        """Number of tokens of ``text`` (``len(encode(text, ...))``).
+
+        Runtime complexity: as :meth:`encode`.
+        """
+        return len(self.encode(text, add_special_tokens=add_special_tokens))
+
+    def pieces(self, text: str) -> list[tuple[int, int]]:
+        """Code point spans ``(start, end)`` of the pieces of ``text`` (the spans of
+        :meth:`split`, which tile the text, white space included), as ``Encoding.pieces``.
+
+        >>> load_bert_uncased().pieces("Hi, you")
+        [(0, 2), (2, 3), (3, 4), (4, 7)]
+
+        Runtime complexity: ``O(len(text))``.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"pieces() takes str, not {type(text).__name__}")
+        return list(self.split(sanitize(text), 0))
 
     def encode_piece(self, piece: str, *, at_text_start: bool = False) -> list[int]:
         """Token ids of one piece from :meth:`split` (``[]`` for whitespace).

@@ -129,6 +129,11 @@ def test_decode_rejects_ids_that_name_no_token(name):
     assert enc.decode(iter(ids)) == enc.decode(tuple(ids)) == "hello world"
 
 
+def test_pieces_of_a_non_str_is_a_type_error():
+    with pytest.raises(TypeError, match="pieces\\(\\) takes str, not bytes"):
+        get_encoding("o200k_base").pieces(b"x")
+
+
 def test_aliases_and_registry():
     assert get_encoding("gpt2") is get_encoding("r50k_base")
     assert {"o200k_base", "cl100k_base", "r50k_base"} <= set(list_encodings())

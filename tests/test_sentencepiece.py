@@ -209,6 +209,22 @@ def test_horizon_is_sound(mistral, text, other, data) -> None:
 
 
 @needs_mistral
+def test_pieces_tile_the_text(mistral) -> None:
+    """``pieces`` (as ``Encoding.pieces``): the spans of ``split``, tiling the text; the ids of
+    the pieces concatenated are the text's; a non-str raises ``TypeError``."""
+    for text in ("Hello,  world!\n\tx", "a\ud800 b", "  ", ""):
+        spans = mistral.pieces(text)
+        ends = [b for _, b in spans]
+        assert [a for a, _ in spans] == [0, *ends[:-1]][: len(spans)]
+        assert (ends[-1] if ends else 0) == len(text)
+        ids = [i for a, b in spans for i in mistral.encode_piece(
+            text[a:b].replace("\ud800", "\ufffd"), at_text_start=a == 0)]
+        assert ids == mistral.encode(text)
+    with pytest.raises(TypeError, match="str"):
+        mistral.pieces(b"x")
+
+
+@needs_mistral
 def test_token_bytes_and_decode(mistral, mistral_sp) -> None:
     ids = mistral.encode(" hello  wörld 😀")
     assert b"".join(mistral.token_bytes(i) for i in ids) == b"  hello  w\xc3\xb6rld \xf0\x9f\x98\x80"

@@ -495,6 +495,23 @@ def test_decode_of_bad_ids_follows_hf():
         enc.decode([1.5])
 
 
+def test_count_pieces_and_type_errors():
+    """The encodings share ``count`` and ``pieces`` with ``Encoding``: counts are HF's id
+    counts, pieces tile the text; a non-str raises ``TypeError`` (was AttributeError)."""
+    enc, tok = bert(), hf_bert()
+    for text in ("Hello, wörld! 你好", "  x\u00a0y\t", "a\ud800b", ""):
+        assert enc.count(text) == len(enc.encode(text)) == len(hf_ids(tok, text.replace("\ud800", "\ufffd")))
+        assert enc.count(text, add_special_tokens=True) == enc.count(text) + 2
+        spans = enc.pieces(text)
+        ends = [b for _, b in spans]
+        assert [a for a, _ in spans] == [0, *ends[:-1]][: len(spans)]
+        assert (ends[-1] if ends else 0) == len(text)
+    for bad in (b"x", None):
+        for f in (enc.encode, enc.count, enc.pieces):
+            with pytest.raises(TypeError, match="str"):
+                f(bad)
+
+
 def test_token_bytes():
     enc = bert()
     assert enc.token_bytes(2015) == b"##s" and enc.token_bytes(103) == b"[MASK]"
