@@ -54,6 +54,7 @@ from .features import (
 from .positions import PositionCodec, PositionError
 from .protocol import DID_CHANGE_TOKEN_COUNT, REQUEST_FAILED, TOKEN_COUNT, LivetokProtocol
 from .trace_recorder import TraceRecorder
+from .version import livetok_version
 
 __all__ = ["LivetokServer", "create_server"]
 
@@ -64,12 +65,7 @@ _MAX_COALESCE_S = 0.05
 _LEGEND = types.SemanticTokensLegend(token_types=SEMANTIC_TOKEN_TYPES, token_modifiers=[])
 _MARKDOWN_IDS = frozenset({"markdown", "md", "mdx"})
 
-try:
-    from importlib.metadata import version as _pkg_version
-
-    __version__ = _pkg_version("livetok")
-except Exception:  # pragma: no cover - running from a source tree
-    __version__ = "0"
+__version__ = livetok_version()
 
 
 def _answers(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 #: subcommand modules, in the order ``livetok --help`` lists them
 _COMMANDS = [
@@ -20,12 +20,29 @@ _COMMANDS = [
 ]
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: like argparse's, but the version is looked up only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str = "show livetok's version and exit"
+                 ) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any,
+                 option_string: str | None = None) -> None:
+        from .version import livetok_version
+
+        print(f"livetok {livetok_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every available subcommand registered."""
     parser = argparse.ArgumentParser(
         prog="livetok",
         description="Live, exact, incremental token counts for LLM tokenizers.",
     )
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in _COMMANDS:

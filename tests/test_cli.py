@@ -48,6 +48,19 @@ def test_count_stream_and_encodings(tmp_path):
             assert lines[2].split() == [str(want + 2), "total"]
 
 
+def test_version(capsys):
+    """``livetok --version`` prints the installed version (the same the server reports in
+    ``initialize``) and exits 0."""
+    from livetok.server.app import __version__
+    from livetok.server.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"livetok {__version__}\n"
+    assert __version__ not in ("", "0+unknown")
+
+
 def test_count_reads_stdin():
     r = livetok("count", "-", stdin="hello world".encode())
     assert r.returncode == 0 and r.stdout.split() == [b"2", b"-"]
