@@ -356,6 +356,36 @@ def test_run_scan_bulk_step_conditions(order, data):
     assert bpe_encode(data, ranks) == want
 
 
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_long_runs_take_the_bounded_run_scan(name):
+    """Pieces over ``_RUN_SCAN_MAX`` bytes that are mostly one byte take the run-aware scan
+    with a bound on its steps (else the heap): same ids as the heap (itself tested against
+    the naive loop), for runs of several bytes with heads and tails, and the scan finishes
+    them within the bound."""
+    ranks = get_encoding(name).mergeable_ranks
+    for unit in (b"a", b" ", b"=", b"-", b"0", b"\n", b"\x80", b"\xff"):
+        for k in (_RUN_SCAN_MAX + 1, 1000, 5000):
+            for head, tail in ((b"", b""), (b"+", b"\n\n"), (b" ", b"x")):
+                data = head + unit * k + tail
+                want = [ranks[data[a:b]] for a, b in _heap_split(data, ranks)]
+                assert bpe_encode(data, ranks) == want, (unit, k, head, tail)
+                parts = list(map(_BYTES.__getitem__, data))
+                bound = 2 * len(data).bit_length() + 8
+                assert list(_scan_ids_runs(parts, ranks.get, ranks.__getitem__, bound)) == want
+
+
+def test_long_run_out_of_steps_falls_back_to_the_heap():
+    """A vocabulary where the bulk step never applies (``aaa`` ranks below ``aa``): a long
+    run needs ~2n/3 single merges, the bounded scan gives up (``None``) and ``bpe_encode``
+    takes the heap, with the naive loop's ids."""
+    order, _ = _BULK_COUNTEREXAMPLES[2]
+    ranks = {t: r for r, t in enumerate(order)}
+    data = b"b" + b"a" * 600 + b"c"
+    parts = list(map(_BYTES.__getitem__, data))
+    assert _scan_ids_runs(parts, ranks.get, ranks.__getitem__, 2 * len(data).bit_length() + 8) is None
+    assert bpe_encode(data, ranks) == bpe_encode_naive(data, ranks)
+
+
 def test_heap_bpe_on_long_adversarial_pieces():
     ranks = get_encoding("cl100k_base").mergeable_ranks
     rng = random.Random(7)
