@@ -16,6 +16,7 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from functools import partial
+from operator import index
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import regex
@@ -303,7 +304,8 @@ class Encoding:
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """Concatenated bytes of ``ids``.
 
-        An id that is not an ``int`` raises ``TypeError``; a negative id, one past the
+        An id that is not an integer (``int`` or anything with ``__index__``, such as numpy's
+        integers) raises ``TypeError``; a negative id, one past the
         vocabulary or one that names no token (a gap between the ordinary and the special
         tokens) raises ``ValueError`` naming it. (tiktoken raises ``OverflowError`` and
         ``KeyError`` there; a negative id must not index the table from its end.)
@@ -319,12 +321,12 @@ class Encoding:
                 raise IndexError
             return b"".join(parts)  # type: ignore[arg-type]  # None (a gap): TypeError
         except (IndexError, TypeError):
-            wrong = [i for i in ids if not isinstance(i, int)]
+            wrong = [i for i in ids if not hasattr(type(i), "__index__")]
             if wrong:
                 raise TypeError(
                     f"token ids are ints, not {type(wrong[0]).__name__} ({wrong[0]!r})"
                 ) from None
-            bad = [i for i in ids if not 0 <= i < len(decoder) or decoder[i] is None]
+            bad = [i for i in map(index, ids) if not 0 <= i < len(decoder) or decoder[i] is None]
             gaps = ", except the ids between its ordinary and special tokens" if (
                 None in decoder) else ""
             raise ValueError(

@@ -44,6 +44,7 @@ import json
 import os
 import re
 from importlib.util import find_spec
+from operator import index
 from pathlib import Path
 from typing import Any, Collection, Iterator, Mapping, Sequence
 
@@ -460,15 +461,17 @@ class WordPieceEncoding:
         'hello, world!'
 
         An id the vocabulary does not hold is skipped, as HF skips it; an id that is not an
-        ``int`` raises ``TypeError`` and one outside ``0..2**32 - 1`` (HF's ``u32``, where
+        integer (``int`` or anything with ``__index__``) raises ``TypeError`` and one outside ``0..2**32 - 1`` (HF's ``u32``, where
         HF raises ``OverflowError``) ``ValueError``.
 
         Runtime complexity: ``O(total token length)``.
         """
         toks = []
         for i in ids:
-            if not isinstance(i, int):
-                raise TypeError(f"token ids are ints, not {type(i).__name__} ({i!r})")
+            try:
+                i = index(i)  # ints, and numpy's integers, as HF takes them
+            except TypeError:
+                raise TypeError(f"token ids are ints, not {type(i).__name__} ({i!r})") from None
             if not 0 <= i < _U32:
                 raise ValueError(f"token id {i} is outside 0..2**32 - 1")
             t = self._id_to_token.get(i)

@@ -127,6 +127,23 @@ def test_decode_rejects_ids_that_name_no_token(name):
         enc.decode([15, 1.5])
     ids = enc.encode("hello world")
     assert enc.decode(iter(ids)) == enc.decode(tuple(ids)) == "hello world"
+    # integers that are not ints (numpy's) are ids too, valid or not
+    assert enc.decode([_Index(i) for i in ids]) == "hello world"
+    with pytest.raises(ValueError, match=r"\[-1\]"):
+        enc.decode([_Index(-1)])
+
+
+class _Index:
+    """An integer type that is not ``int`` (as numpy's are): ``__index__`` and ordering."""
+
+    def __init__(self, v: int) -> None:
+        self.v = v
+
+    def __index__(self) -> int:
+        return self.v
+
+    def __lt__(self, other: object) -> bool:
+        return self.v < (other.v if isinstance(other, _Index) else other)  # type: ignore[operator]
 
 
 def test_pieces_of_a_non_str_is_a_type_error():

@@ -494,6 +494,15 @@ def test_decode_of_bad_ids_follows_hf():
     with pytest.raises(TypeError, match="ints, not float"):
         enc.decode([1.5])
 
+    class Index:  # an integer type that is not int (as numpy's are)
+        def __init__(self, v: int) -> None:
+            self.v = v
+
+        def __index__(self) -> int:
+            return self.v
+
+    assert enc.decode([Index(7592), Index(2088)]) == "hello world"
+
 
 def test_count_pieces_and_type_errors():
     """The encodings share ``count`` and ``pieces`` with ``Encoding``: counts are HF's id
