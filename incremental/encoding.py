@@ -93,6 +93,13 @@ class _PieceCache(dict[str, tuple[int, ...]]):
             self.pop(self._call_only.pop(), None)
 
 
+def require_str(text: object, method: str) -> None:
+    """Raise the ``TypeError`` every encoding's ``encode``, ``count`` and ``pieces`` give for a
+    text that is not a ``str`` (bytes, ``None``), naming the method and the type."""
+    if not isinstance(text, str):
+        raise TypeError(f"{method}() takes str, not {type(text).__name__}")
+
+
 def sanitize(text: str) -> str:
     """Replace every surrogate code point by U+FFFD (one for one; see module docstring).
 
@@ -172,8 +179,7 @@ class Encoding:
         Runtime complexity: ``O(n)`` regex work plus ``O(m log m)`` BPE per uncached piece of
         ``m`` bytes.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"encode() takes str, not {type(text).__name__}")
+        require_str(text, "encode")
         text = sanitize(text)
         fast = self._pre.fast
         if fast is not None:
@@ -361,8 +367,7 @@ class Encoding:
 
         Runtime complexity: ``O(len(text))``.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"pieces() takes str, not {type(text).__name__}")
+        require_str(text, "pieces")
         return list(self._pre.split(sanitize(text)))
 
     def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:

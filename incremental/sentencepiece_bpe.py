@@ -50,6 +50,7 @@ from typing import Iterator, Mapping, Sequence
 
 import regex
 
+from .encoding import require_str, sanitize
 from .sp_model_proto import (
     ModelProtoError,
     ModelType,
@@ -78,16 +79,6 @@ _LONG_WORD = 64
 
 class SentencePieceModelError(ModelProtoError):
     """The ``.model`` file declares something this implementation does not reproduce."""
-
-
-def _sanitize(text: str) -> str:
-    # Lone surrogates cannot be UTF-8 encoded; SentencePiece's normalizer turns malformed UTF-8
-    # into U+FFFD, and livetok's other encodings do the same one-for-one replacement.
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return regex.sub(r"[\ud800-\udfff]", "\ufffd", text)
-    return text
 
 
 # --- the BPE of Definition 3 with SentencePiece's tie-breaking -----------------------------
@@ -418,7 +409,7 @@ class SentencePieceEncoding:
         hit = self._cache.get(key)
         if hit is not None:
             return hit
-        norm = self.normalize(_sanitize(piece), at_text_start=at_text_start)
+        norm = self.normalize(sanitize(piece), at_text_start=at_text_start)
         ids, lens = self._ids_and_lens(norm)
         if at_text_start and self.add_dummy_prefix and lens:
             lens[0] -= 1  # the dummy prefix is not in the text
@@ -461,9 +452,8 @@ class SentencePieceEncoding:
 
         Runtime complexity: ``O(n)`` splitting plus ``O(m log m)`` per uncached piece.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"encode() takes str, not {type(text).__name__}")
-        text = _sanitize(text)
+        require_str(text, "encode")
+        text = sanitize(text)
         out: list[int] = []
         extend = out.extend
         cache_get = self._cache.get
@@ -495,9 +485,8 @@ class SentencePieceEncoding:
 
         Runtime complexity: ``O(len(text))``.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"pieces() takes str, not {type(text).__name__}")
-        return list(self.split(_sanitize(text), 0))
+        require_str(text, "pieces")
+        return list(self.split(sanitize(text), 0))
 
     def encode_reference(self, text: str) -> list[int]:
         """Slow reference: BPE of the *whole* normalized text by :func:`sp_bpe_naive`.
@@ -506,7 +495,7 @@ class SentencePieceEncoding:
 
         Runtime complexity: ``O(n^2)``.
         """
-        norm = self.normalize(_sanitize(text))
+        norm = self.normalize(sanitize(text))
         out: list[int] = []
         prev_unk = False
         for w in sp_bpe_naive(norm, self._piece_ids, self._neg_scores):

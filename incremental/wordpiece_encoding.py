@@ -57,7 +57,7 @@ from .bert_normalize import (
     bert_tables,
 )
 from .e2e_wordpiece import E2EWordPiece
-from .encoding import sanitize
+from .encoding import require_str, sanitize
 from .load import VocabularyError
 from .wordpiece import LinMaxMatch
 
@@ -229,8 +229,7 @@ class WordPieceEncoding:
 
         Runtime complexity: ``O(len(text))``.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"encode() takes str, not {type(text).__name__}")
+        require_str(text, "encode")
         ids = self._encode(sanitize(text))
         if add_special_tokens:
             return self._cls + ids + self._sep
@@ -252,8 +251,7 @@ class WordPieceEncoding:
 
         Runtime complexity: ``O(len(text))``.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"pieces() takes str, not {type(text).__name__}")
+        require_str(text, "pieces")
         return list(self.split(sanitize(text), 0))
 
     def encode_piece(self, piece: str, *, at_text_start: bool = False) -> list[int]:
