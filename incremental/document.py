@@ -105,6 +105,9 @@ class EditStats:
     window_retries: int = 0
 
 
+#: first window (code points) of a substring's head that ``Document.count_range`` splits
+_COUNT_WINDOW = 4096
+
 #: a segment of an edit's new tokens, a plain tuple ``(kind, a, b, ids, cps, flags)`` (a
 #: NamedTuple cost ~0.4 µs more per segment to build): kind 0 = the old tokens ``[a, b)`` of the
 #: sequence, kept; kind 1 = new tokens ``ids`` with their code point lengths and flags
@@ -267,18 +270,32 @@ class Document:
         n = len(sub)
         if n <= 2048:
             return len(enc.encode(sub))
-        # left: split the substring from its start until a boundary is also a document boundary
-        count = 0
-        q1 = None
-        q1_tok = 0
-        for ps, pe in enc.split(sub, 0):
-            if enc.horizon(sub, ps, n) > n:
-                break  # this piece read the substring's end: leave the rest to the right part
-            count += self._count_piece(sub[ps:pe], start + ps == 0)
-            t = seq.piece_start_at(start + pe)
-            if t is not None:
-                q1, q1_tok = start + pe, t
+        # left: split the substring from its start until a boundary is also a document boundary.
+        # The split runs over a window of the substring's head, grown while a piece's decision
+        # reads past it: splitting all of a long substring only to take its first pieces cost
+        # O(n) up front for non-ASCII text (its class codes), ~1 s for 10 MB.
+        w = min(n, _COUNT_WINDOW)
+        while True:
+            count = 0
+            q1 = None
+            q1_tok = 0
+            grow = w < n
+            for ps, pe in enc.split(sub[:w] if w < n else sub, 0):
+                h = enc.horizon(sub, ps, n)
+                if h > n:
+                    grow = False
+                    break  # this piece read the substring's end: leave the rest to the right
+                if h > w:
+                    break  # decided by text past the window: grow it (w < n here)
+                count += self._count_piece(sub[ps:pe], start + ps == 0)
+                t = seq.piece_start_at(start + pe)
+                if t is not None:
+                    q1, q1_tok = start + pe, t
+                    grow = False
+                    break
+            if not grow:
                 break
+            w = min(n, 4 * w)
         if q1 is None:
             return len(enc.encode(sub))
         # right: restart at a document piece whose predecessors did not read past `end`
@@ -295,8 +312,11 @@ class Document:
         if k_tok < q1_tok or k_cp < q1:
             return len(enc.encode(sub))
         count += seq.counted_before(k_tok) - seq.counted_before(q1_tok)
-        for ps, pe in enc.split(sub, k_cp - start):
-            count += self._count_piece(sub[ps:pe], False)
+        # the tail alone: a piece reads nothing left of its start, and splitting only the tail
+        # keeps the split's up-front work (non-ASCII class codes) to the tail
+        tail = sub[k_cp - start :]
+        for ps, pe in enc.split(tail, 0):
+            count += self._count_piece(tail[ps:pe], False)
         return count
 
     def _count_piece(self, piece: str, at_start: bool) -> int:

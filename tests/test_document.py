@@ -165,6 +165,40 @@ def test_count_range_equals_encoding_the_substring(name, data):
         assert doc.count_range(a, b) == len(ref.encode_ordinary(text[a:b])), (a, b)
 
 
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_count_range_grows_its_head_window_over_a_long_first_piece(name):
+    """The head of the range is split in a window that grows while a piece's decision reads
+    past it: here a first piece of 10,000 CJK letters (past the 4,096-character first window),
+    and ranges that start inside it, before it and after it."""
+    text = "ab " + "中" * 10_000 + " tail words é here" * 400
+    doc = Document(text, encoding=name)
+    ref = tiktoken_ref(name)
+    for a in (0, 1, 3, 500, 9_000, 10_003, 10_010):
+        for b in (len(text), len(text) - 5, 10_400, 14_000):
+            if a <= b:
+                assert doc.count_range(a, b) == len(ref.encode_ordinary(text[a:b])), (a, b)
+
+
+def test_count_range_splits_only_near_its_ends(monkeypatch):
+    """A long non-ASCII range is split only in a window of its head and in its tail: the split
+    of a whole non-ASCII substring builds its class codes up front (~1 s for 10 MB), which is
+    what ``count_range`` did for every range before."""
+    enc = get_encoding("o200k_base")
+    text = "héllo wörld, " * 20_000
+    doc = Document(text, encoding=enc)
+    seen: list[int] = []
+    split = enc.split
+
+    def spy(t: str, pos: int = 0):
+        seen.append(len(t) - pos)
+        return split(t, pos)
+
+    monkeypatch.setattr(enc, "split", spy)
+    a, b = 5, len(text) - 7
+    assert doc.count_range(a, b) == len(enc.encode(text[a:b]))
+    assert seen and max(seen) <= 4096, seen
+
+
 def test_token_at_and_iter_tokens():
     doc = Document("Hello world 中文", encoding="cl100k_base")
     t = doc.token_at(7)
