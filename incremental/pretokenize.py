@@ -178,7 +178,10 @@ class Pretokenizer:
     def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
         """Yield ``(start_cp, end_cp)`` of each piece of ``text[pos:]`` (``pos`` a boundary).
 
-        Runtime complexity: ``O(len(text) - pos)`` for the whole iteration, lazily.
+        Runtime complexity: ``O(len(text) - pos)`` for the whole iteration. Lazily for ASCII
+        text; for other text the fast form first builds the class codes of all of ``text``
+        (``O(len(text))`` on the first piece), so a caller that wants only a few pieces of a
+        long text splits a window of it (as ``Document.count_range`` does).
         """
         if self._ascii_split is not None and text.isascii():
             # the same spans (module docstring); no class codes to build for a short text
