@@ -242,3 +242,42 @@ def test_prefix_tree_against_sums(n):
             sizes[a:b] = vals
             p.splice(a, b, vals)
         check()
+
+
+@pytest.mark.parametrize("with_view", [False, True])
+def test_replace_across_one_chunk_boundary_rewrites_both_chunks_in_place(with_view) -> None:
+    """A range that ends at the first token of the next chunk (a re-tokenized window that ends
+    on a chunk boundary) or a few tokens into it: the tail of the first chunk and the head of
+    the next are rewritten in place (no re-chunking, no O(C) rebuild of the block sums: ~0.7 ms
+    per edit in a 10 MB document before), and the tokens and text equal a plain-list model."""
+    load = 16
+    n = 40 * load
+    ids = list(range(n))
+    cps = [1 + i % 3 for i in range(n)]
+    flags = bytearray([PIECE_START | CLEAN] * n)
+    text = "".join(chr(97 + i % 26) * w for i, w in enumerate(cps))
+    seq = TokenSeq(load=load)
+    seq.replace(0, 0, ids, cps, flags, text)
+    rng = random.Random(7)
+    for step in range(200):
+        chunks = list(seq.chunks)
+        ci = rng.randrange(len(chunks) - 1)
+        start = sum(len(c) for c in chunks[: ci + 1])  # first token of chunk ci + 1
+        t0 = start - rng.randint(1, 3)
+        t1 = start + rng.choice([0, 0, 1, 2])
+        k = rng.randint(0, 4)
+        new_ids = [10_000 + step] * k
+        new_cps = [2] * k
+        new_text = "Z" * (2 * k)
+        c0, c1 = seq.token_start_cp(t0), seq.token_start_cp(t1)
+        view = SeqView(seq, c0) if with_view else None
+        seq.replace(t0, t1, new_ids, new_cps, bytearray([PIECE_START | CLEAN] * k), new_text,
+                    view)
+        ids[t0:t1] = new_ids
+        text = text[:c0] + new_text + text[c1:]
+        seq._check()
+        assert seq.ids() == ids and seq.text() == text
+        head_left = len(chunks[ci]) - (start - t0) + k
+        if head_left >= load // 4 and len(chunks[ci + 1]) - (t1 - start) >= load // 4:
+            # the in-place path: the same chunk objects, the same number of chunks
+            assert seq.chunks == chunks and all(a is b for a, b in zip(seq.chunks, chunks))
