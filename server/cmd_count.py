@@ -1,4 +1,4 @@
-"""``livetok count FILE...``: tokens per file, like ``wc``."""
+"""``livetok count [FILE...]``: tokens per file, like ``wc`` (no FILE: standard input)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "count",
         help="count tokens in files (like wc)",
         description="Print the token count of each FILE ('-' reads standard input), then a "
-        "total when there are several. Files are read as UTF-8; undecodable bytes count as "
-        "U+FFFD.",
+        "total when there are several; with no FILE, the count of standard input, as wc "
+        "does. Files are read as UTF-8; undecodable bytes count as U+FFFD.",
     )
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="*", metavar="FILE")
     p.add_argument(
         "-e", "--encoding", default="o200k_base",
         help=f"encoding name (default o200k_base; known: {', '.join(list_encodings())})",
@@ -89,7 +89,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     status = 0
     grand = 0
-    for name in args.files:
+    files = args.files
+    if not files:  # as wc: standard input, and its count printed without a name
+        files = ["-"]
+        if sys.stdin.isatty():
+            print("livetok count: reading standard input (end it with Ctrl-D)", file=sys.stderr)
+    for name in files:
         try:
             if args.stream:
                 from livetok.incremental.stream import count_stream
@@ -104,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
             status = 1
             continue
         grand += n
-        print(f"{n:>10} {name}")
-    if len(args.files) > 1:
+        print(f"{n:>10} {name}" if args.files else f"{n:>10}")
+    if len(files) > 1:
         print(f"{grand:>10} total")
     return status
 

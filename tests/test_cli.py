@@ -64,6 +64,9 @@ def test_version(capsys):
 def test_count_reads_stdin():
     r = livetok("count", "-", stdin="hello world".encode())
     assert r.returncode == 0 and r.stdout.split() == [b"2", b"-"]
+    # no FILE at all: standard input, printed without a name (as wc does)
+    r = livetok("count", "-e", "r50k_base", stdin="hello world, again\n".encode())
+    assert r.returncode == 0 and r.stdout.split() == [b"5"], r.stderr
 
 
 def test_count_errors_say_what_to_do(tmp_path):
