@@ -2,7 +2,10 @@
 
 ``Encoding.encode`` returns exactly tiktoken's ``encode_ordinary``: special tokens are known by
 name (:attr:`Encoding.special_tokens`) but text that spells ``<|endoftext|>`` is ordinary text,
-because editors hold such text and must count it without an exception.
+because editors hold such text and must count it without an exception. Code written for
+tiktoken's ``encode`` gets tiktoken's behaviour by saying so: ``allowed_special`` turns the
+named special tokens spelled in the text into their ids, and ``disallowed_special`` (tiktoken's
+default is ``"all"``, livetok's is none) raises ``ValueError`` where the text spells one.
 
 Lone surrogates: a Python ``str`` can hold code points U+D800..U+DFFF (JSON ``"\\ud800"``
 escapes, for instance), which have no UTF-8 encoding. livetok replaces each such code point by
@@ -17,7 +20,8 @@ from array import array
 from collections import deque
 from functools import partial
 from operator import index
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import AbstractSet, Any, Callable, Collection, Iterable, Iterator, Literal, Mapping
+from typing import Sequence
 
 import regex
 
@@ -165,6 +169,7 @@ class Encoding:
         self._lead = lead
         self.clean_starts = clean
         self._cache = _PieceCache(self.mergeable_ranks)
+        self._special_res: dict[frozenset[str], Any] = {}
 
     # -- tiktoken-compatible API -------------------------------------------------------------
 
@@ -173,13 +178,31 @@ class Encoding:
         """Number of token ids (``max_token_value + 1``), as tiktoken defines it."""
         return self.max_token_value + 1
 
-    def encode(self, text: str) -> list[int]:
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AbstractSet[str] | Literal["all"] = frozenset(),
+        disallowed_special: Collection[str] | Literal["all"] = (),
+    ) -> list[int]:
         """Token ids of ``text``; equal to tiktoken's ``encode_ordinary``.
+
+        With ``allowed_special`` (names of special tokens, or ``"all"``), text that spells one
+        of them becomes its id, and with ``disallowed_special`` such text raises
+        ``ValueError``: both as in tiktoken's ``encode``, whose ids are then returned. Only the
+        defaults differ: none allowed (as tiktoken) and none disallowed (tiktoken: ``"all"``).
+
+        >>> from livetok.incremental import get_encoding
+        >>> enc = get_encoding("cl100k_base")
+        >>> enc.encode("hi<|endoftext|>"), enc.encode("hi<|endoftext|>", allowed_special="all")
+        ([6151, 27, 91, 8862, 728, 428, 91, 29], [6151, 100257])
 
         Runtime complexity: ``O(n)`` regex work plus ``O(m log m)`` BPE per uncached piece of
         ``m`` bytes.
         """
         require_str(text, "encode")
+        if allowed_special or disallowed_special:
+            return self._encode_special(text, allowed_special, disallowed_special)
         text = sanitize(text)
         fast = self._pre.fast
         if fast is not None:
@@ -196,6 +219,116 @@ class Encoding:
         return out
 
     encode_ordinary = encode
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        """The names of the special tokens (tiktoken's ``special_tokens_set``)."""
+        return set(self.special_tokens)
+
+    @property
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>`` (tiktoken's ``eot_token``)."""
+        try:
+            return self.special_tokens["<|endoftext|>"]
+        except KeyError:
+            raise KeyError(f"{self.name} has no <|endoftext|> token") from None
+
+    def _special_regex(self, names: AbstractSet[str]) -> Any:
+        """A regex matching any of ``names`` (longest first, so that one name that is a prefix
+        of another never hides it), compiled once per set."""
+        key = frozenset(names)
+        cache = self._special_res
+        pat = cache.get(key)
+        if pat is None:
+            alts = sorted(key, key=lambda t: (-len(t), t))
+            pat = cache[key] = regex.compile("|".join(map(regex.escape, alts)))
+        return pat
+
+    def _encode_special(
+        self,
+        text: str,
+        allowed_special: AbstractSet[str] | Literal["all"],
+        disallowed_special: Collection[str] | Literal["all"],
+    ) -> list[int]:
+        """:meth:`encode` with special tokens, as tiktoken's ``encode``: the text between the
+        allowed special tokens it spells is encoded as ordinary text (pieces never cross a
+        special token), each special token becomes its id.
+
+        Runtime complexity: as :meth:`encode`, plus one regex scan per argument.
+        """
+        specials = self.special_tokens
+        allowed = set(specials) if allowed_special == "all" else set(allowed_special)
+        if disallowed_special == "all":
+            disallowed = set(specials) - allowed
+        else:
+            disallowed = set(disallowed_special)
+        text = sanitize(text)
+        if disallowed:
+            m = self._special_regex(disallowed).search(text)
+            if m is not None:
+                tok = m.group()
+                raise ValueError(
+                    f"Encountered text corresponding to disallowed special token {tok!r}. "
+                    f"To encode it as the special token, pass allowed_special={{{tok!r}}} (or "
+                    f"'all'); to encode it as ordinary text, leave it out of "
+                    f"disallowed_special (livetok's default is none)."
+                )
+        allowed &= set(specials)
+        if not allowed:
+            return self.encode(text)
+        out: list[int] = []
+        pos = 0
+        for m in self._special_regex(allowed).finditer(text):
+            out += self.encode(text[pos : m.start()])
+            out.append(specials[m.group()])
+            pos = m.end()
+        out += self.encode(text[pos:])
+        return out
+
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AbstractSet[str] | Literal["all"] = frozenset(),
+        disallowed_special: Collection[str] | Literal["all"] = (),
+    ) -> list[list[int]]:
+        """:meth:`encode` of each text (tiktoken's ``encode_batch``). ``num_threads`` is
+        accepted for tiktoken's signature only: pure-Python encoding gains nothing from threads
+        under the GIL, so the texts are encoded one after another in this thread."""
+        return [
+            self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
+            for t in texts
+        ]
+
+    def encode_ordinary_batch(self, texts: Iterable[str], *, num_threads: int = 8) -> list[list[int]]:
+        """:meth:`encode` of each text (tiktoken's ``encode_ordinary_batch``; ``num_threads``
+        as in :meth:`encode_batch`)."""
+        return [self.encode(t) for t in texts]
+
+    def decode_batch(self, batch: Iterable[Sequence[int]], *, num_threads: int = 8) -> list[str]:
+        """:meth:`decode` of each id sequence (tiktoken's ``decode_batch``)."""
+        return [self.decode(ids) for ids in batch]
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of a text or byte string that is one token, ordinary or special (tiktoken's
+        ``encode_single_token``); ``KeyError`` when it is not one token.
+
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("r50k_base").encode_single_token(" world")
+        995
+        """
+        if isinstance(text_or_bytes, str):
+            special = self.special_tokens.get(text_or_bytes)
+            if special is not None:
+                return special
+            key = text_or_bytes.encode("utf-8", errors="surrogatepass")
+        else:
+            key = bytes(text_or_bytes)
+        try:
+            return self.mergeable_ranks[key]
+        except KeyError:
+            raise KeyError(f"{text_or_bytes!r} is not one token of {self.name}") from None
 
     def _encode_fast(self, text: str, fast: Any) -> list[int]:
         """:meth:`encode` by the fast splitter, block by block (``FastSplitter.blocks``).
@@ -355,6 +488,12 @@ class Encoding:
         b' world'
         """
         return self.decode_bytes([token_id])
+
+    decode_single_token_bytes = token_bytes
+
+    def decode_tokens_bytes(self, ids: Sequence[int]) -> list[bytes]:
+        """The bytes of each token id (tiktoken's ``decode_tokens_bytes``)."""
+        return [self.token_bytes(i) for i in ids]
 
     # -- pieces (pre-tokens) -----------------------------------------------------------------
 

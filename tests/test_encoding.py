@@ -104,6 +104,58 @@ def test_special_token_text_is_ordinary_text():
     assert enc.special_tokens["<|endoftext|>"] == 100257
 
 
+_SPECIAL_BITS = ["<|endoftext|>", "<|endofprompt|>", "<|fim_prefix|>", "<|", "|>", "<", "|",
+                 "endoftext", "<|endoftext", " ", "\n", "a", "hi", "'s", "😀", "\ud800"]
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+@given(parts=st.lists(st.sampled_from(_SPECIAL_BITS), max_size=30), data=st.data())
+def test_special_tokens_as_tiktoken_encode(name, parts, data):
+    """``allowed_special`` / ``disallowed_special`` give tiktoken's ``encode``: the same ids
+    for any allowed subset (pieces never cross a special token), the same ``ValueError`` cases;
+    with neither, special-token text is ordinary text (``encode_ordinary``)."""
+    enc = get_encoding(name)
+    tk = tiktoken_ref(name)
+    text = "".join(parts)
+    names = sorted(enc.special_tokens)
+    allowed = data.draw(st.one_of(st.just("all"), st.sets(st.sampled_from(names))))
+    disallowed = data.draw(st.one_of(st.just("all"), st.just(()), st.sets(st.sampled_from(names))))
+    fixed = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)  # as tiktoken
+    assert enc.encode(text) == tk.encode_ordinary(fixed)
+    try:
+        want = tk.encode(fixed, allowed_special=allowed, disallowed_special=disallowed)
+    except ValueError:
+        with pytest.raises(ValueError, match="disallowed special token"):
+            enc.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+    else:
+        assert enc.encode(text, allowed_special=allowed, disallowed_special=disallowed) == want
+    assert enc.encode_batch([text, "x"], allowed_special=allowed) == [
+        enc.encode(text, allowed_special=allowed), enc.encode("x")]
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_tiktoken_helpers_match_tiktoken(name):
+    """The rest of tiktoken's everyday surface: the same answers as tiktoken."""
+    enc = get_encoding(name)
+    tk = tiktoken_ref(name)
+    texts = ["hello world", real_text(5_000), "中文 😀 <|endoftext|>"]
+    assert enc.special_tokens_set == tk.special_tokens_set
+    assert enc.eot_token == tk.eot_token
+    assert enc.encode_ordinary_batch(texts) == tk.encode_ordinary_batch(texts)
+    assert enc.encode_batch(texts, allowed_special="all") == tk.encode_batch(
+        texts, allowed_special="all")
+    ids = tk.encode_ordinary(texts[1])
+    assert enc.decode_batch([ids, ids[:7]]) == tk.decode_batch([ids, ids[:7]])
+    assert enc.decode_tokens_bytes(ids) == tk.decode_tokens_bytes(ids)
+    for i in ids[:50] + [enc.eot_token]:
+        assert enc.decode_single_token_bytes(i) == tk.decode_single_token_bytes(i)
+    for t in [" world", b" world", "<|endoftext|>", b"\xff", "hi"]:
+        assert enc.encode_single_token(t) == tk.encode_single_token(t)
+    for t in ["hello world", b"\x00\x01"]:
+        with pytest.raises(KeyError):
+            enc.encode_single_token(t)
+
+
 @pytest.mark.parametrize("name", BPE_NAMES)
 def test_decode_roundtrip(name):
     enc = get_encoding(name)
