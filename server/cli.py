@@ -36,8 +36,9 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every available subcommand registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every available subcommand registered (``only``: just the
+    subcommand of that name, so that ``livetok count`` does not import the server's modules)."""
     parser = argparse.ArgumentParser(
         prog="livetok",
         description="Live, exact, incremental token counts for LLM tokenizers.",
@@ -46,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in _COMMANDS:
+        if only is not None and name.rsplit("_", 1)[1] != only:
+            continue
         try:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -59,7 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``livetok`` console script."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # the subcommand named first (options before it are the top level's): build only its
+    # parser when it is a known one (``livetok --help`` and mistakes still see them all)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    known = {name.rsplit("_", 1)[1] for name in _COMMANDS}
+    parser = build_parser(first if first in known else None)
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)
