@@ -236,6 +236,15 @@ def timed_cpu(fn: Callable[[], Any]) -> tuple[float, float, Any]:
         gc.enable()
 
 
+def cores_note() -> str:
+    """How many cores this process may use, for the text of a table."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:
+        n = os.cpu_count() or 1
+    return f"{n} here"
+
+
 def median(xs: Sequence[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 

@@ -499,12 +499,14 @@ def bench_count(cfg: Config, log: C.Log, tmp: Path) -> CountResult:
     lt = _livetok_cmd()
     variants = [
         ("`livetok count FILE`", lt + ["count", str(f)], cfg.count_reps),
+        ("`livetok count -j 1 FILE` (one process)", lt + ["count", "-j", "1", str(f)],
+         cfg.count_reps),
         ("tiktoken `encode_ordinary` (same vocabulary loader)",
          [sys.executable, "-c", TIKTOKEN_COUNT, "o200k_base", str(f)], cfg.count_reps),
     ]
     if cfg.count_no_progress:
-        variants.insert(1, ("`livetok count --no-progress FILE`",
-                            lt + ["count", "--no-progress", str(f)], 1))
+        variants.insert(2, ("`livetok count -j 1 --no-progress FILE`",
+                            lt + ["count", "-j", "1", "--no-progress", str(f)], 1))
     startup = {
         "`livetok count FILE`": lt + ["count", str(empty)],
         "tiktoken `encode_ordinary` (same vocabulary loader)":
@@ -701,9 +703,13 @@ def render(cfg: Config, args: argparse.Namespace, info: dict[str, str], elapsed:
           "median of the stated runs. The tiktoken side is a `python -c` script that loads the "
           "same `.tiktoken` file with livetok's loader and calls tiktoken's `encode_ordinary`. "
           "*startup* is the same command on an empty file. `livetok count` shows a progress bar "
-          "(to stderr, captured) on files over 4 MB and counts block by block "
-          "(`Encoding.encode_blocks`, the blocks `encode` uses), updating it per block; "
-          "`--no-progress` calls `encode` once.\n")
+          "(to stderr, captured) on files over 4 MB. On a file of 4 M characters or more it "
+          "counts with as many processes as there are cores (at most 4; `os.sched_getaffinity`: "
+          f"{C.cores_note()}), forked after the vocabulary is loaded, each encoding whole parts "
+          "cut where no piece can span (`Encoding.split_blocks`); `-j 1` counts in one process, "
+          "block by block (`Encoding.encode_blocks`, the blocks `encode` uses), updating the "
+          "bar per block; `-j 1 --no-progress` calls `encode` once. tiktoken runs in one "
+          "thread.\n")
         w(C.md_table(["command", "runs", "wall time", "startup (empty file)", "count",
                       "MB/s (wall)"], count.rows) + "\n")
         w(f"Counts equal: **{'yes' if count.equal else 'NO'}**.\n")

@@ -398,6 +398,22 @@ class Encoding:
         finally:
             self._cache.end_call()
 
+    def split_blocks(self, text: str, size: int) -> list[str]:
+        """``text`` (sanitized) cut into consecutive slices of about ``size`` code points or
+        more, at places no piece can span (``FastSplitter.blocks``), so that the encodes of the
+        slices concatenate to ``encode(text)``: for callers that encode the slices apart (in
+        other processes, say). One slice when the pattern has no fast form or the text no cut.
+
+        >>> from livetok.incremental import get_encoding
+        >>> [len(b) for b in get_encoding("o200k_base").split_blocks("a = 1\\nb = 2\\nc", 4)]
+        [6, 6, 1]
+
+        Runtime complexity: ``O(len(text))``.
+        """
+        text = sanitize(text)
+        fast = self._pre.fast
+        return [text] if fast is None else list(fast.blocks(text, size))
+
     @property
     def piece_strings(self) -> Callable[[str], list[str]] | None:
         """The pieces of a (sanitized) text as strings, in one C call per block, or ``None``

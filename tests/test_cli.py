@@ -22,12 +22,14 @@ def test_count_10mb_file_matches_tiktoken_with_progress_bar(tmp_path):
     text = real_text(10_000_000)[:10_000_000]
     f = tmp_path / "big.txt"
     f.write_text(text, encoding="utf-8")
-    r = livetok("count", str(f))
-    assert r.returncode == 0, r.stderr.decode()
-    n = int(r.stdout.split()[0])
-    assert n == len(tiktoken_ref("o200k_base").encode_ordinary(text))
-    # tqdm draws on stderr for files over a few MB
-    assert b"char" in r.stderr and b"big.txt" in r.stderr
+    want = len(tiktoken_ref("o200k_base").encode_ordinary(text))
+    # -j 2: two forked processes (cut where no piece spans); -j 1: this process alone
+    for jobs in ("2", "1"):
+        r = livetok("count", "-j", jobs, str(f))
+        assert r.returncode == 0, r.stderr.decode()
+        assert int(r.stdout.split()[0]) == want
+        # tqdm draws on stderr for files over a few MB
+        assert b"char" in r.stderr and b"big.txt" in r.stderr
 
 
 def test_count_stream_and_encodings(tmp_path):
@@ -118,3 +120,42 @@ def test_count_imports_only_what_it_needs(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-1] == "0 []"
     assert r.stdout.split()[:2] == ["3", str(f)]
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_count_parallel_equals_encode(jobs, monkeypatch):
+    """``count_parallel`` cuts the text where no piece can span and counts the parts in forked
+    processes: the sum is ``len(encode(text))``, every code point is reported once; it declines
+    (``None``) where it cannot help, and the caller then counts in its own process."""
+    from livetok.incremental import get_encoding
+    from livetok.server import cmd_count
+
+    monkeypatch.setattr(cmd_count, "_PART_CHARS", 20_000)
+    text = real_text(300_000) + "\n".join(["中文 😀 x\r\n", "Word  'll\n"] * 200)
+    for name in ("o200k_base", "cl100k_base", "r50k_base"):
+        enc = get_encoding(name)
+        seen: list[int] = []
+        assert cmd_count.count_parallel(enc, text, jobs, seen.append) == len(enc.encode(text))
+        assert sum(seen) == len(text) and len(seen) > jobs
+    enc = get_encoding("o200k_base")
+    assert cmd_count.count_parallel(enc, text, 1) is None
+    assert cmd_count.count_parallel(enc, "x" * 100_000, jobs) is None  # no cut point
+    assert cmd_count.count_parallel(get_encoding("bert-base-uncased"), text, jobs) is None
+    assert cmd_count._WORK is None
+
+
+def test_count_jobs_in_process(tmp_path, monkeypatch, capsys):
+    """``--jobs`` end to end in this process (thresholds lowered), and a bad value refused."""
+    from livetok.server import cmd_count
+    from livetok.server.cli import main
+
+    monkeypatch.setattr(cmd_count, "PARALLEL_MIN_CHARS", 1000)
+    monkeypatch.setattr(cmd_count, "_PART_CHARS", 5_000)
+    text = real_text(60_000)
+    f = tmp_path / "t.txt"
+    f.write_text(text, encoding="utf-8")
+    assert main(["count", "--no-progress", "-j", "2", str(f)]) == 0
+    assert capsys.readouterr().out.split() == [str(len(tiktoken_ref("o200k_base").encode_ordinary(
+        text))), str(f)]
+    assert main(["count", "-j", "0", str(f)]) == 2
+    assert "--jobs" in capsys.readouterr().err
