@@ -88,7 +88,11 @@ def count_parallel(
     try:
         # subtle: fork, so the workers share the loaded vocabulary and the parts instead of
         # loading and receiving them (the progress bar runs no thread: monitor_interval = 0)
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(parts))) as pool:
+        try:
+            pool = multiprocessing.get_context("fork").Pool(min(jobs, len(parts)))
+        except OSError:  # no processes to be had (a limit on them): count in this one
+            return None
+        with pool:
             total = 0
             for n_cp, n in pool.imap_unordered(_count_part, range(len(parts))):
                 total += n

@@ -144,6 +144,24 @@ def test_count_parallel_equals_encode(jobs, monkeypatch):
     assert cmd_count._WORK is None
 
 
+def test_count_parallel_without_processes_counts_here(monkeypatch):
+    """When no process can be started (a limit on them), the caller counts in its own."""
+    import multiprocessing
+
+    from livetok.incremental import get_encoding
+    from livetok.server import cmd_count
+
+    class NoPool:
+        def Pool(self, n):  # noqa: N802 (multiprocessing's name)
+            raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing, "get_context", lambda method: NoPool())
+    monkeypatch.setattr(cmd_count, "_PART_CHARS", 20_000)
+    enc = get_encoding("o200k_base")
+    assert cmd_count.count_parallel(enc, real_text(100_000), 2) is None
+    assert cmd_count._WORK is None
+
+
 def test_count_jobs_in_process(tmp_path, monkeypatch, capsys):
     """``--jobs`` end to end in this process (thresholds lowered), and a bad value refused."""
     from livetok.server import cmd_count
