@@ -38,8 +38,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument(
         "-j", "--jobs", type=int, default=None, metavar="N",
-        help="processes for a file of 4 M characters or more (default: the available cores, "
-        "at most 4; 1 counts in this process)",
+        help="processes for a file of 4 M characters or more, on Linux (default: the "
+        "available cores, at most 4; 1 counts in this process)",
     )
     return p
 
@@ -66,8 +66,8 @@ def count_parallel(
     enc: Any, text: str, jobs: int, progress: Callable[[int], None] | None = None
 ) -> int | None:
     """Token count of ``text`` by ``jobs`` forked processes, or ``None`` when that is not
-    possible (no ``fork`` here, an encoding without :meth:`split_blocks`, a text without cut
-    points), for the caller to count in this process.
+    possible (not on Linux, an encoding without :meth:`split_blocks`, a text without cut
+    points, no process to be had), for the caller to count in this process.
 
     Exact: the text is cut only where no piece can span (``Encoding.split_blocks``), so the
     parts' counts add up to ``len(enc.encode(text))``. Each process encodes whole parts with
@@ -79,7 +79,9 @@ def count_parallel(
     import multiprocessing
 
     split = getattr(enc, "split_blocks", None)
-    if jobs < 2 or split is None or "fork" not in multiprocessing.get_all_start_methods():
+    # fork only where it is the platform's own default (Linux): macOS offers it but warns
+    # that system libraries may crash in a forked child
+    if jobs < 2 or split is None or not sys.platform.startswith("linux"):
         return None
     parts = split(text, max(_PART_CHARS, len(text) // (4 * jobs)))
     if len(parts) < 2:
