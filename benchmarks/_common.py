@@ -238,11 +238,9 @@ def timed_cpu(fn: Callable[[], Any]) -> tuple[float, float, Any]:
 
 def cores_note() -> str:
     """How many cores this process may use, for the text of a table."""
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:
-        n = os.cpu_count() or 1
-    return f"{n} here"
+    from livetok.server.cmd_count import available_cores
+
+    return f"{available_cores()} here"
 
 
 def median(xs: Sequence[float]) -> float:

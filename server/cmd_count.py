@@ -44,13 +44,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def default_jobs() -> int:
-    """The cores this process may run on (``sched_getaffinity`` where there is one), at most 4."""
+def available_cores() -> int:
+    """The cores this process may run on (``sched_getaffinity`` where there is one)."""
     try:
-        n = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        n = os.cpu_count() or 1
-    return max(1, min(4, n))
+        return os.cpu_count() or 1
+
+
+def default_jobs() -> int:
+    """``--jobs`` by default: the available cores, at most 4."""
+    return max(1, min(4, available_cores()))
 
 
 #: what the forked workers count: set by :func:`count_parallel` before it forks them
