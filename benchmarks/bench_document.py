@@ -15,6 +15,8 @@ What is measured (o200k_base, one process):
 * random single-character edits (insert or delete one ASCII letter / space / newline, uniform
   positions, seeded) in the 10 MB document, and tiktoken re-encoding the whole text after a
   sample of the same edits, side by side: the speed-up of incremental over full re-encoding;
+* edits inside one long piece (a line of CJK letters without spaces, a line of ``ACGT``),
+  between real text, beside tiktoken re-encoding the whole text;
 * the initial build of a ``Document`` beside ``enc.encode`` and tiktoken on the same text;
 * memory per token of a 10 MB document (``tracemalloc``), beside the text as a ``str``;
 * the Algorithm 1 counters (``doc.stats``) of each replay;
@@ -57,14 +59,16 @@ class Config:
     build_small_reps: int
     profile_edits: int
     memory: bool
+    long_chars: int  # ASCII letters in the long-line input (the CJK line has a third)
+    long_edits: int
 
 
 FULL = Config(standalone_edits=0, base_edits=10_000, bases=[100 * C.KB, 1 * C.MB, 10 * C.MB],
               random_edits=2000, tk_samples=20, build_small=1 * C.MB, build_small_reps=5,
-              profile_edits=2000, memory=True)
+              profile_edits=2000, memory=True, long_chars=1_000_000, long_edits=40)
 QUICK = Config(standalone_edits=300, base_edits=150, bases=[10 * C.KB, 100 * C.KB],
                random_edits=200, tk_samples=3, build_small=10 * C.KB, build_small_reps=2,
-               profile_edits=100, memory=True)
+               profile_edits=100, memory=True, long_chars=30_000, long_edits=6)
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -340,6 +344,67 @@ def bench_random(doc: Any, text: str, cfg: Config, tk: Any, log: C.Log, seed: in
 
 
 @dataclass
+class LongPieceResult:
+    label: str
+    run_chars: int
+    run_bytes: int
+    n: int
+    build: float
+    lat: list[float]
+    tk_times: list[float]
+    stats: dict[str, int]
+    verified: bool
+
+
+def bench_long_pieces(cfg: Config, enc: Any, tk: Any, log: C.Log) -> list[LongPieceResult]:
+    """Single-character edits (insert a letter of the line's own alphabet, or delete one)
+    inside one long piece that sits between two halves of 200 K characters of real text: the
+    worst place for a piece-level tokenizer, whose pieces there are the whole line."""
+    from livetok.incremental import Document
+
+    rng = random.Random(20261123)
+    around = C.real_text(200_000)
+    rows = []
+    for label, run, alphabet in (
+        (f"CJK letters, no spaces ({C.utf8_len(C.cjk_text(cfg.long_chars // 3)):,} UTF-8 bytes)",
+         C.cjk_text(cfg.long_chars // 3), C.cjk_text(200)),
+        (f"`ACGT` letters ({C.fmt_size(cfg.long_chars)})",
+         "".join(rng.choice("ACGT") for _ in range(cfg.long_chars)), "ACGT"),
+    ):
+        lo = len(around) // 2
+        text = around[:lo] + run + "\n" + around[lo:]
+        C.clear_cache(enc)
+        build, doc = C.timed(lambda: Document(text, encoding=enc))
+        before = stats_of(doc)
+        mirror = Mirror(text)
+        lat = []
+        gc.unfreeze()
+        for _ in range(cfg.long_edits):
+            p = lo + rng.randrange(len(run) - 1)
+            if rng.random() < 0.5:
+                s_e_ins = (p, p, rng.choice(alphabet))
+            else:
+                s_e_ins = (p, p + 1, "")
+            t = time.perf_counter()
+            doc.edit(*s_e_ins)
+            lat.append(time.perf_counter() - t)
+            mirror.replace(*s_e_ins)
+        after = stats_of(doc)
+        final = mirror.text()
+        tk_times = []
+        for _ in range(3):
+            dt, ids = C.timed(lambda: tk.encode_ordinary(final))
+            tk_times.append(dt)
+        ok = doc.text == final and doc.token_ids() == ids
+        log(f"long piece {label}: {len(lat)} edits, median {C.fmt_us(C.median(lat))}, max "
+            f"{C.fmt_us(max(lat))}; tiktoken full {C.fmt_s(C.median(tk_times))}; verified={ok}")
+        rows.append(LongPieceResult(label, len(run), C.utf8_len(run), len(text), build, lat,
+                                    tk_times, stats_delta(after, before), ok))
+        del doc, ids
+    return rows
+
+
+@dataclass
 class BuildRow:
     n: int
     nbytes: int
@@ -478,8 +543,8 @@ def ctx_label(n: int) -> str:
 
 def render(cfg: Config, args: argparse.Namespace, info: dict[str, str], elapsed: float,
            command: str, traces: list[Any], alone: list[Replay], based: list[Replay],
-           rnd: RandomResult | None, builds: list[BuildRow], mem: MemoryResult | None,
-           prof: str, plotted: bool) -> str:
+           rnd: RandomResult | None, longs: list[LongPieceResult], builds: list[BuildRow],
+           mem: MemoryResult | None, prof: str, plotted: bool) -> str:
     out: list[str] = []
     w = out.append
     big = cfg.bases[-1]
@@ -599,6 +664,29 @@ def render(cfg: Config, args: argparse.Namespace, info: dict[str, str], elapsed:
               f"{C.fmt_ratio(tkm / s['p99'])} against their p99). Verified: "
               f"**{'yes' if rnd.verified else 'NO'}**.\n")
 
+    if longs:
+        w("## Edits inside one long piece\n")
+        w(f"A line that is one piece (a pre-token) of {longs[0].run_chars:,} CJK letters, or of "
+          f"{longs[-1].run_chars:,} letters `ACGT`, in the middle of 200 K characters of real text; "
+          f"{len(longs[0].lat)} single-character edits at random places inside the line "
+          "(insert one of the line's own letters, or delete one, 50/50). Every edit re-splits "
+          "the whole line (the piece's end is the first place the split can resync) and glues "
+          "the tokens around the edit (Algorithm 1). *tiktoken* re-encodes the whole final text "
+          "(median of 3). *Build*: `Document(text)`, piece cache cleared. Verified: the final "
+          "token ids equal tiktoken's.\n")
+        rows = []
+        for r in longs:
+            s_ = lat_summary(r.lat)
+            tkm = C.median(r.tk_times)
+            rows.append([r.label, f"{r.run_chars:,}", f"{r.n:,}", C.fmt_s(r.build), len(r.lat),
+                         C.fmt_us(s_["median"]), C.fmt_us(s_["p90"]), C.fmt_us(s_["max"]),
+                         C.fmt_s(tkm), C.fmt_ratio(tkm / s_["median"]),
+                         f"{r.stats.get('window_retries', 0):,}",
+                         "yes" if r.verified else "**NO**"])
+        w(C.md_table(["line", "line chars", "document chars", "build", "edits", "median", "p90",
+                      "max", "tiktoken re-encode", "speed-up (median)", "`window_retries`",
+                      "verified"], rows) + "\n")
+
     if builds:
         w("## Initial build\n")
         w("`Document(text)` with the piece cache cleared first, beside `enc.encode(text)` cold "
@@ -668,12 +756,12 @@ def render(cfg: Config, args: argparse.Namespace, info: dict[str, str], elapsed:
         w("![latency CDF per document size](img/bench_document.png)\n")
     else:
         w("(No plot: matplotlib is not installed; `pip install matplotlib`.)\n")
-    w(summary(cfg, alone, based, rnd, builds, mem))
+    w(summary(cfg, alone, based, rnd, longs, builds, mem))
     return "\n".join(out)
 
 
 def summary(cfg: Config, alone: list[Replay], based: list[Replay], rnd: RandomResult | None,
-            builds: list[BuildRow], mem: MemoryResult | None) -> str:
+            longs: list[LongPieceResult], builds: list[BuildRow], mem: MemoryResult | None) -> str:
     lines = ["## Summary (computed from the tables above)\n"]
     all_alone = [x for r in alone for x in r.lat]
     if all_alone:
@@ -691,6 +779,10 @@ def summary(cfg: Config, alone: list[Replay], based: list[Replay], rnd: RandomRe
         lines.append(f"- Random 1-character edits at {C.fmt_size(rnd.n)}: median "
                      f"{C.fmt_us(C.median(rnd.lat))}, p99 {C.fmt_us(C.percentile(rnd.lat, 99))}; "
                      f"tiktoken re-encoding the whole text: median {C.fmt_s(C.median(rnd.tk_times))}.")
+    for r in longs:
+        lines.append(f"- Edits inside one long piece, {r.label}: median {C.fmt_us(C.median(r.lat))}, "
+                     f"max {C.fmt_us(max(r.lat))}; tiktoken re-encoding the whole text "
+                     f"{C.fmt_s(C.median(r.tk_times))}.")
     if builds:
         b = builds[-1]
         m = {k: C.median(v) for k, v in b.t.items()}
@@ -700,7 +792,8 @@ def summary(cfg: Config, alone: list[Replay], based: list[Replay], rnd: RandomRe
         lines.append(f"- Memory: {mem.retained / mem.tokens:.1f} bytes per token retained "
                      f"({mem.retained / mem.n:.2f} per character), peak "
                      f"{mem.peak / mem.tokens:.1f} during the build.")
-    ok = all(r.verified for r in alone + based) and (rnd is None or rnd.verified)
+    ok = (all(r.verified for r in alone + based) and (rnd is None or rnd.verified)
+          and all(r.verified for r in longs))
     lines.append(f"- Every replay verified against tiktoken: **{'yes' if ok else 'NO'}**.")
     return "\n".join(lines) + "\n"
 
@@ -807,6 +900,7 @@ def main(argv: list[str] | None = None) -> int:
         build, doc = C.timed(lambda: Document(base, encoding=enc))
         keep_big(base, doc, build)
     rnd = bench_random(big["doc"], big["text"], cfg, tk, log)
+    longs = bench_long_pieces(cfg, enc, tk, log)
     big_text, big_build, big_doc = big["text"], big["build"], big.pop("doc")
     builds = [bench_build(C.real_text(cfg.build_small), cfg.build_small_reps, enc, tk, log)]
     builds.append(bench_build(big_text, 1, enc, tk, log, first_build=(big_build, big_doc)))
@@ -817,11 +911,12 @@ def main(argv: list[str] | None = None) -> int:
 
     img = args.out / "img" / "bench_document.png"
     plotted = plot(img, cfg, alone, based, rnd)
-    md = render(cfg, args, info, log.elapsed, command, traces, alone, based, rnd, builds, mem,
-                prof, plotted)
+    md = render(cfg, args, info, log.elapsed, command, traces, alone, based, rnd, longs, builds,
+                mem, prof, plotted)
     C.write_text(args.out / "benchmarks-document.md", md)
     print(prof)
-    ok = all(r.verified for r in alone + based) and rnd.verified and all(b.equal for b in builds)
+    ok = (all(r.verified for r in alone + based) and rnd.verified
+          and all(b.equal for b in builds) and all(r.verified for r in longs))
     if not ok:
         print("MISMATCH: a replay or build did not match tiktoken (see the tables)", file=sys.stderr)
         return 1

@@ -440,8 +440,13 @@ class Document:
                     break
                 r_tok, r = p_tok, p
 
-        # 2. re-split from r until a new boundary at/after new_end coincides with an old one
+        # 2. re-split from r until a new boundary at/after new_end coincides with an old one.
+        #    The first window reaches past the end of the old piece that holds `start`: inside
+        #    one long piece (a line of CJK letters or base64 has no other boundary) the
+        #    earliest possible resync is that piece's end, and each round re-splits from r.
         extra = FIRST_WINDOW
+        if r_tok < seq.total_tokens:
+            extra = max(extra, self._old_piece_end(v, r_tok) - end + FIRST_WINDOW)
         left_text = v.slice_text(r, start)
         while True:
             w_end_old = min(n_old, end + extra)
@@ -480,7 +485,11 @@ class Document:
                 # the window reached the end of the text: the last piece ends there
                 q_tok = seq.total_tokens
                 break
+            # grow x4, and at least past the end of the old piece there (see above)
             extra *= 4
+            if end + extra < n_old:
+                t = v.piece_holding(end + extra)[0]
+                extra = max(extra, self._old_piece_end(v, t) - end + FIRST_WINDOW)
             self.stats.window_retries += 1
         self.stats.pieces_resplit += len(spans)
 
@@ -547,6 +556,16 @@ class Document:
         # a placeholder token is always a whole piece: PIECE_START | CLEAN | PLACEHOLDER
         added = len(ids) - flags.count(PIECE_START | CLEAN | PLACEHOLDER)
         return removed, added
+
+    @staticmethod
+    def _old_piece_end(v: SeqView, tok: int) -> int:
+        """Where the old piece holding token ``tok`` ends (code points; the text's end for the
+        last piece).
+
+        Runtime complexity: ``O(log C + load + chunks the piece spans)``.
+        """
+        nxt = v.next_piece_start(tok)
+        return v.token_start_cp(nxt) if nxt < v.seq.total_tokens else v.seq.total_cp
 
     def _piece_segment(self, piece: str, ids: Sequence[int], at0: bool) -> _Seg:
         if not ids:

@@ -179,6 +179,19 @@ def test_count_range_grows_its_head_window_over_a_long_first_piece(name):
                 assert doc.count_range(a, b) == len(ref.encode_ordinary(text[a:b])), (a, b)
 
 
+def _spy_on_split(enc, monkeypatch) -> list[int]:
+    """Record the length split by each ``enc.split`` call (from its ``pos``) in the list returned."""
+    sizes: list[int] = []
+    split = enc.split
+
+    def spy(t: str, pos: int = 0):
+        sizes.append(len(t) - pos)
+        return split(t, pos)
+
+    monkeypatch.setattr(enc, "split", spy)
+    return sizes
+
+
 def test_count_range_splits_only_near_its_ends(monkeypatch):
     """A long non-ASCII range is split only in a window of its head and in its tail: the split
     of a whole non-ASCII substring builds its class codes up front (~1 s for 10 MB), which is
@@ -186,14 +199,7 @@ def test_count_range_splits_only_near_its_ends(monkeypatch):
     enc = get_encoding("o200k_base")
     text = "héllo wörld, " * 20_000
     doc = Document(text, encoding=enc)
-    seen: list[int] = []
-    split = enc.split
-
-    def spy(t: str, pos: int = 0):
-        seen.append(len(t) - pos)
-        return split(t, pos)
-
-    monkeypatch.setattr(enc, "split", spy)
+    seen = _spy_on_split(enc, monkeypatch)
     a, b = 5, len(text) - 7
     assert doc.count_range(a, b) == len(enc.encode(text[a:b]))
     assert seen and max(seen) <= 4096, seen
@@ -299,6 +305,33 @@ def test_edits_before_runs_longer_than_the_first_window(name):
     assert doc.token_ids() == ref.encode_ordinary(text)
     doc._check()
     assert doc.stats.window_retries > before, f"no edit needed more than {FIRST_WINDOW} chars"
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_an_edit_inside_a_long_piece_resplits_it_once(name, monkeypatch):
+    """Inside one long piece (a line of CJK letters without spaces) the earliest resync is the
+    piece's end: the first re-split window reaches past it, so the piece is split once per
+    edit. (The window used to start 64 characters right of the edit and grow x4, each round
+    re-splitting from the piece's start: 5 rounds for the first edit here.)"""
+    enc = get_encoding(name)
+    ref = tiktoken_ref(name)
+    text = "Some words before it.\n" * 40 + "中文字符测试的日本語" * 2_000 + ", and after.\n" * 40
+    doc = Document(text, encoding=enc)
+    sizes = _spy_on_split(enc, monkeypatch)
+    rng = random.Random(3)
+    lo = text.index("中")
+    for k in range(12):
+        p = lo + rng.randrange(15_000)
+        e = p + rng.choice([0, 0, 1, 3])
+        ins = rng.choice(["字", "", "日本", "的的的"])
+        e += not ins and e == p  # not a no-op
+        sizes.clear()
+        doc.edit(p, e, ins)
+        text = text[:p] + ins + text[e:]
+        assert len(sizes) == 1, (k, sizes)
+        assert doc.token_ids() == ref.encode_ordinary(text)
+    assert doc.stats.window_retries == 0
+    doc._check()
 
 
 @pytest.mark.parametrize("name", BPE_NAMES)

@@ -131,3 +131,52 @@ def test_custom_pattern_document_edits_match_tiktoken() -> None:
         text = text[:pos] + ins + text[end:]
         assert doc.token_ids() == ref.encode_ordinary(text), (pos, end, ins)
     doc._check()
+
+
+# long non-ASCII segments: one letter run (a single piece) and short pieces (prose with
+# punctuation, Cyrillic words, digits), for the choice of engine in ``Pretokenizer.finditer``
+_LONG_RUN = ["中文字符测试的", "日本語のテキスト", "한국어텍스트", "abcdé", "AbC"]
+_SHORT = ["中文，", "字。", "слово ", "Ωμέγα, ", "12 345 ", " !? ", "\n", "é ", "'s "]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_long_non_ascii_texts_take_the_faster_engine_and_split_the_same(name, monkeypatch):
+    """Long non-ASCII text whose first pieces are long (a line of CJK letters without spaces)
+    is split by ``regex`` (2-3x faster there than the class codes, measured); other text by the
+    class codes. Both must give the reference spans, whatever the text does after the sample.
+    """
+    from livetok.incremental import pretokenize
+
+    pre = Pretokenizer(name)
+    assert pre.fast is not None
+    calls: list[str] = []
+    fast_finditer = pre.fast.finditer
+
+    def spy(text: str, pos: int = 0):
+        calls.append("codes")
+        return fast_finditer(text, pos)
+
+    monkeypatch.setattr(pre.fast, "finditer", spy)
+    rng = __import__("random").Random(name)
+    n_long = n_codes = 0
+    for trial in range(60):
+        parts: list[str] = []
+        size = rng.choice([100, 3000, pretokenize._SAMPLE_FROM, 9000])
+        while sum(map(len, parts)) < size:
+            pool = _LONG_RUN if rng.random() < (0.9 if trial % 2 else 0.1) else _SHORT
+            parts.append(rng.choice(pool) * rng.choice([1, 3, 40]))
+        text = "".join(parts)
+        pos = rng.choice([0, 0, 1, 7])
+        long_sample = len(text) - pos >= pretokenize._SAMPLE_FROM and not text.isascii() and (
+            len(pre.split_reference(text[: pos + pretokenize._SAMPLE_CHARS], pos))
+            <= pretokenize._SAMPLE_CHARS // pretokenize._LONG_PIECE)
+        calls.clear()
+        assert [m.span() for m in pre.finditer(text, pos)] == pre.split_reference(text, pos)
+        assert calls == ([] if long_sample else ["codes"]), (trial, len(text))
+        calls.clear()
+        assert list(pre.split(text, pos)) == pre.split_reference(text, pos)
+        # (split takes its own ASCII form on ASCII text)
+        assert calls == ([] if long_sample or text.isascii() else ["codes"]), (trial, len(text))
+        n_long += long_sample
+        n_codes += not long_sample
+    assert n_long >= 5 and n_codes >= 5, (n_long, n_codes)
