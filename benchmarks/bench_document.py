@@ -396,8 +396,8 @@ def bench_long_pieces(cfg: Config, enc: Any, tk: Any, log: C.Log) -> list[LongPi
             dt, ids = C.timed(lambda: tk.encode_ordinary(final))
             tk_times.append(dt)
         ok = doc.text == final and doc.token_ids() == ids
-        log(f"long piece {label}: {len(lat)} edits, median {C.fmt_us(C.median(lat))}, max "
-            f"{C.fmt_us(max(lat))}; tiktoken full {C.fmt_s(C.median(tk_times))}; verified={ok}")
+        log(f"long piece {label}: {len(lat)} edits, median {C.fmt_s(C.median(lat))}, max "
+            f"{C.fmt_s(max(lat))}; tiktoken full {C.fmt_s(C.median(tk_times))}; verified={ok}")
         rows.append(LongPieceResult(label, len(run), C.utf8_len(run), len(text), build, lat,
                                     tk_times, stats_delta(after, before), ok))
         del doc, ids
@@ -679,7 +679,7 @@ def render(cfg: Config, args: argparse.Namespace, info: dict[str, str], elapsed:
             s_ = lat_summary(r.lat)
             tkm = C.median(r.tk_times)
             rows.append([r.label, f"{r.run_chars:,}", f"{r.n:,}", C.fmt_s(r.build), len(r.lat),
-                         C.fmt_us(s_["median"]), C.fmt_us(s_["p90"]), C.fmt_us(s_["max"]),
+                         C.fmt_s(s_["median"]), C.fmt_s(s_["p90"]), C.fmt_s(s_["max"]),
                          C.fmt_s(tkm), C.fmt_ratio(tkm / s_["median"]),
                          f"{r.stats.get('window_retries', 0):,}",
                          "yes" if r.verified else "**NO**"])
@@ -780,8 +780,8 @@ def summary(cfg: Config, alone: list[Replay], based: list[Replay], rnd: RandomRe
                      f"{C.fmt_us(C.median(rnd.lat))}, p99 {C.fmt_us(C.percentile(rnd.lat, 99))}; "
                      f"tiktoken re-encoding the whole text: median {C.fmt_s(C.median(rnd.tk_times))}.")
     for r in longs:
-        lines.append(f"- Edits inside one long piece, {r.label}: median {C.fmt_us(C.median(r.lat))}, "
-                     f"max {C.fmt_us(max(r.lat))}; tiktoken re-encoding the whole text "
+        lines.append(f"- Edits inside one long piece, {r.label}: median {C.fmt_s(C.median(r.lat))}, "
+                     f"max {C.fmt_s(max(r.lat))}; tiktoken re-encoding the whole text "
                      f"{C.fmt_s(C.median(r.tk_times))}.")
     if builds:
         b = builds[-1]

@@ -95,8 +95,8 @@ _PS = PIECE_START | CLEAN
 _PH = PIECE_START | CLEAN | PLACEHOLDER
 
 
-def _rfind_ps(flags: bytearray, end: int, has_ph: bool) -> int:
-    """Index of the last piece start in ``flags[:end]``, or -1."""
+def _rfind_ps(flags: bytearray, end: int | None, has_ph: bool) -> int:
+    """Index of the last piece start in ``flags[:end]`` (all of it for ``None``), or -1."""
     k = flags.rfind(_PS, 0, end)
     if has_ph:
         k = max(k, flags.rfind(_PH, 0, end))
@@ -351,14 +351,14 @@ class TokenSeq:
             return self.total_tokens
         ci, j = self.token_global(index + 1)
         chunks = self.chunks
-        base = self._flen.prefix(ci)
+        # (the chunks of one long piece have no piece start: the loop only reads has_ps, and
+        # the tokens before the chunk found are summed once, at the end)
         while ci < len(chunks):
             ch = chunks[ci]
             if ch.has_ps:
-                k = _find_ps(ch.flags, j, ch.ncounted != len(ch))
+                k = _find_ps(ch.flags, j, ch.ncounted != len(ch.ids))
                 if k >= 0:
-                    return base + k
-            base += len(ch)
+                    return self._flen.prefix(ci) + k
             ci += 1
             j = 0
         return self.total_tokens
@@ -374,18 +374,15 @@ class TokenSeq:
             return 0
         ci, j = self.token_global(index)
         chunks = self.chunks
-        base = self._flen.prefix(ci)
         end = j + 1
         while ci >= 0:
             ch = chunks[ci]
             if ch.has_ps:
-                k = _rfind_ps(ch.flags, end, ch.ncounted != len(ch))
+                k = _rfind_ps(ch.flags, end, ch.ncounted != len(ch.ids))
                 if k >= 0:
-                    return base + k
+                    return self._flen.prefix(ci) + k
             ci -= 1
-            if ci >= 0:
-                base -= len(chunks[ci])
-                end = len(chunks[ci])
+            end = None  # the whole chunk
         return 0
 
     def token_global(self, index: int) -> tuple[int, int]:
