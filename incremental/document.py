@@ -287,7 +287,7 @@ class Document:
                     break  # this piece read the substring's end: leave the rest to the right
                 if h > w:
                     break  # decided by text past the window: grow it (w < n here)
-                count += self._count_piece(sub[ps:pe], start + ps == 0)
+                count += self._count_sub(start + ps, start + pe, sub[ps:pe])
                 t = seq.piece_start_at(start + pe)
                 if t is not None:
                     q1, q1_tok = start + pe, t
@@ -297,7 +297,7 @@ class Document:
                 break
             w = min(n, 4 * w)
         if q1 is None:
-            return len(enc.encode(sub))
+            return self._count_split(sub, start)
         # right: restart at a document piece whose predecessors did not read past `end`
         k_tok = seq.prev_piece_start(seq.locate(end - 1)[0])
         k_cp = seq.token_start_cp(k_tok)
@@ -310,17 +310,87 @@ class Document:
                 break
             k_tok, k_cp = p_tok, p_cp
         if k_tok < q1_tok or k_cp < q1:
-            return len(enc.encode(sub))
+            return self._count_split(sub, start)
         count += seq.counted_before(k_tok) - seq.counted_before(q1_tok)
         # the tail alone: a piece reads nothing left of its start, and splitting only the tail
         # keeps the split's up-front work (non-ASCII class codes) to the tail
         tail = sub[k_cp - start :]
         for ps, pe in enc.split(tail, 0):
-            count += self._count_piece(tail[ps:pe], False)
+            count += self._count_sub(k_cp + ps, k_cp + pe, tail[ps:pe])
         return count
 
     def _count_piece(self, piece: str, at_start: bool) -> int:
         return len(self._enc.encode_piece(piece, at_text_start=at_start))
+
+    def _count_split(self, sub: str, start: int) -> int:
+        """``len(encode(sub))`` for ``sub = text[start:start + len(sub)]``: piece by piece with
+        :meth:`_count_sub` for byte-level encodings (whose pieces do not depend on where the
+        text starts), else one ``encode``."""
+        if not self._byte_glue():
+            return len(self._enc.encode(sub))
+        return sum(
+            self._count_sub(start + ps, start + pe, sub[ps:pe]) for ps, pe in self._enc.split(sub, 0)
+        )
+
+    def _byte_glue(self) -> bool:
+        return self._glue and self._clean is not None and hasattr(self._enc, "encode_bytes_piece")
+
+    def _count_sub(self, s: int, e: int, piece: str) -> int:
+        """Tokens of ``piece == text[s:e]``, a piece of a substring's split, re-encoding only
+        its ends when it lies inside one long document piece ``P = [A, B)``.
+
+        Algorithm 1 of *Formalizing BPE Tokenization* twice, one side each (the old tokens of
+        ``P`` between two of their boundaries are the tokenization of that text, Remark 3):
+
+        1. cut at ``e < B``: re-encode ``text[u_i : e]`` from an old token ``u_i`` of ``P``
+           (starting at or after ``s``, nearest ``e`` first, doubled on failure) until the first
+           new token is ``u_i``; then the tokens of ``text[A:e]`` are the old ones before
+           ``u_i`` and the new ones;
+        2. cut at ``s > A``: re-encode ``text[s : u'_j]`` up to a token ``u'_j`` of step 1's
+           tokenization that ends on a character boundary (nearest ``s`` first, doubled on
+           failure) until the last new token is ``u'_j``; the tokens of ``piece`` are the new
+           ones and those after ``u'_j``.
+
+        A side whose candidates run out (the window would leave ``[s, e)``) encodes the whole
+        piece, Algorithm 1's ``i = 1`` / ``j = m`` case. Short pieces, pieces across document
+        pieces and encodings that are not byte-level are encoded.
+
+        Runtime complexity: ``O(log n + load + chunks P spans)`` plus the BPE of the windows,
+        ``O(w log w)`` for windows of ``w`` bytes (a few tokens on each side for real text).
+        """
+        if e - s < GLUE_MIN_CP or not self._byte_glue():
+            return self._count_piece(piece, s == 0)
+        enc = self._enc
+        seq = self._seq
+        ti, ts = seq.locate(s)
+        ta = seq.prev_piece_start(ti)
+        tb = seq.next_piece_start(ta)
+        b_cp = seq.token_start_cp(tb) if tb < seq.total_tokens else seq.total_cp
+        if b_cp < e:
+            return self._count_piece(piece, s == 0)  # across document pieces
+        a_cp = seq.token_start_cp(ta)
+        if s == a_cp and e == b_cp:
+            return seq.counted_before(tb) - seq.counted_before(ta)  # a whole document piece
+
+        def bpe_count(a: int, b: int) -> list[int]:
+            return enc.encode_bytes_piece(piece[a - s : b - s].encode("utf-8"))
+
+        lo = ti if ts == s else ti + 1  # the first token of P at or after s
+        hi, tail = tb, 0
+        if e < b_cp:
+            # 1. cut at e: windows [u_i, e), glued when their first token is u_i
+            got = _glue_side(_left_candidates(seq, lo, seq.locate(e)[0]),
+                             lambda cp: bpe_count(cp, e), 0)
+            if got is None:
+                return len(bpe_count(s, e))
+            hi, tail = got[0], len(got[1])
+        if s == a_cp:
+            return seq.counted_before(hi) - seq.counted_before(ta) + tail
+        # 2. cut at s: windows [s, end of u'_j), glued when their last token is u'_j
+        got = _glue_side(_right_candidates(seq, lo, hi), lambda cp: bpe_count(s, cp), -1)
+        if got is None:
+            return len(bpe_count(s, e))
+        return len(got[1]) + seq.counted_before(hi) - seq.counted_before(got[0] + 1) + tail
 
     # -- editing --------------------------------------------------------------------------------
 
@@ -702,6 +772,26 @@ def _widen(lst: list[Any], it: Iterator[Any], n: int) -> int:
     if _fill(lst, it, 2 * n):
         return 2 * n
     return len(lst) if len(lst) > n else 0
+
+
+def _glue_side(
+    candidates: Iterator[tuple[int, int, int]], encode_to: Any, end: int
+) -> tuple[int, Sequence[int]] | None:
+    """One side of Algorithm 1: for old tokens ``(index, cp, id)`` from ``candidates`` (nearest
+    the cut first, doubled on each failure as in :meth:`Document._glue_piece`), re-encode the
+    window ``encode_to(cp)`` until its token at ``end`` (0: first, -1: last) is the candidate.
+
+    Returns ``(index, window tokens)``, or None when the candidates run out.
+    """
+    cands: list[tuple[int, int, int]] = []
+    k = 1 if _fill(cands, candidates, 1) else 0
+    while k:
+        index, cp, tid = cands[k - 1]
+        v = encode_to(cp)
+        if v[end] == tid:
+            return index, v
+        k = _widen(cands, candidates, k)
+    return None
 
 
 def _left_candidates(seq: TokenSeq, lo: int, hi: int) -> Iterator[tuple[int, int, int]]:

@@ -179,6 +179,72 @@ def test_count_range_grows_its_head_window_over_a_long_first_piece(name):
                 assert doc.count_range(a, b) == len(ref.encode_ordinary(text[a:b])), (a, b)
 
 
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_count_range_with_ends_inside_long_pieces(name):
+    """Ranges whose ends fall inside long pieces (CJK lines, letter runs, one-character runs,
+    emoji, mixed case, white space, whose pieces in a range can span document pieces): the
+    partial pieces are counted by gluing at each end (Algorithm 1,
+    ``Document._count_sub``); every count must equal tiktoken's encoding of the substring."""
+    rng = random.Random(name)
+    ref = tiktoken_ref(name)
+    runs = ["中文字符测试的日本語", "的", "a", "abcdefghij", "AbCdEf", "😀🎉", "é", "ACGT",
+            "xY", "ß", "\u0301a", " ", "\n", " \t"]
+    for trial in range(6):
+        parts = []
+        for _ in range(8):
+            run = rng.choice(runs)
+            body = (run * (rng.randint(20, 3000) // len(run) + 1)) if rng.random() < 0.7 else (
+                "".join(rng.choice(run) for _ in range(rng.randint(20, 3000))))
+            parts.append(body + rng.choice(["", " ", "\n", ", ", "  x "]))
+        text = "".join(parts)
+        doc = Document(text, encoding=name)
+        for _ in range(60):
+            a = rng.randrange(len(text))
+            # (over 2,048 characters: shorter ranges are encoded whole)
+            b = min(len(text), a + rng.choice([2049, 2100, 2500, 4000, 9000]))
+            assert doc.count_range(a, b) == len(ref.encode_ordinary(text[a:b])), (trial, a, b)
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_count_range_inside_one_long_token(name):
+    """Both ends inside one token of 113 bytes (`` `` and 112 ``-``, a token of both
+    encodings): no old token boundary lies in the range to glue at, so the partial piece is
+    encoded whole (Algorithm 1 with ``i = 1`` and ``j = m``)."""
+    ref = tiktoken_ref(name)
+    text = "a" + (" " + "-" * 112) * 40 + " b"
+    doc = Document(text, encoding=name)
+    assert [e - s for _, s, e in doc.iter_tokens(1, 340)] == [113] * 3  # one token each
+    # (ranges over 2,048 characters: shorter ones are encoded whole)
+    for a, b in ((10, 3000), (2, 4000), (115, 2500), (120, 4300), (1, 3500), (0, len(text))):
+        assert doc.count_range(a, b) == len(ref.encode_ordinary(text[a:b])), (a, b)
+
+
+def test_count_range_inside_a_long_piece_encodes_only_near_its_ends(monkeypatch):
+    """Inside a line of 20,000 CJK letters (one piece), a range's partial pieces reuse the
+    document's tokens and re-encode a few tokens at each end: no BPE call sees more than a
+    few hundred bytes (the whole partial piece, up to 60,000 bytes, was encoded before)."""
+    import livetok.incremental.encoding as encoding_module
+
+    enc = get_encoding("o200k_base")
+    ref = tiktoken_ref("o200k_base")
+    text = "Before it.\n" + "中文字符测试的日本語" * 2_000 + "\nAfter it.\n"
+    doc = Document(text, encoding=enc)
+    seen: list[int] = []
+    bpe = encoding_module.bpe_encode
+
+    def spy(data, ranks):
+        seen.append(len(data))
+        return bpe(data, ranks)
+
+    monkeypatch.setattr(encoding_module, "bpe_encode", spy)
+    lo, hi = text.index("中"), text.index("\nAfter")
+    for a, b in ((lo, hi), (lo + 1, hi), (lo, hi - 1), (lo + 777, hi - 5_000), (lo + 3, lo + 9_000),
+                 (0, lo + 12_345), (lo + 15_000, len(text)), (lo + 10, lo + 100)):
+        seen.clear()
+        assert doc.count_range(a, b) == len(ref.encode_ordinary(text[a:b])), (a, b)
+        assert max(seen, default=0) <= 600, (a, b, max(seen))
+
+
 def _spy_on_split(enc, monkeypatch) -> list[int]:
     """Record the length split by each ``enc.split`` call (from its ``pos``) in the list returned."""
     sizes: list[int] = []
