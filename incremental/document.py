@@ -512,8 +512,8 @@ class Document:
 
         # 2. re-split from r until a new boundary at/after new_end coincides with an old one.
         #    The first window reaches past the end of the old piece that holds `start`: inside
-        #    one long piece (a line of CJK letters or base64 has no other boundary) the
-        #    earliest possible resync is that piece's end, and each round re-splits from r.
+        #    one long piece (a line of CJK letters has no other boundary) the earliest possible
+        #    resync is that piece's end, and each round re-splits from r.
         extra = FIRST_WINDOW
         if r_tok < seq.total_tokens:
             extra = max(extra, self._old_piece_end(v, r_tok) - end + FIRST_WINDOW)
