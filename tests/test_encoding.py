@@ -17,6 +17,7 @@ from livetok.incremental.bpe import (
     _BYTES,
     _RUN_SCAN_MAX,
     _SCAN_MAX,
+    _glued_split,
     _heap_split,
     _scan_bounds,
     _scan_ids,
@@ -498,6 +499,88 @@ def test_long_run_out_of_steps_falls_back_to_the_heap():
     parts = list(map(_BYTES.__getitem__, data))
     assert _scan_ids_runs(parts, ranks.get, ranks.__getitem__, 2 * len(data).bit_length() + 8) is None
     assert bpe_encode(data, ranks) == bpe_encode_naive(data, ranks)
+
+
+def _merge_spans(data: bytes, ranks: dict[bytes, int]) -> list[tuple[int, int]]:
+    """Spans of the parts of the naive merge loop (no whole-piece shortcut)."""
+    parts = [data[i : i + 1] for i in range(len(data))]
+    while len(parts) > 1:
+        found = [(r, i) for i in range(len(parts) - 1)
+                 if (r := ranks.get(parts[i] + parts[i + 1])) is not None]
+        if not found:
+            break
+        _, i = min(found)
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    ends = list(itertools.accumulate(map(len, parts)))
+    return list(zip([0, *ends], ends))
+
+
+@st.composite
+def _abc_vocab_and_piece(draw):
+    """Random tokens over ``abc`` in a random rank order, and a random piece."""
+    tokens = {b"a", b"b", b"c"} | set(draw(st.lists(
+        st.text("abc", min_size=2, max_size=4).map(str.encode), min_size=3, max_size=30)))
+    order = draw(st.permutations(sorted(tokens)))
+    return {t: r for r, t in enumerate(order)}, draw(st.text("abc", min_size=2, max_size=60)).encode()
+
+
+@settings(max_examples=8 * settings().max_examples)  # cheap examples: 8x LIVETOK_EXAMPLES
+@given(vocab_piece=_small_vocab_and_piece() | _abc_vocab_and_piece(), size=st.integers(1, 9))
+def test_glued_chunks_equal_the_merge_loop(vocab_piece, size):
+    """Chunks glued at their seams by Algorithm 1 (``_glued_split``), with chunks of 1-9 bytes
+    so that seams are everywhere, on vocabularies whose ranks are in any order: the parts of
+    the naive merge loop, or None (the caller then splits the whole piece); ``bpe_encode``
+    taking that path gives the naive loop's ids either way."""
+    from livetok.incremental import bpe
+
+    ranks, data = vocab_piece
+    got = _glued_split(data, ranks, size, cap=1 << 30)
+    assert got is None or got == _merge_spans(data, ranks)
+    if data not in ranks:
+        with pytest.MonkeyPatch.context() as mp:  # no scan of short pieces: glue from 2 bytes
+            mp.setattr(bpe, "_SCAN_MAX", 1)
+            mp.setattr(bpe, "_GLUE_FROM", 2)
+            mp.setattr(bpe, "_GLUE_CHUNK", size)
+            assert bpe_encode(data, ranks) == bpe_encode_naive(data, ranks)
+
+
+def test_glued_chunks_give_up_where_seams_never_agree(monkeypatch):
+    """At a seam where the parts shift up to the chunk's end, ``_glued_split`` returns None
+    and ``bpe_encode`` splits the whole piece (found by a random search)."""
+    from livetok.incremental import bpe
+
+    ranks = {b"a": 0, b"b": 1, b"aa": 2}
+    data = b"ababbaaaaaabbbbbaba"
+    assert _glued_split(data, ranks, 2) is None
+    returned = []
+    glued = bpe._glued_split
+    monkeypatch.setattr(bpe, "_glued_split", lambda *a: returned.append(glued(*a)) or returned[-1])
+    monkeypatch.setattr(bpe, "_SCAN_MAX", 1)
+    monkeypatch.setattr(bpe, "_GLUE_FROM", 8)
+    monkeypatch.setattr(bpe, "_GLUE_CHUNK", 2)
+    assert bpe_encode(data, ranks) == bpe_encode_naive(data, ranks)
+    assert returned == [None]
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_long_pieces_take_the_glued_chunks(name):
+    """Pieces over ``_GLUE_FROM`` bytes that are not mostly one byte (CJK letters, random
+    letters, mixed emoji and accents, ``ab`` repeated): glued chunk by chunk, with the heap's
+    parts."""
+    from livetok.incremental.bpe import _GLUE_CAP, _GLUE_CHUNK, _GLUE_FROM
+
+    ranks = get_encoding(name).mergeable_ranks
+    rng = random.Random(name)
+    pieces = ["中文字符测试的日本語".encode() * 400,
+              bytes(rng.choice(b"ACGT") for _ in range(_GLUE_FROM + 1000)),
+              bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(3 * _GLUE_FROM)),
+              "".join(rng.choice(["中", "é", "😀", "ab", "Q", "的"]) for _ in range(4000)).encode(),
+              b"ab" * _GLUE_FROM]
+    for data in pieces:
+        assert len(data) >= _GLUE_FROM
+        heap = _heap_split(data, ranks)
+        assert _glued_split(data, ranks, _GLUE_CHUNK, _GLUE_CAP) == heap
+        assert bpe_encode(data, ranks) == [ranks[data[a:b]] for a, b in heap]
 
 
 def test_heap_bpe_on_long_adversarial_pieces():
