@@ -28,7 +28,7 @@ adjacent pair forms a token; the ids are the ranks of the final parts.
   split alone and neighbouring chunks are glued at their seam by Algorithm 1 of *Formalizing
   BPE Tokenization* (``../shared/papers/``), an edit that is empty. The heap's ``O(n log n)``
   over one piece of a megabyte runs ~3x slower per byte than over a few kilobytes (its heap and
-  lists outgrow the caches; 3.1-3.3 s for 1 MB of CJK letters), the chunks do not (0.9-1.1 s,
+  lists outgrow the caches; 3.1-3.3 s for 1 MB of CJK letters), the chunks do not (1.1 s,
   same parts).
 * :func:`bpe_encode_naive` — the obviously correct ``O(n^2)`` loop (as in tiktoken's
   ``_educational.py`` and minbpe), kept as the reference for tests.
@@ -60,7 +60,7 @@ _NO_RANK = sys.maxsize
 #: pieces from this many bytes on are split by chunks glued at their seams (:func:`_glued_split`)
 #: when they are not mostly one byte; the chunks' length; the parts a seam may take on one side
 #: before the whole piece goes to the heap. Measured against the heap on CJK letters, random
-#: ``ACGT`` and mixed letters/emoji (o200k_base): 0.94-1.05x at 512 B-4 KB, 1.1-1.3x at 16 KB,
+#: ``ACGT`` and mixed letters/emoji (o200k_base): 0.94-1.19x at 512 B-4 KB, 1.1-1.3x at 16 KB,
 #: 1.4-1.6x at 64 KB, 2.7-3.1x at 1 MB; chunks of 192-512 bytes were within noise of each other.
 _GLUE_FROM = 8192
 _GLUE_CHUNK = 256
