@@ -368,9 +368,9 @@ def bench_long_pieces(cfg: Config, enc: Any, tk: Any, log: C.Log) -> list[LongPi
     rng = random.Random(20261123)
     around = C.real_text(200_000)
     rows = []
+    cjk = C.cjk_text(cfg.long_chars // 3)
     for label, run, alphabet in (
-        (f"CJK letters, no spaces ({C.utf8_len(C.cjk_text(cfg.long_chars // 3)):,} UTF-8 bytes)",
-         C.cjk_text(cfg.long_chars // 3), C.cjk_text(200)),
+        (f"CJK letters, no spaces ({C.utf8_len(cjk):,} UTF-8 bytes)", cjk, C.cjk_text(200)),
         (f"`ACGT` letters ({C.fmt_size(cfg.long_chars)})",
          "".join(rng.choice("ACGT") for _ in range(cfg.long_chars)), "ACGT"),
     ):

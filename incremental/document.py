@@ -162,6 +162,8 @@ class Document:
         self._glue = bool(getattr(enc, "supports_glue", False))
         clean = getattr(enc, "clean_starts", None)
         self._clean: Any = clean
+        #: long pieces are glued over raw bytes (``encode_bytes_piece``, clean-start flags)
+        self._byte_level = clean is not None and hasattr(enc, "encode_bytes_piece")
         # per-token tables of byte-level encodings, fixed for the encoding's life
         self._lead: Any = getattr(enc, "lead_counts", None)
         self._seq = TokenSeq(load)
@@ -326,14 +328,11 @@ class Document:
         """``len(encode(sub))`` for ``sub = text[start:start + len(sub)]``: piece by piece with
         :meth:`_count_sub` for byte-level encodings (whose pieces do not depend on where the
         text starts), else one ``encode``."""
-        if not self._byte_glue():
+        if not (self._glue and self._byte_level):
             return len(self._enc.encode(sub))
         return sum(
             self._count_sub(start + ps, start + pe, sub[ps:pe]) for ps, pe in self._enc.split(sub, 0)
         )
-
-    def _byte_glue(self) -> bool:
-        return self._glue and self._clean is not None and hasattr(self._enc, "encode_bytes_piece")
 
     def _count_sub(self, s: int, e: int, piece: str) -> int:
         """Tokens of ``piece == text[s:e]``, a piece of a substring's split, re-encoding only
@@ -358,7 +357,7 @@ class Document:
         Runtime complexity: ``O(log n + load + chunks P spans)`` plus the BPE of the windows,
         ``O(w log w)`` for windows of ``w`` bytes (a few tokens on each side for real text).
         """
-        if e - s < GLUE_MIN_CP or not self._byte_glue():
+        if e - s < GLUE_MIN_CP or not (self._glue and self._byte_level):
             return self._count_piece(piece, s == 0)
         enc = self._enc
         seq = self._seq
@@ -665,7 +664,7 @@ class Document:
         """
         enc = self._enc
         seq = self._seq
-        byte_level = hasattr(enc, "encode_bytes_piece") and self._clean is not None
+        byte_level = self._byte_level
         # tau1: tokens [l_lo, l_hi) of the old piece starting at `a` that end by `start`
         # subtle: a changed piece can lie wholly left (or right) of the edit when the edit
         # changed only what its split read, so both sides are also clipped to [a, b)

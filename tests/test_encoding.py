@@ -502,16 +502,10 @@ def test_long_run_out_of_steps_falls_back_to_the_heap():
 
 
 def _merge_spans(data: bytes, ranks: dict[bytes, int]) -> list[tuple[int, int]]:
-    """Spans of the parts of the naive merge loop (no whole-piece shortcut)."""
-    parts = [data[i : i + 1] for i in range(len(data))]
-    while len(parts) > 1:
-        found = [(r, i) for i in range(len(parts) - 1)
-                 if (r := ranks.get(parts[i] + parts[i + 1])) is not None]
-        if not found:
-            break
-        _, i = min(found)
-        parts[i : i + 2] = [parts[i] + parts[i + 1]]
-    ends = list(itertools.accumulate(map(len, parts)))
+    """Spans of the parts of :func:`bpe_encode_naive` (the merge loop, no whole-piece
+    shortcut), from the lengths of its tokens."""
+    token = {r: t for t, r in ranks.items()}
+    ends = list(itertools.accumulate(len(token[i]) for i in bpe_encode_naive(data, ranks)))
     return list(zip([0, *ends], ends))
 
 
