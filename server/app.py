@@ -83,15 +83,9 @@ def _answers(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-async def _wait_for(fut: asyncio.Future[Any], protocol: Any) -> Any:
+async def _wait_for(fut: asyncio.Future[Any]) -> Any:
     """Await a deferred request's answer (run by pygls as a sub-handler of a generator)."""
-    try:
-        return await fut
-    finally:
-        # pygls files this sub-handler under a fresh id it never removes again
-        me = asyncio.current_task()
-        for key in [k for k, v in protocol._request_futures.items() if v is me]:
-            del protocol._request_futures[key]
+    return await fut
 
 
 def _reports(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -224,7 +218,7 @@ class LivetokServer(LanguageServer):
                     fut.set_exception(exc)
 
             self.background.defer(uri, answer)
-            return (yield _wait_for, (fut, self.protocol), {})
+            return (yield _wait_for, (fut,), {})
 
         handler.__name__ = fn.__name__
         return handler

@@ -136,6 +136,35 @@ class LivetokProtocol(LanguageServerProtocol):
              "error": {"code": error.code, "message": error.message}}
         )
 
+    # -- pending handlers ----------------------------------------------------------------------
+
+    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any,
+                         args: Any = None, kwargs: Any = None) -> None:
+        """pygls's, but a handler's entry in ``_request_futures`` goes when it completes.
+
+        pygls files every generator handler (its built-in ``didOpen``/``didChange``/``didClose``
+        and ``didChangeConfiguration`` among them) and every step of one under a fresh random
+        id that only a request's answer removes: one entry per notification, forever (50,002
+        entries after 50,000 edits). Requests are answered and removed as before; their
+        cancellation still finds a request that is running.
+        """
+
+        def done(future: Any) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # a cancel that arrives after the answer is normal (VS Code cancels code lenses and
+        # semantic tokens while typing); pygls logs a warning for each one
+        future = self._request_futures.pop(msg_id, None)
+        if future is None:
+            log.debug("cancel for %r, which is already answered", msg_id)
+        elif future.cancel():
+            log.debug("cancelled request %r", msg_id)
+
     def handle_message(self, message: Any) -> None:
         # pygls ignores requests after shutdown without answering them
         if self._shutdown and getattr(message, "method", types.EXIT) != types.EXIT \

@@ -1,0 +1,66 @@
+"""The server keeps nothing per message: pygls's pending-handler table stays empty while a
+client types (it grew by one entry per didOpen/didChange/didClose before)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from livetok.server.app import create_server
+from livetok.server.transport import dispatch
+
+
+class _Sink:
+    """A writer that keeps the messages the server sends."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def write(self, data: bytes) -> None:
+        body = data.split(b"\r\n\r\n", 1)[-1]
+        self.sent.append(json.loads(body))
+
+    def close(self) -> None:
+        pass
+
+
+def _send(server: Any, method: str, params: Any, msg_id: int | None = None) -> None:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if msg_id is not None:
+        message["id"] = msg_id
+    dispatch(server.protocol, json.dumps(message).encode())
+
+
+async def _type_into_a_document(n_edits: int) -> tuple[Any, _Sink]:
+    server = create_server()
+    sink = _Sink()
+    server.protocol.set_writer(sink)
+    _send(server, "initialize", {"capabilities": {}, "processId": None}, msg_id=1)
+    _send(server, "initialized", {})
+    uri = "file:///typing.txt"
+    _send(server, "textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "plaintext", "version": 0, "text": "hello world\n" * 50}})
+    for i in range(n_edits):
+        _send(server, "textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": i + 1},
+            "contentChanges": [{"range": {"start": {"line": i % 50, "character": 5},
+                                          "end": {"line": i % 50, "character": 5}},
+                                "text": "x"}]})
+        if i % 100 == 0:
+            _send(server, "livetok/tokenCount", {"textDocument": {"uri": uri}}, msg_id=1000 + i)
+            _send(server, "$/cancelRequest", {"id": 1000 + i})  # answered already: no warning
+        await asyncio.sleep(0)
+    _send(server, "workspace/didChangeConfiguration", {"settings": {"other": {}}})
+    _send(server, "textDocument/didClose", {"textDocument": {"uri": uri}})
+    for _ in range(3):
+        await asyncio.sleep(0)
+    return server, sink
+
+
+async def test_pending_handler_table_stays_empty_while_typing(caplog):
+    server, sink = await _type_into_a_document(1000)
+    assert server.protocol._request_futures == {}
+    answers = [m for m in sink.sent if m.get("id") is not None and m.get("id") != 1]
+    assert len(answers) == 10 and all("result" in m for m in answers)
+    assert not [r for r in caplog.records if "Cancel notification" in r.getMessage()]
