@@ -135,6 +135,7 @@ class LivetokServer(LanguageServer):
         self,
         *,
         record_trace: str | None = None,
+        position_encoding: str | None = None,
         document_factory: Callable[[str, Any], Any] = Document,
     ) -> None:
         super().__init__(
@@ -148,6 +149,8 @@ class LivetokServer(LanguageServer):
         self.preload: threading.Thread | None = None
         self.store = DocumentStore()
         self.codec = PositionCodec("utf-16")
+        #: ``--position-encoding``: the unit used whatever the client announces
+        self._forced_unit = position_encoding
         self.recorder = TraceRecorder(record_trace) if record_trace else None
         self._factory = document_factory
         self._progress_ok = False
@@ -285,7 +288,12 @@ class LivetokServer(LanguageServer):
             self.settings = parse_settings(params.initialization_options)
         except SettingsError as exc:
             self.warn(f"livetok: ignoring initializationOptions: {exc}")
-        unit = ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities)
+        forced = self._forced_unit or self.settings.position_encoding
+        if forced is not None:
+            # LivetokProtocol.lsp_initialize announces the codec's unit
+            unit: Any = types.PositionEncodingKind(forced)
+        else:
+            unit = ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities)
         self.codec = PositionCodec(str(unit.value if hasattr(unit, "value") else unit))  # type: ignore[arg-type]
         caps = params.capabilities
         self._progress_ok = bool(caps.window and caps.window.work_done_progress)

@@ -48,6 +48,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--record-trace", metavar="DIR",
                    help="record each document's edits as an editing trace in DIR "
                    "(replay with `livetok replay`)")
+    p.add_argument("--position-encoding", choices=["utf-8", "utf-16", "utf-32"],
+                   help="read and write LSP positions in this unit whatever the client offers "
+                   "(for clients that send code points without saying so, such as Emacs "
+                   "lsp-mode 8: utf-32); default: negotiated, utf-16 when the client offers "
+                   "nothing")
     p.add_argument("--log-level", default="WARNING",
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                    help="stderr log level (default WARNING)")
@@ -70,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_drop_answered_errors)
 
-    server = create_server(record_trace=args.record_trace)
+    server = create_server(record_trace=args.record_trace,
+                           position_encoding=args.position_encoding)
     stop = threading.Event()
     status = 0
     try:

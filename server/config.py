@@ -18,6 +18,10 @@ Settings arrive as ``initializationOptions`` (either the section itself or ``{"l
     a token budget; a document over it gets a warning diagnostic (default: none).
 ``semanticTokens``
     colour tokens alternately with semantic tokens (default false: opt-in).
+``positionEncoding``
+    ``"utf-8"``, ``"utf-16"`` or ``"utf-32"``: the unit of LSP positions, whatever the client
+    announces (for clients that send code points without saying so, such as Emacs lsp-mode 8).
+    Read from ``initializationOptions`` only; ``livetok serve --position-encoding`` wins over it.
 ``progressThreshold``
     documents at least this many code points long are first tokenized in a worker thread
     (other documents keep being served) and report work-done progress meanwhile; a change
@@ -35,6 +39,7 @@ __all__ = ["Settings", "SettingsError", "parse_settings"]
 
 DEFAULT_ENCODING = "o200k_base"
 _GLOB_CHARS = frozenset("*?[")
+_POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")
 
 
 class SettingsError(ValueError):
@@ -52,6 +57,7 @@ class Settings:
     budget: int | None = None
     semantic_tokens: bool = False
     progress_threshold: int = 1_000_000
+    position_encoding: str | None = None
 
     def encoding_for(self, uri: str, language_id: str) -> str:
         """The encoding name a document gets.
@@ -164,4 +170,10 @@ def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
         v = raw["progressThreshold"]
         out = replace(out, progress_threshold=defaults.progress_threshold if v is None
                       else _int(v, "progressThreshold", minimum=0))
+    if "positionEncoding" in raw:
+        v = raw["positionEncoding"]
+        if v is not None and v not in _POSITION_ENCODINGS:
+            raise SettingsError("livetok.positionEncoding must be one of "
+                                f"{', '.join(_POSITION_ENCODINGS)} or null, got {v!r}")
+        out = replace(out, position_encoding=v)
     return out

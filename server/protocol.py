@@ -173,6 +173,16 @@ class LivetokProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        # pygls announces the unit it negotiated before the server's handler ran; the server
+        # may use another (``--position-encoding``): announce the one its codec uses
+        result = yield from super().lsp_initialize(params)
+        codec = getattr(self._server, "codec", None)
+        if codec is not None:
+            result.capabilities.position_encoding = types.PositionEncodingKind(codec.unit)
+        return result
+
     # -- document sync without pygls's workspace -----------------------------------------------
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)

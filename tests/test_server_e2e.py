@@ -146,6 +146,22 @@ def test_position_encoding_defaults_to_utf16_without_an_offer():
     asyncio.run(main())
 
 
+@pytest.mark.parametrize("how", ["flag", "setting"])
+def test_position_encoding_can_be_forced(how):
+    """lsp-mode 8 sends code point columns and announces nothing: --position-encoding utf-32
+    (or the positionEncoding setting) makes the server read them so, and announce it."""
+    args = ("--position-encoding", "utf-32") if how == "flag" else ()
+    options = {"positionEncoding": "utf-32"} if how == "setting" else None
+
+    async def main():
+        async with session(None, args=args, options=options) as client:
+            assert client.init_result.capabilities.position_encoding == "utf-32"  # type: ignore[attr-defined]
+            doc = ClientDoc(client, "file:///d.txt", "😀😀 abc", "utf-32")
+            doc.change([(1, 0, "中")])  # after the first emoji: code point column 1
+            assert (await token_count(client, doc.uri))["tokens"] == ref_count("😀中😀 abc")
+    asyncio.run(main())
+
+
 # -- ordering and coalescing -------------------------------------------------------------------
 
 
