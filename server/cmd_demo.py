@@ -4,16 +4,19 @@ One process, one port: an HTTP request gets the page and its assets (built into
 ``static/demo/`` from ``demo/web/``, so no Node is needed at run time), sample documents and
 editing traces; a WebSocket upgrade on ``/lsp`` gets a fresh livetok language server (one
 JSON-RPC message per WebSocket message, as with ``livetok serve --ws``). Every connection
-has its own server, so reloading the page starts a new session.
+has its own server, so reloading the page starts a new session. ``demo_site.py`` answers the
+HTTP requests and decides which handshakes may proceed; this module runs the sessions.
 
-Routes:
+Routes (``GET`` and ``HEAD`` only, with this server's own ``Host``):
 
 ==========================  =================================================================
 ``/``                       the page (``static/demo/index.html``) and its assets
 ``/api/config``             ``{"version", "encodings", "traces": [...], "tracesMissing"?}``
-``/api/sample?size=N``      ``N`` bytes (at most 64 MB) of Python standard library sources
+``/api/sample?size=N``      ``N`` bytes of Python standard library sources, ``N`` one of
+                            ``demo_site.SAMPLE_SIZES`` (10 KiB, 100 KiB, 1 MiB, 10 MiB)
 ``/api/traces/NAME``        an editing trace from the traces folder (gzip as sent on disk)
-``/lsp``                    the language server, over WebSocket
+``/lsp``                    the language server, over WebSocket, for the page's own origin;
+                            at most ``MAX_SESSIONS`` at a time
 ==========================  =================================================================
 """
 
@@ -21,44 +24,31 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import email.utils
 import importlib.util
-import json
+import ipaddress
 import logging
 import os
 import sys
-import sysconfig
 import threading
 import webbrowser
-from http import HTTPStatus
 from pathlib import Path
-from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-__all__ = ["add_parser", "run", "sample_text", "find_traces_dir", "STATIC_DIR"]
+if TYPE_CHECKING:
+    from .demo_site import DemoSite, list_traces
+
+__all__ = ["add_parser", "run", "serve_demo", "find_traces_dir", "exposure_warning",
+           "STATIC_DIR", "MAX_SESSIONS", "MAX_MESSAGE_BYTES"]
 
 log = logging.getLogger(__name__)
 
 #: the built page (``npm run build`` in ``demo/web`` writes it)
 STATIC_DIR = Path(__file__).resolve().parent / "static" / "demo"
-#: encodings offered in the page's menu (the server accepts these names)
-ENCODINGS = ["o200k_base", "cl100k_base", "r50k_base", "bert-base-uncased", "mistral-7b-v0.1"]
-_MAX_SAMPLE = 64 << 20
-_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".map": "application/json",
-    ".png": "image/png",
-    ".svg": "image/svg+xml",
-}
-#: used when the standard library sources are not installed (some distributions strip them)
-_FALLBACK_PARAGRAPH = (
-    "Tokenizers split text into pieces that a language model reads one at a time. "
-    "The count depends on the encoding: o200k_base, cl100k_base and r50k_base merge bytes "
-    "differently, so the same paragraph costs a different number of tokens in each. "
-    "Ünïcödé, emoji 🙂 and CJK 漢字 take more tokens than plain English words.\n\n"
-)
+#: language server sessions at once (one per tab); the next handshake gets 503
+MAX_SESSIONS = 16
+#: the largest WebSocket message a session accepts: the page sends the 10 MiB sample as one
+#: full-text didChange of about 10.4 MiB of JSON
+MAX_MESSAGE_BYTES = 16 << 20
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -72,7 +62,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--port", type=int, default=8765,
                    help="HTTP and WebSocket port (default 8765; 0 picks a free port)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; another address makes the "
+                   "page, its samples and traces and the language server reachable from other "
+                   "machines, with a warning)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
     p.add_argument("--traces", metavar="DIR",
                    help="folder of editing traces (*.json, *.json.gz) for the replay button "
@@ -84,7 +77,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-# -- content -------------------------------------------------------------------------------------
+# -- traces --------------------------------------------------------------------------------------
 
 
 def find_traces_dir(explicit: str | None = None) -> Path | None:
@@ -103,147 +96,36 @@ def find_traces_dir(explicit: str | None = None) -> Path | None:
     return None
 
 
-def list_traces(folder: Path | None) -> list[dict[str, Any]]:
-    if folder is None or not folder.is_dir():
-        return []
-    out = []
-    for f in sorted(folder.iterdir()):
-        if f.is_file() and (f.name.endswith(".json") or f.name.endswith(".json.gz")):
-            out.append({"name": f.name, "bytes": f.stat().st_size})
-    return out
-
-
-_sample_cache: dict[int, str] = {}
-
-
-def _stdlib_sources() -> list[Path]:
-    root = Path(sysconfig.get_paths()["stdlib"])
-    files = []
-    for f in sorted(root.rglob("*.py")):
-        rel = f.relative_to(root).parts
-        if rel and (rel[0] in ("site-packages", "dist-packages") or "test" in rel[0]
-                    or rel[0] == "idlelib"):
-            continue
-        files.append(f)
-    return files
-
-
-def sample_text(size: int) -> str:
-    """About ``size`` bytes of text: Python standard library sources, each headed by its path,
-    cut at a line break (a repeated paragraph when the sources are not installed)."""
-    size = max(0, min(size, _MAX_SAMPLE))
-    if size in _sample_cache:
-        return _sample_cache[size]
-    parts: list[str] = []
-    total = 0
-    try:
-        files = _stdlib_sources()
-    except OSError:
-        files = []
-    for f in files:
-        if total >= size:
-            break
-        try:
-            text = f.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        chunk = f"# ---- {f.name} ----\n{text}\n"
-        parts.append(chunk)
-        total += len(chunk.encode("utf-8"))
-    if total < size:
-        reps = (size - total) // len(_FALLBACK_PARAGRAPH.encode("utf-8")) + 1
-        parts.append(_FALLBACK_PARAGRAPH * reps)
-    text = "".join(parts)
-    data = text.encode("utf-8")[:size]
-    cut = data.rfind(b"\n")
-    text = data[: cut + 1 if cut >= 0 else len(data)].decode("utf-8", errors="ignore")
-    _sample_cache.clear()  # keep one sample: a 10 MB string is enough to hold on to
-    _sample_cache[size] = text
-    return text
-
-
-# -- HTTP ----------------------------------------------------------------------------------------
-
-
-def _response(status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> Any:
-    from websockets.datastructures import Headers
-    from websockets.http11 import Response
-
-    st = HTTPStatus(status)
-    headers = Headers([
-        ("Date", email.utils.formatdate(usegmt=True)),
-        ("Connection", "close"),
-        ("Content-Length", str(len(body))),
-        ("Content-Type", content_type),
-        ("Cache-Control", "no-store"),
-    ])
-    for k, v in (extra or {}).items():
-        headers[k] = v
-    return Response(st.value, st.phrase, headers, body)
-
-
-def _text(status: int, text: str) -> Any:
-    return _response(status, text.encode("utf-8"), "text/plain; charset=utf-8")
-
-
-class DemoSite:
-    """Answers the page's HTTP requests (everything but the ``/lsp`` WebSocket)."""
-
-    def __init__(self, static_dir: Path, traces_dir: Path | None) -> None:
-        self.static_dir = static_dir
-        self.traces_dir = traces_dir
-
-    def config(self) -> dict[str, Any]:
-        from .app import __version__
-
-        traces = list_traces(self.traces_dir)
-        out: dict[str, Any] = {"version": __version__, "encodings": ENCODINGS, "traces": traces}
-        if not traces:
-            where = str(self.traces_dir) if self.traces_dir else "../shared/traces"
-            out["tracesMissing"] = (f"no editing traces found ({where} is missing or empty); "
-                                    "start `livetok demo --traces DIR` with a folder of "
-                                    "*.json.gz editing traces")
-        return out
-
-    def handle(self, path: str) -> Any:
-        url = urlsplit(path)
-        route = unquote(url.path)
-        if route == "/api/config":
-            return _response(200, json.dumps(self.config()).encode(), "application/json")
-        if route == "/api/sample":
-            try:
-                size = int(parse_qs(url.query).get("size", ["1048576"])[0])
-            except ValueError:
-                return _text(400, "size must be an integer number of bytes\n")
-            if not 0 < size <= _MAX_SAMPLE:
-                return _text(400, f"size must be between 1 and {_MAX_SAMPLE} bytes\n")
-            return _response(200, sample_text(size).encode("utf-8"), "text/plain; charset=utf-8")
-        if route.startswith("/api/traces/"):
-            name = route[len("/api/traces/"):]
-            known = {t["name"] for t in list_traces(self.traces_dir)}
-            if name not in known or self.traces_dir is None:
-                return _text(404, f"no trace named {name!r}\n")
-            data = (self.traces_dir / name).read_bytes()
-            extra = {"Content-Encoding": "gzip"} if data[:2] == b"\x1f\x8b" else None
-            return _response(200, data, "application/json", extra)
-        if route == "/":
-            route = "/index.html"
-        name = route.lstrip("/")
-        f = self.static_dir / name
-        if "/" in name or "\\" in name or name.startswith(".") or not f.is_file():
-            if not (self.static_dir / "index.html").is_file():
-                return _text(500, f"the demo page is not built: {self.static_dir} has no "
-                             "index.html (run `npm ci && npm run build` in demo/web)\n")
-            return _text(404, f"not found: {route}\n")
-        ctype = _TYPES.get(f.suffix, "application/octet-stream")
-        return _response(200, f.read_bytes(), ctype)
-
-
 # -- server --------------------------------------------------------------------------------------
 
 
+class _Sessions:
+    """The open ``/lsp`` sessions, at most ``limit`` at a time."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.open = 0
+
+    @property
+    def full(self) -> bool:
+        return self.open >= self.limit
+
+    async def run(self, ws: Any) -> None:
+        """One browser tab: a fresh language server for this WebSocket until it closes."""
+        if self.full:
+            # subtle: handshakes are capped in process_request, but several may pass it
+            # before their sessions start; this closes the extra ones (1013: try again later)
+            await ws.close(1013, f"at most {self.limit} demo sessions at a time")
+            return
+        self.open += 1
+        try:
+            await _lsp_session(ws)
+        finally:
+            self.open -= 1
+
+
 async def _lsp_session(ws: Any) -> None:
-    """One browser tab: a fresh language server for this WebSocket until it closes."""
+    """Serve LSP on ``ws`` with a new server until the socket closes or the client exits."""
     from websockets.exceptions import ConnectionClosed
     from pygls.io_ import WebSocketWriter
 
@@ -267,29 +149,52 @@ async def _lsp_session(ws: Any) -> None:
 
 
 async def serve_demo(host: str, port: int, site: DemoSite, stop: asyncio.Event,
-                     on_listening: Any = None) -> None:
-    """Serve the page and ``/lsp`` until ``stop`` is set."""
+                     on_listening: Callable[[list[tuple[Any, ...]]], None] | None = None, *,
+                     max_sessions: int = MAX_SESSIONS) -> None:
+    """Serve the page and ``/lsp`` until ``stop`` is set; ``on_listening`` gets the address
+    of each listening socket (``getsockname()``) once requests are answered."""
     from websockets.asyncio.server import serve
 
-    def process_request(connection: Any, request: Any) -> Any:
-        if urlsplit(request.path).path == "/lsp":
-            if "websocket" not in request.headers.get("Upgrade", "").lower():
-                return _text(426, "/lsp is livetok's language server over WebSocket\n")
-            return None  # proceed with the WebSocket handshake
-        try:
-            return site.handle(request.path)
-        except Exception as exc:  # a broken request must not take the server down
-            log.exception("demo: %s failed", request.path)
-            return _text(500, f"{type(exc).__name__}: {exc}\n")
+    from .demo_site import AllowedHosts, text_response
 
-    async with serve(_lsp_session, host, port, process_request=process_request,
-                     max_size=1 << 27, server_header="livetok-demo",
+    sessions = _Sessions(max_sessions)
+
+    async def process_request(connection: Any, request: Any) -> Any:
+        out = await site.respond(request.method, request.path, request.headers)
+        if out is None and sessions.full:
+            return text_response(503, f"too many demo sessions are open (at most "
+                                 f"{max_sessions}): close a tab of the demo and reload\n")
+        return out
+
+    async with serve(sessions.run, host, port, process_request=process_request,
+                     max_size=MAX_MESSAGE_BYTES, server_header="livetok-demo",
                      # opening a 10 MB document blocks the loop for seconds: no ping timeouts
                      ping_interval=None) as server:
-        sock = next(iter(server.sockets)).getsockname()
+        addrs = [sock.getsockname() for sock in server.sockets]
+        site.hosts = AllowedHosts(addrs[0][1], [a[0] for a in addrs], host)
         if on_listening:
-            on_listening(sock)
+            on_listening(addrs)
         await stop.wait()
+
+
+def exposure_warning(addresses: Sequence[str], traces: Path | None) -> str | None:
+    """The warning printed when the demo listens on a non-loopback address (None otherwise).
+
+    >>> exposure_warning(["127.0.0.1", "::1"], None) is None
+    True
+    >>> "other machines" in exposure_warning(["0.0.0.0"], None)
+    True
+
+    Runtime complexity: ``O(len(addresses))``.
+    """
+    exposed = [a for a in addresses if not ipaddress.ip_address(a.split("%", 1)[0]).is_loopback]
+    if not exposed:
+        return None
+    folder = f" (the files in {traces})" if traces else ""
+    return (f"livetok demo: warning: listening on {', '.join(exposed)}: other machines that "
+            f"reach this address can read the page, its samples and the editing traces{folder}, "
+            f"and open up to {MAX_SESSIONS} language server sessions (this machine's CPU and "
+            "memory). Use --host 127.0.0.1 (the default) to keep the demo on this machine.")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -297,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
         print("livetok demo needs the 'websockets' package: pip install 'livetok[ws]'",
               file=sys.stderr)
         return 2
+    from .demo_site import DemoSite, list_traces
+
     if not (STATIC_DIR / "index.html").is_file():
         print(f"livetok demo: the page is missing from {STATIC_DIR} "
               "(build it with `npm ci && npm run build` in demo/web)", file=sys.stderr)
@@ -311,10 +218,16 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
     # websockets logs each plain HTTP request as a failed handshake at INFO
     logging.getLogger("websockets").setLevel(max(logging.WARNING, logging.getLogger().level))
+    if not list_traces(traces):
+        print(f"livetok demo: no editing traces in {traces or '../shared/traces'}; the replay "
+              "button is off (--traces DIR names a folder of *.json.gz traces)", file=sys.stderr)
 
-    def listening(sock: Any) -> None:
-        host = sock[0] if ":" not in sock[0] else f"[{sock[0]}]"
-        url = f"http://{host}:{sock[1]}/"
+    def listening(addrs: list[tuple[Any, ...]]) -> None:
+        warning = exposure_warning([a[0] for a in addrs], traces)
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
+        host = addrs[0][0] if ":" not in addrs[0][0] else f"[{addrs[0][0]}]"
+        url = f"http://{host}:{addrs[0][1]}/"
         # a machine-readable line: tests and scripts read the port from it
         print(f"livetok demo listening on {url}", file=sys.stderr, flush=True)
         if not args.no_browser:
