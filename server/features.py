@@ -8,12 +8,13 @@ types. Nothing here tokenizes: counts come from ``Document.token_count``,
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 from .config import Settings
 from .documents import OpenDocument
-from .markdown import sections
+from .markdown import Section, sections
 from .positions import LineCol, units_len
 
 __all__ = [
@@ -34,6 +35,10 @@ __all__ = [
 SEMANTIC_TOKEN_TYPES = ["keyword", "string"]
 #: how far hover looks up and down for a paragraph's edges
 _PARAGRAPH_MAX_LINES = 10_000
+#: code points hover first reads beyond its line for the paragraph's edges (doubled per read)
+_WINDOW_CPS = 1024
+#: one line terminator, as ``LineIndex`` counts them
+_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -83,11 +88,13 @@ def _share(tokens: int, window: int) -> str:
     return f"{pct:.1f}%" if pct < 1000 else f"{pct:,.0f}%"
 
 
-def code_lenses(od: OpenDocument, settings: Settings, markdown_sections: list | None = None) -> list[Lens]:
+def code_lenses(od: OpenDocument, settings: Settings,
+                markdown_sections: Sequence[Section] | None = None) -> list[Lens]:
     """The document lens on line 0, then one per Markdown section (if ``markdown_sections``).
 
-    Runtime complexity: ``O(1)`` for the first lens; per section ``O(log n)`` to find its
-    line plus ``Document.count_range``.
+    Runtime complexity: ``O(1)`` for the first lens; per section one ``Document.count_range``
+    (``O(log n)`` plus the section's length: ``O(6 n)`` for all, as sections nest at most 6
+    deep). The line comes with the section: no line lookup per section.
     """
     doc = od.ready()
     n = doc.token_count
@@ -98,12 +105,15 @@ def code_lenses(od: OpenDocument, settings: Settings, markdown_sections: list | 
     lenses = [Lens(0, title)]
     for sec in markdown_sections or ():
         count = doc.count_range(sec.start_cp, sec.end_cp)
-        lenses.append(Lens(od.lines.line_of(sec.start_cp), f"{count:,} tokens in this section"))
+        lenses.append(Lens(sec.line, f"{count:,} tokens in this section"))
     return lenses
 
 
-def markdown_sections(od: OpenDocument) -> list:
-    """Sections of a Markdown document (reads the whole text: once per version, cached)."""
+def markdown_sections(od: OpenDocument) -> list[Section]:
+    """Sections of a Markdown document (reads the whole text: once per version, cached).
+
+    Runtime complexity: ``O(n)`` on the first call for a version, ``O(1)`` after.
+    """
     cached = getattr(od, "_sections_cache", None)
     if cached is not None and cached[0] == od.version:
         return cached[1]
@@ -134,23 +144,72 @@ def paragraph_span(od: OpenDocument, line: int) -> tuple[int, int] | None:
 
     None on a blank line.
 
-    Runtime complexity: ``O(log n + B)`` per line of the paragraph plus its length; at most
-    10,000 lines each way.
+    Runtime complexity: ``O(log n + B)`` for the line, plus ``O(P + log n log P)`` for the
+    ``P`` code points of the paragraph and the lines around it, read in doubling windows (was
+    a line lookup and a read per line); at most 10,000 lines each way.
     """
-    def blank(k: int) -> bool:
-        span = od.lines.line_span(k)
-        return not od.read(span.start_cp, span.content_end_cp).strip()
-
-    if blank(line):
+    span = od.lines.line_span(line)
+    if not od.read(span.start_cp, span.content_end_cp).strip():
         return None
-    first = line
-    while first > 0 and line - first < _PARAGRAPH_MAX_LINES and not blank(first - 1):
-        first -= 1
-    last = line
-    while (last + 1 < od.lines.line_count and last - line < _PARAGRAPH_MAX_LINES
-           and not blank(last + 1)):
-        last += 1
-    return od.lines.line_start(first), od.lines.line_span(last).content_end_cp
+    start_cp = span.start_cp
+    for k, (cp, _end_cp, content) in enumerate(_lines_before(od, span.start_cp)):
+        if k >= _PARAGRAPH_MAX_LINES or not content.strip():
+            break
+        start_cp = cp
+    end_cp = span.content_end_cp
+    if span.end_cp > span.content_end_cp:  # a terminator: another line follows
+        for k, (_cp, cp, content) in enumerate(_lines_after(od, span.end_cp)):
+            if k >= _PARAGRAPH_MAX_LINES or not content.strip():
+                break
+            end_cp = cp
+    return start_cp, end_cp
+
+
+def _lines_after(od: OpenDocument, cp: int) -> Iterator[tuple[int, int, str]]:
+    """``(start_cp, content_end_cp, content)`` of the line starting at ``cp`` and those after.
+
+    Runtime complexity: ``O(log n)`` per window read plus the text read, which is at most
+    about twice the text of the lines taken (windows double).
+    """
+    n = od.length
+    w = _WINDOW_CPS
+    while True:
+        hi = min(n, cp + w)
+        buf = od.read(cp, hi)
+        pos = 0
+        for m in _BREAK.finditer(buf):
+            if m.end() == len(buf) and hi < n and m.group() == "\r":
+                break  # subtle: maybe the first half of "\r\n": read it again, whole
+            yield cp + pos, cp + m.start(), buf[pos : m.start()]
+            pos = m.end()
+        else:
+            if hi == n:
+                yield cp + pos, n, buf[pos:]  # the last line (empty after a final break)
+                return
+        cp += pos  # the line cut by the window's end starts the next, longer window
+        w *= 2
+
+
+def _lines_before(od: OpenDocument, cp: int) -> Iterator[tuple[int, int, str]]:
+    """``(start_cp, content_end_cp, content)`` of the lines before the line starting at
+    ``cp``, nearest first.
+
+    Runtime complexity: as :func:`_lines_after`.
+    """
+    w = _WINDOW_CPS
+    while cp > 0:
+        lo = max(0, cp - w)
+        buf = od.read(lo, cp)  # ends with the terminator of the line before cp
+        breaks = list(_BREAK.finditer(buf))
+        # the text before the first break belongs to a line that may start before `lo`
+        # (subtle: when `lo` cuts a "\r\n", that break is its "\n" alone: still a line end)
+        for prev, m in zip(reversed(breaks[:-1]), reversed(breaks[1:])):
+            yield lo + prev.end(), lo + m.start(), buf[prev.end() : m.start()]
+        if lo == 0:
+            yield 0, breaks[0].start(), buf[: breaks[0].start()]
+            return
+        cp = lo + breaks[0].end()
+        w *= 2
 
 
 def hover(od: OpenDocument, cp_offset: int, line: int) -> HoverInfo | None:
@@ -197,18 +256,20 @@ def semantic_tokens(od: OpenDocument, start_cp: int, end_cp: int) -> list[int]:
     line break (terminators are not coloured); zero-width tokens are skipped but keep their
     index, so the alternation follows the real sequence.
 
-    Runtime complexity: ``O(log n + k + L)`` for ``k`` tokens on lines of total length ``L``.
+    Runtime complexity: ``O(log n + B + k + L)`` for ``k`` tokens and the ``L`` code points
+    from the first token's line start to the last token's end, read once (was a line lookup
+    and a read per line, ``O(log n + B)`` each).
     """
     doc = od.ready()
     unit = od.codec.unit
-    lines = od.lines
     data: list[int] = []
     if start_cp >= end_cp or doc.length == 0:
         return data
+    toks = list(doc.iter_tokens(start_cp, end_cp))
     index = -1  # sequence index of the current token, known from the first whole one on
     line = -1
     prev_line, prev_col = 0, 0
-    for _tid, s, e in doc.iter_tokens(start_cp, end_cp):
+    for _tid, s, e in toks:
         if index >= 0:
             index += 1
         elif s < e:
@@ -219,39 +280,50 @@ def semantic_tokens(od: OpenDocument, start_cp: int, end_cp: int) -> list[int]:
         if s == e:
             continue
         if line < 0:
-            # subtle: the first token may start on a line above start_cp ("\n\n" tokens)
-            line = lines.line_of(s)
-            span = lines.line_span(line)
-            text = od.read(span.start_cp, span.content_end_cp)
-            ascii_line = text.isascii()
-            cur_cp, cur_units = span.start_cp, 0  # units from the line start to cur_cp
+            # subtle: the first token may start on a line above start_cp ("\n\n" tokens).
+            # One read covers every line touched; offsets below are into `buf`. It reaches
+            # one past the last token so that a "\r\n" there is read whole.
+            line = od.lines.line_of(s)
+            base = od.lines.line_start(line)
+            buf = od.read(base, min(doc.length, toks[-1][2] + 1))
+            line_start, (content_end, line_end) = 0, _line_ends(buf, 0)
+            ascii_line = buf[:content_end].isascii()
+            cur, cur_units = 0, 0  # units from the line start to buf[cur]
         ttype = index % 2
-        pos = s
-        while pos < e:
-            while pos >= span.end_cp and line + 1 < lines.line_count:
+        pos, tok_end = s - base, e - base
+        while pos < tok_end:
+            while pos >= line_end:
                 line += 1
-                span = lines.line_span(line)
-                text = od.read(span.start_cp, span.content_end_cp)
-                ascii_line = text.isascii()
-                cur_cp, cur_units = span.start_cp, 0
-            if pos >= span.content_end_cp:  # inside the terminator
-                pos = span.end_cp
+                line_start, (content_end, line_end) = line_end, _line_ends(buf, line_end)
+                ascii_line = buf[line_start:content_end].isascii()
+                cur, cur_units = line_start, 0
+            if pos >= content_end:  # inside the terminator
+                pos = line_end
                 continue
-            seg_end = min(e, span.content_end_cp)
-            base = span.start_cp
+            seg_end = min(tok_end, content_end)
             if ascii_line:
-                col, length = pos - base, seg_end - pos
+                col, length = pos - line_start, seg_end - pos
             else:
-                cur_units += units_len(text[cur_cp - base : pos - base], unit)
+                cur_units += units_len(buf[cur:pos], unit)
                 col = cur_units
-                length = units_len(text[pos - base : seg_end - base], unit)
-                cur_cp, cur_units = seg_end, col + length
+                length = units_len(buf[pos:seg_end], unit)
+                cur, cur_units = seg_end, col + length
             delta_line = line - prev_line
             delta_col = col - prev_col if delta_line == 0 else col
             data += (delta_line, delta_col, length, ttype, 0)
             prev_line, prev_col = line, col
             pos = seg_end
     return data
+
+
+def _line_ends(buf: str, start: int) -> tuple[int, int]:
+    """``(content_end, end)`` of the line of ``buf`` starting at ``start``; a line without
+    a terminator in ``buf`` runs to its end (``buf`` covers every token it is asked about).
+
+    Runtime complexity: ``O(length of the line)``.
+    """
+    m = _BREAK.search(buf, start)
+    return (m.start(), m.end()) if m is not None else (len(buf), len(buf))
 
 
 @dataclass(frozen=True)
