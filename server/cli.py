@@ -13,6 +13,7 @@ from typing import Any, Sequence
 #: subcommand modules, in the order ``livetok --help`` lists them
 _COMMANDS = [
     "livetok.server.cmd_count",
+    "livetok.server.cmd_check",
     "livetok.server.cmd_replay",
     "livetok.server.cmd_serve",
     "livetok.server.cmd_demo",

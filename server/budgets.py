@@ -1,0 +1,895 @@
+"""Token budgets as code: the budget file, its rules, front matter, and the verdicts.
+
+One pure module used by both ``livetok check`` (:mod:`.cmd_check`) and the language server
+(:mod:`.budget_watch`), so that the command line and the editor give the same verdicts with
+the same messages. Nothing here walks directories, prints or speaks LSP; counts come from a
+:class:`Counter` the caller passes (the command line encodes text, the server asks its live
+``Document``).
+
+The budget file is ``livetok.toml`` (top-level keys) or ``[tool.livetok]`` in
+``pyproject.toml``, found by walking up from a file's folder; the closest one wins and is
+not merged with others (as ruff and black find theirs). Schema (``docs/budgets.md``)::
+
+    encoding = "o200k_base"            # default encoding of every rule
+    baseline = ".livetok-baseline.json"  # the ratchet's file, beside this one
+    [[budget]]
+    files = ["skills/**/SKILL.md", "!skills/old/**"]   # .gitignore-style globs
+    max = 5000                         # tokens in the whole file
+    section = 1500                     # tokens in each section of level section_level
+    section_level = 2                  # "##" (default)
+    encoding = "cl100k_base"
+    chunk = { max = 512, encoding = "bert-base-uncased", by = "section", level = 6 }
+
+When several rules match a file their keys are merged in order (a later rule's key wins);
+Markdown front matter ``tokens: N`` (or ``token_budget: N``) then sets the file's ``max``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Literal, Mapping, NamedTuple, Protocol
+
+import pathspec
+
+from livetok.incremental import get_encoding, list_encodings
+from livetok.incremental.registry import ALIASES
+
+from .markdown import sections
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = [
+    "CONFIG_NAMES",
+    "DEFAULT_BASELINE",
+    "DEFAULT_ENCODING",
+    "Budget",
+    "BudgetConfig",
+    "BudgetSection",
+    "BudgetRule",
+    "ChunkRule",
+    "ConfigError",
+    "ConfigFinder",
+    "ConfigProblem",
+    "Counter",
+    "FrontMatter",
+    "MARKDOWN_SUFFIXES",
+    "TextCounter",
+    "Verdict",
+    "baseline_entries",
+    "budget_for",
+    "budget_sections",
+    "check_text",
+    "front_matter",
+    "load_baseline",
+    "load_config",
+    "parse_config",
+    "write_baseline",
+]
+
+#: file names of a budget file, in the order they win when both are in one folder
+CONFIG_NAMES = ("livetok.toml", "pyproject.toml")
+DEFAULT_ENCODING = "o200k_base"
+DEFAULT_BASELINE = ".livetok-baseline.json"
+#: Markdown files: the ones whose front matter may set a budget
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".mdc"})
+
+_TOP_KEYS = ("encoding", "baseline", "budget")
+_RULE_KEYS = ("files", "max", "section", "section_level", "encoding", "chunk")
+_CHUNK_KEYS = ("max", "encoding", "by", "level")
+_CHUNK_BY = ("section", "paragraph")
+_FRONT_MATTER_KEYS = ("token_budget", "tokens")
+
+
+# -- configuration ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """One thing wrong in a budget file (or in a file's front matter).
+
+    ``line`` is 1-based, or None when the key could not be located.
+    """
+
+    path: str
+    line: int | None
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line or 1}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "key": self.key, "message": self.message}
+
+
+class ConfigError(ValueError):
+    """A budget file (or front matter) that cannot be used; ``problems`` lists every fault."""
+
+    def __init__(self, problems: list[ConfigProblem]) -> None:
+        super().__init__("\n".join(str(p) for p in problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class ChunkRule:
+    """Retrieval chunks: each chunk of a file must fit in ``max`` tokens of ``encoding``.
+
+    ``by="section"``: a chunk starts at each heading of level ``level`` or higher (the text
+    before the first heading is a chunk too); ``by="paragraph"``: runs of non-blank lines.
+    """
+
+    max: int
+    encoding: str | None = None
+    by: Literal["section", "paragraph"] = "section"
+    level: int = 6
+
+
+@dataclass(frozen=True)
+class BudgetRule:
+    """One ``[[budget]]`` table: globs and the budgets for the files they match."""
+
+    index: int  # 1-based position in the budget file, for messages
+    files: tuple[str, ...]
+    max: int | None = None
+    section: int | None = None
+    section_level: int | None = None
+    encoding: str | None = None
+    chunk: ChunkRule | None = None
+    spec: pathspec.GitIgnoreSpec | None = field(default=None, compare=False, repr=False)
+
+    def matches(self, rel_path: str) -> bool:
+        """Whether the rule's globs match ``rel_path`` (POSIX, relative to the config's folder).
+
+        Runtime complexity: ``O(number of globs)`` regex matches.
+        """
+        return self.spec is not None and self.spec.match_file(rel_path)
+
+
+@dataclass(frozen=True)
+class BudgetConfig:
+    """A parsed budget file. ``root`` is its folder: globs and the baseline are relative to it."""
+
+    path: Path
+    encoding: str = DEFAULT_ENCODING
+    baseline: str = DEFAULT_BASELINE
+    rules: tuple[BudgetRule, ...] = ()
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+    @property
+    def baseline_path(self) -> Path:
+        return self.root / self.baseline
+
+    def relative(self, path: Path) -> str | None:
+        """``path`` relative to the config's folder in POSIX form, or None when outside it
+        (both made absolute, symbolic links kept: a config is found by walking up the same
+        way)."""
+        try:
+            return path.absolute().relative_to(self.root.absolute()).as_posix()
+        except ValueError:
+            return None
+
+    def rule_budget(self, path: Path) -> Budget | None:
+        """What the matching rules give ``path`` (merged in order), or None when none match.
+
+        >>> cfg = parse_config('[[budget]]\\nfiles = ["*.md"]\\nmax = 10\\n'
+        ...                    '[[budget]]\\nfiles = ["CLAUDE.md"]\\nmax = 3', Path("/r/livetok.toml"))
+        >>> cfg.rule_budget(Path("/r/CLAUDE.md")).max, cfg.rule_budget(Path("/r/x.txt"))
+        (3, None)
+
+        Runtime complexity: ``O(total globs)``.
+        """
+        rel = self.relative(path)
+        if rel is None:
+            return None
+        merged: dict[str, Any] = {}
+        sources: list[str] = []
+        for rule in self.rules:
+            if not rule.matches(rel):
+                continue
+            sources.append(f"{self.path.name} budget #{rule.index}")
+            for key in ("max", "section", "section_level", "encoding", "chunk"):
+                value = getattr(rule, key)
+                if value is not None:
+                    merged[key] = value
+        if not sources:
+            return None
+        return Budget(
+            encoding=merged.get("encoding", self.encoding),
+            max=merged.get("max"),
+            section=merged.get("section"),
+            section_level=merged.get("section_level", 2),
+            chunk=merged.get("chunk"),
+            source=", ".join(sources),
+        )
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Everything that applies to one file once rules and front matter are merged."""
+
+    encoding: str = DEFAULT_ENCODING
+    max: int | None = None
+    section: int | None = None
+    section_level: int = 2
+    chunk: ChunkRule | None = None
+    source: str = ""
+    #: ``max`` came from the file's front matter
+    max_from_front_matter: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return self.max is None and self.section is None and self.chunk is None
+
+
+def _known_encodings() -> list[str]:
+    return sorted({*list_encodings(), *ALIASES})
+
+
+class _Validator:
+    """Collects the problems of one budget file; locates keys in its text for line numbers."""
+
+    def __init__(self, text: str, path: Path, prefix: str) -> None:
+        self.text = text
+        self.lines = text.splitlines()
+        self.path = path
+        self.prefix = prefix  # "tool.livetok." in pyproject.toml, "" in livetok.toml
+        self.problems: list[ConfigProblem] = []
+
+    def problem(self, key: str, message: str, *, rule: int | None = None,
+                line: int | None = None) -> None:
+        if line is None:
+            line = self.locate(key.rsplit(".", 1)[-1], rule)
+        self.problems.append(ConfigProblem(str(self.path), line, key, message))
+
+    def where(self, rule: int | None) -> str:
+        return f"{self.prefix or ''}budget #{rule}" if rule else (self.prefix.rstrip(".") or "top level")
+
+    def locate(self, key: str, rule: int | None) -> int | None:
+        """1-based line of ``key`` in the top table or in the ``rule``-th ``[[budget]]``."""
+        header = re.compile(r"\s*\[\[\s*" + re.escape(self.prefix) + r"budget\s*\]\]")
+        top = re.compile(r"\s*\[\s*" + re.escape(self.prefix.rstrip(".")) + r"\s*\]") \
+            if self.prefix else None
+        start, seen = None, 0
+        for i, line in enumerate(self.lines):
+            if rule is None and (top is None and i == 0 or top is not None and top.match(line)):
+                start = i + (top is not None)
+                break
+            if rule is not None and header.match(line):
+                seen += 1
+                if seen == rule:
+                    start = i
+                    break
+        if start is None:
+            return None
+        key_re = re.compile(r"\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
+        for i in range(start, len(self.lines)):
+            line = self.lines[i]
+            if i > start and line.lstrip().startswith("[[") and rule is not None:
+                break
+            if key_re.match(line):
+                return i + 1
+            if rule is None and i > start and line.lstrip().startswith("["):
+                break
+        return start + 1
+
+    def unknown_keys(self, table: Mapping[str, Any], allowed: tuple[str, ...], rule: int | None,
+                     what: str) -> None:
+        for key in table:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                self.problem(f"{what}.{key}", f"{what}: unknown key {key!r} (allowed: "
+                             f"{', '.join(allowed)}){hint}", rule=rule)
+
+    def integer(self, value: Any, key: str, what: str, rule: int | None, *, minimum: int = 0,
+                maximum: int | None = None) -> int | None:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= minimum and (
+            maximum is None or value <= maximum)
+        if not ok:
+            bound = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
+            self.problem(f"{what}.{key}", f"{what}: {key!r} must be an integer {bound}, "
+                         f"got {value!r}", rule=rule)
+            return None
+        return value
+
+    def encoding(self, value: Any, key: str, what: str, rule: int | None) -> str | None:
+        known = _known_encodings()
+        if not isinstance(value, str) or value not in known:
+            close = difflib.get_close_matches(str(value), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            self.problem(f"{what}.{key}", f"{what}: {key!r} must be one of {', '.join(known)}, "
+                         f"got {value!r}{hint}", rule=rule)
+            return None
+        return value
+
+
+def parse_config(text: str, path: Path) -> BudgetConfig:
+    """A budget file's text (``livetok.toml``, or ``pyproject.toml`` with ``[tool.livetok]``)
+    as a :class:`BudgetConfig`; raises :class:`ConfigError` naming the file, the key, the
+    line and what is allowed.
+
+    >>> parse_config('[[budget]]\\nfiles = ["*.md"]\\nmaxx = 3', Path("livetok.toml"))
+    Traceback (most recent call last):
+    ...
+    livetok.server.budgets.ConfigError: livetok.toml:3: budget #1: unknown key 'maxx' (allowed: files, max, section, section_level, encoding, chunk); did you mean 'max'?
+
+    Runtime complexity: ``O(len(text))``.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"at line (\d+)", str(exc))
+        raise ConfigError([ConfigProblem(str(path), int(m.group(1)) if m else None, "",
+                                         f"not valid TOML: {exc}")]) from None
+    prefix = ""
+    if path.name == "pyproject.toml":
+        prefix = "tool.livetok."
+        data = data.get("tool", {}).get("livetok", {})
+    v = _Validator(text, path, prefix)
+    if not isinstance(data, dict):
+        v.problem("tool.livetok", "tool.livetok must be a table")
+        raise ConfigError(v.problems)
+    top = v.where(None)
+    v.unknown_keys(data, _TOP_KEYS, None, top)
+    encoding = DEFAULT_ENCODING
+    if "encoding" in data:
+        encoding = v.encoding(data["encoding"], "encoding", top, None) or DEFAULT_ENCODING
+    baseline = data.get("baseline", DEFAULT_BASELINE)
+    if not isinstance(baseline, str) or not baseline:
+        v.problem(f"{top}.baseline", f"{top}: 'baseline' must be a file name (relative to "
+                  f"{path.name}'s folder), got {baseline!r}")
+        baseline = DEFAULT_BASELINE
+    raw_rules = data.get("budget", [])
+    if not isinstance(raw_rules, list):
+        v.problem(f"{top}.budget", f"{top}: 'budget' must be an array of tables: write each "
+                  f"rule under [[{prefix}budget]]")
+        raw_rules = []
+    rules = [r for i, raw in enumerate(raw_rules, 1) if (r := _parse_rule(v, raw, i))]
+    if v.problems:
+        raise ConfigError(v.problems)
+    return BudgetConfig(path=path, encoding=encoding, baseline=baseline, rules=tuple(rules))
+
+
+def _parse_rule(v: _Validator, raw: Any, i: int) -> BudgetRule | None:
+    what = v.where(i)
+    if not isinstance(raw, dict):
+        v.problem(what, f"{what} must be a table with 'files' and budgets", rule=i)
+        return None
+    v.unknown_keys(raw, _RULE_KEYS, i, what)
+    files = raw.get("files")
+    if isinstance(files, str):
+        files = [files]
+    spec = None
+    if not isinstance(files, list) or not files or not all(isinstance(f, str) and f for f in files):
+        v.problem(f"{what}.files", f"{what}: 'files' must be a list of globs such as "
+                  f"[\"CLAUDE.md\", \"docs/**/*.md\"], got {files!r}", rule=i)
+        files = []
+    else:
+        try:
+            spec = pathspec.GitIgnoreSpec.from_lines(files)
+        except Exception as exc:  # pathspec's own pattern error
+            v.problem(f"{what}.files", f"{what}: 'files' has a bad glob ({exc})", rule=i)
+    out: dict[str, Any] = {}
+    for key in ("max", "section"):
+        if key in raw:
+            out[key] = v.integer(raw[key], key, what, i)
+    if "section_level" in raw:
+        out["section_level"] = v.integer(raw["section_level"], "section_level", what, i,
+                                         minimum=1, maximum=6)
+    if "encoding" in raw:
+        out["encoding"] = v.encoding(raw["encoding"], "encoding", what, i)
+    if "chunk" in raw:
+        out["chunk"] = _parse_chunk(v, raw["chunk"], i, f"{what}.chunk")
+    if not any(k in raw for k in ("max", "section", "chunk", "encoding")) and set(raw) <= set(_RULE_KEYS):
+        v.problem(what, f"{what}: give it a budget: 'max', 'section' or 'chunk' "
+                  "(or only an 'encoding' for front-matter budgets)", rule=i,
+                  line=v.locate("files", i))
+    return BudgetRule(index=i, files=tuple(files), spec=spec, **out)
+
+
+def _parse_chunk(v: _Validator, raw: Any, i: int, what: str) -> ChunkRule | None:
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        raw = {"max": raw}
+    if not isinstance(raw, dict):
+        v.problem(what, f"{what} must be a table such as {{ max = 512, by = \"section\" }}, "
+                  f"got {raw!r}", rule=i, line=v.locate("chunk", i))
+        return None
+    v.unknown_keys(raw, _CHUNK_KEYS, i, what)
+    if "max" not in raw:
+        v.problem(f"{what}.max", f"{what}: 'max' (tokens per chunk) is required", rule=i,
+                  line=v.locate("chunk", i))
+        return None
+    top = v.integer(raw["max"], "max", what, i)
+    enc = v.encoding(raw["encoding"], "encoding", what, i) if "encoding" in raw else None
+    by = raw.get("by", "section")
+    if by not in _CHUNK_BY:
+        v.problem(f"{what}.by", f"{what}: 'by' must be one of {', '.join(_CHUNK_BY)}, got "
+                  f"{by!r}", rule=i, line=v.locate("chunk", i))
+    level = v.integer(raw.get("level", 6), "level", what, i, minimum=1, maximum=6)
+    if top is None or level is None or by not in _CHUNK_BY:
+        return None
+    return ChunkRule(max=top, encoding=enc, by=by, level=level)
+
+
+def load_config(path: Path) -> BudgetConfig:
+    """Read and parse the budget file at ``path`` (see :func:`parse_config`).
+
+    Runtime complexity: ``O(file size)``.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([ConfigProblem(str(path), None, "", f"cannot read it: {exc}")]) from None
+    return parse_config(text, path)
+
+
+def _declares_livetok(pyproject: Path) -> bool:
+    """Whether a ``pyproject.toml`` has a ``[tool.livetok]`` table (others are skipped)."""
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if "livetok" not in text:  # cheap test first: most pyproject.toml files are not ours
+        return False
+    try:
+        return "livetok" in tomllib.loads(text).get("tool", {})
+    except tomllib.TOMLDecodeError:
+        return bool(re.search(r"^\s*\[\[?\s*tool\.livetok\b", text, re.M))
+
+
+class ConfigFinder:
+    """Finds the budget file that governs a path, walking up from its folder; caches per
+    folder and per file, so a thousand files in a few folders cost a few lookups.
+
+    Runtime complexity: ``O(depth)`` file tests for a new folder, ``O(1)`` afterwards.
+    """
+
+    def __init__(self) -> None:
+        self._by_dir: dict[Path, Path | None] = {}
+        self._parsed: dict[Path, BudgetConfig | ConfigError] = {}
+
+    def config_path(self, folder: Path) -> Path | None:
+        """The budget file for files in ``folder`` (an absolute path), or None."""
+        trail: list[Path] = []
+        found: Path | None = None
+        d: Path | None = folder
+        while d is not None:
+            if d in self._by_dir:
+                found = self._by_dir[d]
+                break
+            trail.append(d)
+            for name in CONFIG_NAMES:
+                p = d / name
+                if p.is_file() and (name != "pyproject.toml" or _declares_livetok(p)):
+                    found = p
+                    break
+            if found is not None:
+                break
+            d = d.parent if d.parent != d else None
+        for t in trail:
+            self._by_dir[t] = found
+        return found
+
+    def config_for(self, path: Path) -> BudgetConfig | None:
+        """The parsed budget file for ``path``; raises :class:`ConfigError` if it is invalid."""
+        cfg_path = self.config_path(path.absolute().parent)
+        if cfg_path is None:
+            return None
+        cfg = self._parsed.get(cfg_path)
+        if cfg is None:
+            try:
+                cfg = load_config(cfg_path)
+            except ConfigError as exc:
+                cfg = exc
+            self._parsed[cfg_path] = cfg
+        if isinstance(cfg, ConfigError):
+            raise cfg
+        return cfg
+
+    def clear(self) -> None:
+        """Forget everything (a budget file appeared, changed or went away)."""
+        self._by_dir.clear()
+        self._parsed.clear()
+
+
+# -- front matter ----------------------------------------------------------------------------
+
+_FRONT_MATTER = re.compile(
+    r"\A\ufeff?---[ \t]*\r?\n(?P<body>(?:.*?\r?\n)??)(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """A Markdown file's front matter: where the body starts, and the budget it sets."""
+
+    end_cp: int
+    tokens: int | None = None
+    line: int = 1
+
+
+def front_matter(text: str, path: str = "<text>") -> FrontMatter:
+    """The YAML front matter at the top of ``text`` (``end_cp == 0`` when there is none) and
+    the budget it sets with ``token_budget:`` or ``tokens:``.
+
+    >>> front_matter("---\\ntitle: x\\ntokens: 1200\\n---\\n# Hi\\n")
+    FrontMatter(end_cp=30, tokens=1200, line=3)
+    >>> front_matter("# no front matter\\n").end_cp
+    0
+
+    Runtime complexity: ``O(size of the front matter)``; YAML is parsed only when a budget
+    key appears in it.
+    """
+    m = _FRONT_MATTER.match(text)
+    if m is None:
+        return FrontMatter(0)
+    body = m.group("body")
+    if not re.search(r"^(?:token_budget|tokens)\s*:", body, re.M):
+        return FrontMatter(m.end())
+    import yaml  # PyYAML: imported only for files whose front matter names a budget
+
+    try:
+        data = yaml.safe_load(body)
+    except yaml.YAMLError as exc:
+        raise ConfigError([ConfigProblem(path, 2, "front matter",
+                                         f"front matter is not valid YAML: {exc}")]) from None
+    if not isinstance(data, dict):
+        return FrontMatter(m.end())
+    for key in _FRONT_MATTER_KEYS:
+        if key in data:
+            value = data[key]
+            km = re.search(rf"^{key}\s*:", body, re.M)
+            line = 2 + body.count("\n", 0, km.start()) if km else 2
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError([ConfigProblem(
+                    path, line, f"front matter.{key}",
+                    f"front matter {key!r} must be a whole number of tokens (an integer >= 0), "
+                    f"got {value!r}")])
+            return FrontMatter(m.end(), value, line)
+    return FrontMatter(m.end())
+
+
+# -- Markdown sections -----------------------------------------------------------------------
+
+_SETEXT_UNDERLINE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+_ANY_UNDERLINE = re.compile(r"(?:^|[\r\n]) {0,3}(?:=+|-+)[ \t]*(?:[\r\n]|$)")
+_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
+#: lines that end a paragraph (and cannot start one): ATX heading, quote, list item, rule
+_INTERRUPTS = re.compile(
+    r" {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)"
+    r"|(?:[-*_][ \t]*){3,}$)")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+
+
+def _setext_headings(text: str) -> list[tuple[int, str, int]]:
+    """``(level, title, start_cp)`` of the setext headings (a paragraph underlined with
+    ``===`` or ``---``) outside fenced code.
+
+    Interim: :func:`.markdown.sections` finds only ATX headings; once it finds setext ones
+    too, :func:`budget_sections` should use it alone and this function goes.
+
+    Runtime complexity: ``O(len(text))``.
+    """
+    found: list[tuple[int, str, int]] = []
+    if not _ANY_UNDERLINE.search(text):
+        return found  # most files: no line could underline a heading
+    fence: str | None = None
+    para: int | None = None  # start of the open paragraph
+    pos, n = 0, len(text)
+    while pos < n:
+        m = _LINE.match(text, pos)
+        assert m is not None and m.end() > pos
+        line = m.group().rstrip("\r\n")
+        f = _FENCE_OPEN.match(line)
+        if fence is not None:  # inside fenced code: only its closing fence matters
+            if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) \
+                    and not line[f.end():].strip():
+                fence = None
+        elif f and not (f.group(1)[0] == "`" and "`" in line[f.end():]):
+            fence, para = f.group(1), None
+        elif para is not None and _SETEXT_UNDERLINE.match(line):
+            title = " ".join(t.strip() for t in text[para:pos].splitlines())
+            found.append((1 if line.strip()[0] == "=" else 2, title, para))
+            para = None
+        elif not line.strip() or _INTERRUPTS.match(line):
+            para = None
+        elif para is None and not line.startswith("    ") and not line.startswith("\t"):
+            para = pos
+        pos = m.end()
+    return found
+
+
+class BudgetSection(NamedTuple):
+    """A heading's section: ``[start_cp, end_cp)`` from its heading (on 1-based ``line``) to
+    the next heading of the same or a higher level."""
+
+    level: int
+    title: str
+    start_cp: int
+    end_cp: int
+    line: int
+
+    @property
+    def heading(self) -> str:
+        """The heading as ATX markers and title, whatever its style: ``"## Tools"``."""
+        return "#" * self.level + " " + self.title
+
+
+def budget_sections(text: str, body_cp: int = 0) -> list[BudgetSection]:
+    """Sections of the Markdown in ``text[body_cp:]`` (after the front matter), with offsets
+    into ``text``: ATX headings from :func:`.markdown.sections`, plus setext headings.
+
+    >>> [(s.level, s.title, s.line) for s in budget_sections("A\\n===\\n## B\\n```\\n# no\\n```\\n")]
+    [(1, 'A', 1), (2, 'B', 3)]
+
+    Runtime complexity: ``O(len(text))``.
+    """
+    body = text[body_cp:] if body_cp else text
+    heads = [(s.level, s.title, s.start_cp + body_cp) for s in sections(body)]
+    heads += [(lv, t, s + body_cp) for lv, t, s in _setext_headings(body)]
+    heads.sort(key=lambda h: h[2])
+    # section ends in one pass: a stack of the headings not yet ended, levels increasing
+    ends = [len(text)] * len(heads)
+    open_: list[int] = []
+    for i, (level, _title, start) in enumerate(heads):
+        while open_ and heads[open_[-1]][0] >= level:
+            ends[open_.pop()] = start
+        open_.append(i)
+    out: list[BudgetSection] = []
+    line, at = 1, 0
+    for (level, title, start), end in zip(heads, ends):
+        line += _breaks(text, at, start)
+        at = start
+        out.append(BudgetSection(level, title, start, end, line))
+    return out
+
+
+# -- counting and verdicts -------------------------------------------------------------------
+
+
+class Counter(Protocol):
+    """Counts the tokens of ``text[start_cp:end_cp]`` alone, in the named encoding."""
+
+    def __call__(self, encoding: str, start_cp: int, end_cp: int) -> int: ...
+
+
+class TextCounter:
+    """A :class:`Counter` that encodes slices of one text (what ``livetok check`` uses).
+
+    >>> TextCounter("hello world")("o200k_base", 0, 11)
+    2
+
+    Runtime complexity: as ``Encoding.encode`` of the slice; a repeated span is free.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._memo: dict[tuple[str, int, int], int] = {}
+
+    def __call__(self, encoding: str, start_cp: int, end_cp: int) -> int:
+        key = (encoding, start_cp, end_cp)
+        n = self._memo.get(key)
+        if n is None:
+            n = self._memo[key] = len(get_encoding(encoding).encode(self.text[start_cp:end_cp]))
+        return n
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One budget applied to one span of a file: the whole file, a section or a chunk."""
+
+    path: str
+    line: int  # 1-based line where the span starts
+    kind: Literal["file", "section", "chunk"]
+    title: str  # "## Tools" for sections and chunks, "" for the file
+    tokens: int
+    budget: int
+    encoding: str
+    start_cp: int
+    end_cp: int
+    source: str  # which rule(s) set the budget, or "front matter"
+    baseline: int | None = None
+    #: the span's key in the baseline file (several sections may share a title)
+    key: str = "file"
+
+    @property
+    def over(self) -> bool:
+        return self.tokens > self.budget
+
+    @property
+    def fails(self) -> bool:
+        """Over budget and, when the baseline records this span, grown past its count."""
+        return self.over and (self.baseline is None or self.tokens > self.baseline)
+
+    @property
+    def message(self) -> str:
+        """The text ``livetok check`` prints after ``path:line:`` and the editor shows.
+
+        >>> Verdict("CLAUDE.md", 1, "file", "", 3412, 3000, "o200k_base", 0, 9, "x").message
+        '3,412 tokens (o200k_base), 412 over the budget of 3,000'
+        """
+        what = f'{self.kind} "{self.title}" ' if self.kind != "file" else ""
+        of = "the chunk budget" if self.kind == "chunk" else "the budget"
+        origin = " (front matter)" if self.source == "front matter" else ""
+        head = f"{what}{self.tokens:,} tokens ({self.encoding}), "
+        if not self.over:
+            return f"{head}within {of} of {self.budget:,}{origin}"
+        msg = f"{head}{self.tokens - self.budget:,} over {of} of {self.budget:,}{origin}"
+        if self.baseline is not None:
+            if self.tokens > self.baseline:
+                msg += f"; grew past the baseline of {self.baseline:,}"
+            else:
+                msg += f"; within the baseline of {self.baseline:,}"
+        return msg
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "line": self.line, "kind": self.kind, "title": self.title,
+            "tokens": self.tokens, "budget": self.budget, "encoding": self.encoding,
+            "over": self.over, "fails": self.fails, "baseline": self.baseline,
+            "key": self.key, "source": self.source, "message": self.message,
+        }
+
+
+def budget_for(path: Path, text: str, config: BudgetConfig | None) -> Budget | None:
+    """The budgets that apply to ``path``: its config's matching rules, then its front matter
+    (Markdown files only). None when nothing applies.
+
+    Runtime complexity: ``O(total globs)`` plus :func:`front_matter`.
+    """
+    budget = config.rule_budget(path) if config is not None else None
+    if path.suffix.lower() in MARKDOWN_SUFFIXES:
+        fm = front_matter(text, str(path))
+        if fm.tokens is not None:
+            base = budget or Budget(encoding=config.encoding if config else DEFAULT_ENCODING)
+            budget = replace(base, max=fm.tokens, max_from_front_matter=True)
+    return None if budget is None or budget.empty else budget
+
+
+def _breaks(text: str, start_cp: int, end_cp: int) -> int:
+    """Line breaks (``\\n``, ``\\r\\n``, ``\\r``) in ``text[start_cp:end_cp]``, where
+    ``end_cp`` starts a line."""
+    return (text.count("\n", start_cp, end_cp) + text.count("\r", start_cp, end_cp)
+            - text.count("\r\n", start_cp, end_cp))
+
+
+def _chunks(text: str, body_cp: int, rule: ChunkRule,
+            secs: list[BudgetSection]) -> list[tuple[str, int, int]]:
+    """``(title, start_cp, end_cp)`` of the retrieval chunks of the body."""
+    if rule.by == "paragraph":
+        para = re.compile(r"(?:[^\r\n]*\S[^\r\n]*(?:\r\n|\r|\n|$))+")
+        out = []
+        for m in para.finditer(text, body_cp):
+            first = m.group().strip().splitlines()[0]
+            out.append((first[:40] + ("…" if len(first) > 40 else ""), m.start(), m.end()))
+        return out
+    starts = [(s.start_cp, s.heading) for s in secs if s.level <= rule.level]
+    bounds = [(body_cp, "(before the first heading)")] + starts
+    out = []
+    for i, (start, title) in enumerate(bounds):
+        end = bounds[i + 1][0] if i + 1 < len(bounds) else len(text)
+        if text[start:end].strip():
+            out.append((title, start, end))
+    return out
+
+
+def check_text(
+    path: Path,
+    text: str,
+    config: BudgetConfig | None,
+    *,
+    label: str | None = None,
+    counter: Counter | None = None,
+    baseline: Mapping[str, int] | None = None,
+) -> list[Verdict]:
+    """Every budget that applies to ``path`` checked on ``text``: the file, each section of
+    the budget's level, each chunk, in that order. Raises :class:`ConfigError` for a bad
+    front matter budget.
+
+    ``label`` is the path shown in messages (default ``str(path)``); ``counter`` counts spans
+    (default: :class:`TextCounter`); ``baseline`` maps this file's keys (``file``,
+    ``section ## Tools``, ...) to recorded counts (the ratchet).
+
+    >>> cfg = parse_config('[[budget]]\\nfiles = ["*.md"]\\nmax = 3\\nsection = 2',
+    ...                    Path("/r/livetok.toml"))
+    >>> [str(v) for v in check_text(Path("/r/a.md"), "# A\\n## B\\nsome words\\n", cfg,
+    ...                               label="a.md")]  # doctest: +NORMALIZE_WHITESPACE
+    ['a.md:1: 9 tokens (o200k_base), 6 over the budget of 3',
+     'a.md:2: section "## B" 6 tokens (o200k_base), 4 over the budget of 2']
+
+    Runtime complexity: one count of the file, of each section and of each chunk.
+    """
+    budget = budget_for(path, text, config)
+    if budget is None:
+        return []
+    count = counter or TextCounter(text)
+    label = label if label is not None else str(path)
+    base = baseline or {}
+    source = "front matter" if budget.max_from_front_matter else budget.source
+    out: list[Verdict] = []
+    if budget.max is not None:
+        n = count(budget.encoding, 0, len(text))
+        out.append(Verdict(label, 1, "file", "", n, budget.max, budget.encoding, 0, len(text),
+                           source, base.get("file"), "file"))
+    if budget.section is None and budget.chunk is None:
+        return out
+    body = front_matter(text, label).end_cp if path.suffix.lower() in MARKDOWN_SUFFIXES else 0
+    secs = budget_sections(text, body)
+    seen: dict[str, int] = {}
+
+    def key_of(kind: str, title: str) -> str:
+        k = f"{kind} {title}"
+        seen[k] = seen.get(k, 0) + 1
+        return k if seen[k] == 1 else f"{k} ({seen[k]})"
+
+    if budget.section is not None:
+        for s in secs:
+            if s.level != budget.section_level:
+                continue
+            key = key_of("section", s.heading)
+            n = count(budget.encoding, s.start_cp, s.end_cp)
+            out.append(Verdict(label, s.line, "section", s.heading, n,
+                               budget.section, budget.encoding, s.start_cp, s.end_cp,
+                               budget.source, base.get(key), key))
+    if budget.chunk is not None:
+        enc = budget.chunk.encoding or budget.encoding
+        for title, start, end in _chunks(text, body, budget.chunk, secs):
+            key = key_of("chunk", title)
+            n = count(enc, start, end)
+            out.append(Verdict(label, 1 + _breaks(text, 0, start), "chunk", title, n, budget.chunk.max,
+                               enc, start, end, budget.source, base.get(key), key))
+    return out
+
+
+# -- the baseline (ratchet) ------------------------------------------------------------------
+
+
+def load_baseline(path: Path) -> dict[str, dict[str, int]]:
+    """The recorded counts of a baseline file, by file (relative to its folder) and key; an
+    empty map when the file does not exist. Raises :class:`ConfigError` when it is unreadable.
+
+    Runtime complexity: ``O(file size)``.
+    """
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ConfigError([ConfigProblem(str(path), None, "", f"not a livetok baseline ({exc}); "
+                                         "delete it or rewrite it with --update-baseline")]) from None
+    files = raw.get("files") if isinstance(raw, dict) else None
+    if not isinstance(files, dict) or not all(
+        isinstance(v, dict) and all(isinstance(n, int) for n in v.values()) for v in files.values()
+    ):
+        raise ConfigError([ConfigProblem(str(path), None, "files", "not a livetok baseline "
+                                         "(expected {\"files\": {path: {key: tokens}}}); "
+                                         "rewrite it with --update-baseline")])
+    return files
+
+
+def write_baseline(path: Path, files: Mapping[str, Mapping[str, int]]) -> None:
+    """Write a baseline file (sorted, one key per line, so that its diffs read well).
+
+    Runtime complexity: ``O(entries log entries)``.
+    """
+    data = {"livetok-baseline": 1,
+            "files": {f: dict(sorted(files[f].items())) for f in sorted(files) if files[f]}}
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def baseline_entries(verdicts: Iterable[Verdict]) -> dict[str, int]:
+    """The baseline entries a file's verdicts record: the count of each span over budget."""
+    return {v.key: v.tokens for v in verdicts if v.over}
