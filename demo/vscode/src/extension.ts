@@ -9,25 +9,34 @@ import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
+  State,
 } from "vscode-languageclient/node";
 
+import { clientOutputChannel } from "./output";
 import {
   ConfigGet,
   SERVER_KEYS,
   SettingTarget,
+  SettingsSync,
   pickEncoding,
   serverCommand,
   serverSettings,
   settingTarget,
   whichOnPath,
 } from "./settings";
-import { Range, TokenCount, TokenStatus } from "./status";
+import { Range, ServerNotRunningError, TokenCount, TokenStatus } from "./status";
 
 export const SECTION = "livetok";
 export const TOKEN_COUNT_REQUEST = "livetok/tokenCount";
 export const TOKEN_COUNT_NOTIFICATION = "livetok/didChangeTokenCount";
 
 let client: LanguageClient | undefined;
+/** Keeps `client`'s server in step with the settings; one per client. */
+let settingsSync: SettingsSync | undefined;
+/** The outcome of the latest start or restart: the client once it runs, `undefined` if it failed. */
+let ready: Promise<LanguageClient | undefined> = Promise.resolve(undefined);
+/** Starts, restarts and stops, chained so they never interleave. */
+let lifecycle: Promise<unknown> = Promise.resolve();
 let status: TokenStatus | undefined;
 let output: vscode.OutputChannel | undefined;
 
@@ -71,58 +80,92 @@ function trackedUri(editor: vscode.TextEditor | undefined): string | undefined {
   return uri !== undefined && SCHEMES.includes(uri.scheme) ? uri.toString() : undefined;
 }
 
-function requestCount(uri: string, range?: Range): Promise<TokenCount> {
-  if (client === undefined || !client.isRunning()) {
-    return Promise.reject(new Error("the livetok server is not running"));
+async function requestCount(uri: string, range?: Range): Promise<TokenCount> {
+  // subtle: an editor opened while the server starts (or restarts) asks now and is answered
+  // once the server is up, instead of failing with "not running" (issue 19)
+  const c = client?.isRunning() ? client : await ready;
+  if (c === undefined || !c.isRunning()) {
+    throw new ServerNotRunningError();
   }
   const params = range === undefined ? { textDocument: { uri } } : { textDocument: { uri }, range };
-  return client.sendRequest<TokenCount>(TOKEN_COUNT_REQUEST, params);
+  return c.sendRequest<TokenCount>(TOKEN_COUNT_REQUEST, params);
+}
+
+/** Run `step` after every start/restart/stop queued before it has finished. */
+function serialize<T>(step: () => Promise<T>): Promise<T> {
+  const next = lifecycle.then(step, step);
+  lifecycle = next.catch(() => undefined);
+  return next;
 }
 
 function createClient(): LanguageClient {
   const workspaceRoot = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const { command, args } = serverCommand(get, (name) => whichOnPath(name), workspaceRoot);
   output?.appendLine(`starting: ${command} ${args.join(" ")}`);
+  const sync = new SettingsSync(
+    () => serverSettings(get),
+    (settings) =>
+      void c
+        .sendNotification(DidChangeConfigurationNotification.type, { settings })
+        .catch((err: unknown) => output?.appendLine(`sending the settings failed: ${String(err)}`)),
+  );
   const serverOptions: ServerOptions = { command, args, options: { cwd: workspaceRoot } };
   const clientOptions: LanguageClientOptions = {
     documentSelector: SCHEMES.map((scheme) => ({ scheme })),
-    initializationOptions: { [SECTION]: serverSettings(get) },
-    outputChannel: output,
+    // a function: the client calls it when it sends `initialize` (again after a crash)
+    initializationOptions: () => sync.initializationOptions(),
+    outputChannel: output === undefined ? undefined : clientOutputChannel(output),
   };
   const c = new LanguageClient("livetok", "livetok", serverOptions, clientOptions);
   c.onNotification(TOKEN_COUNT_NOTIFICATION, (count: TokenCount) => status?.onCount(count));
+  c.onDidChangeState((event) => {
+    if (event.newState === State.Running) {
+      sync.onRunning(); // settings changed while it started
+    }
+  });
+  client = c;
+  settingsSync = sync;
   return c;
 }
 
-async function startClient(): Promise<void> {
-  client = createClient();
+async function startClient(): Promise<LanguageClient | undefined> {
+  const c = createClient();
   try {
-    await client.start();
+    await c.start();
   } catch (err) {
     const message = `livetok: could not start the server (${String(err)}). Set "livetok.server.path" to the livetok executable.`;
     output?.appendLine(message);
     void vscode.window.showErrorMessage(message);
-    return;
+    return undefined;
   }
   status?.onActiveEditor(trackedUri(vscode.window.activeTextEditor));
+  return c;
 }
 
-async function restartClient(): Promise<void> {
+async function stopClient(): Promise<void> {
   const old = client;
   client = undefined;
-  if (old !== undefined) {
+  settingsSync = undefined;
+  if (old !== undefined && old.needsStop()) {
     await old.stop().catch((err: unknown) => output?.appendLine(`stopping the server failed: ${String(err)}`));
   }
-  await startClient();
 }
 
-function sendSettings(): void {
-  if (client === undefined || !client.isRunning()) {
-    return;
-  }
-  void client.sendNotification(DidChangeConfigurationNotification.type, {
-    settings: { [SECTION]: serverSettings(get) },
+/**
+ * Stop the server and start a new one (which reads the settings afresh). Queued behind a
+ * start still in progress: languageclient cannot stop a client that is still starting.
+ */
+function restartClient(): Promise<void> {
+  ready = serialize(async () => {
+    await stopClient();
+    return startClient();
   });
+  return ready.then(() => undefined);
+}
+
+/** The configuration changed: the server gets it now, or as soon as it runs. */
+function sendSettings(): void {
+  settingsSync?.onChange(client?.isRunning() === true);
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -166,12 +209,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (editor === undefined || uri === undefined) {
         return;
       }
-      const count = await requestCount(uri, toLspRange(editor.selection));
+      let count: TokenCount;
+      try {
+        count = await requestCount(uri, toLspRange(editor.selection));
+      } catch (err) {
+        void vscode.window.showErrorMessage(`livetok: could not count the selection (${String(err)})`);
+        return;
+      }
       void vscode.window.showInformationMessage(
         `livetok: ${count.rangeTokens ?? "?"} ${count.encoding} tokens selected (${count.tokens} in the document)`,
       );
     }),
-    vscode.commands.registerCommand("livetok.restartServer", restartClient),
+    vscode.commands.registerCommand("livetok.restartServer", () => restartClient()),
     vscode.window.onDidChangeActiveTextEditor((editor) => status?.onActiveEditor(trackedUri(editor))),
     vscode.window.onDidChangeTextEditorSelection((event) => {
       const uri = trackedUri(event.textEditor);
@@ -193,13 +242,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
 
-  await startClient(); // shows the active editor's count once the server is up
+  ready = serialize(startClient); // shows the active editor's count once the server is up
+  await ready;
 }
 
 export async function deactivate(): Promise<void> {
-  const c = client;
-  client = undefined;
-  if (c !== undefined) {
-    await c.stop();
-  }
+  ready = Promise.resolve(undefined);
+  await serialize(stopClient);
 }

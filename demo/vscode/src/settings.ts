@@ -183,3 +183,59 @@ export async function pickEncoding(deps: PickEncodingDeps): Promise<string | und
   await deps.update(choice.label);
   return choice.label;
 }
+
+/** What `initializationOptions` and `workspace/didChangeConfiguration` carry: `{"livetok": {...}}`. */
+export interface SettingsMessage {
+  livetok: ServerSettings;
+}
+
+/**
+ * Keeps one server's copy of the settings equal to the configuration, across its start.
+ *
+ * One instance per language client. The client reads `initializationOptions()` when it sends
+ * `initialize`; `onChange` sends a change at once while the client is running; `onRunning`
+ * (the client reached the running state) sends whatever changed since `initialize`.
+ *
+ * subtle: a change made while the server starts (first activation, *Restart Server*) cannot
+ * be sent yet (no notification may precede the `initialize` result) and is not in the
+ * `initializationOptions` already sent, so without `onRunning` it was lost until the next
+ * change (issue 19). Comparing with what the server last received, instead of remembering
+ * that "something changed", also covers a change that fired no event for this client.
+ */
+export class SettingsSync {
+  private sent: string | undefined;
+
+  constructor(
+    private readonly read: () => ServerSettings,
+    private readonly notify: (message: SettingsMessage) => void,
+  ) {}
+
+  /** The settings for `initialize`, read now; remembered as what the server has. */
+  initializationOptions(): SettingsMessage {
+    const settings = this.read();
+    this.sent = JSON.stringify(settings);
+    return { livetok: settings };
+  }
+
+  /** The configuration changed: send it if the client is running, else `onRunning` will. */
+  onChange(running: boolean): void {
+    if (running) {
+      this.sendIfChanged();
+    }
+  }
+
+  /** The client is running (after `initialize`): send the settings if they changed meanwhile. */
+  onRunning(): void {
+    this.sendIfChanged();
+  }
+
+  private sendIfChanged(): void {
+    const settings = this.read();
+    const json = JSON.stringify(settings);
+    if (json === this.sent) {
+      return;
+    }
+    this.sent = json;
+    this.notify({ livetok: settings });
+  }
+}

@@ -38,6 +38,17 @@ export interface StatusBarItemLike {
   dispose(): void;
 }
 
+/**
+ * `requestCount` fails with this when there is no server to ask (it could not start, or was
+ * stopped before answering). Not worth a line in the output: the start failure was reported.
+ */
+export class ServerNotRunningError extends Error {
+  constructor() {
+    super("the livetok server is not running");
+    this.name = "ServerNotRunningError";
+  }
+}
+
 /** `setTimeout` / `clearTimeout`, injectable so tests drive time by hand. */
 export interface Timers {
   setTimeout(fn: () => void, ms: number): unknown;
@@ -54,23 +65,37 @@ export function formatCount(n: number): string {
   return Math.round(n).toLocaleString("en-US");
 }
 
+/** `numerator / denominator` rounded half up, for non-negative integers. */
+function divRoundHalfUp(numerator: number, denominator: number): number {
+  // subtle: exact in doubles while 2 * numerator + denominator < 2**53 (counts, not money):
+  // a quotient that is not an integer is at least 1/denominator away from one, more than
+  // the division's rounding error, so floor never lands on the wrong side.
+  return Math.floor((2 * numerator + denominator) / (2 * denominator));
+}
+
 /**
- * Share of the context window, for the status bar.
+ * Share of the context window: the one rule the status bar, the server's code lens and the
+ * Neovim statusline share (`docs/protocol.md`, Standard features).
  *
- * `formatPercent(640, 128000)` -> `"0.5%"`; below 0.1% but not zero -> `"<0.1%"`;
- * at 10% and above no decimals (`"42%"`); `undefined` when there is no usable window.
+ * The share is rounded half up to tenths of a percent in integer arithmetic (so every
+ * language gets the same digits; `toFixed` and Python's `:.1f` disagree on ties):
+ * `0.0%` for no tokens; `<0.1%` when some tokens round to zero tenths (below 0.05%);
+ * one decimal below 10% (`0.5%`, `9.9%`); whole percents from there (`10%`, `1,172%`).
+ * `formatPercent(640, 128000)` -> `"0.5%"`; `undefined` when there is no usable window.
  */
 export function formatPercent(tokens: number, contextWindow: number | null | undefined): string | undefined {
   if (contextWindow === null || contextWindow === undefined || !(contextWindow > 0)) {
     return undefined;
   }
-  const pct = (100 * tokens) / contextWindow;
-  if (tokens > 0 && pct < 0.1) {
+  const tenths = divRoundHalfUp(1000 * tokens, contextWindow);
+  if (tokens > 0 && tenths === 0) {
     return "<0.1%";
   }
-  // subtle: toFixed rounds 9.96 up to "10.0"; switch formats on the rounded value.
-  const oneDecimal = pct.toFixed(1);
-  return Number(oneDecimal) >= 10 ? `${Math.round(pct)}%` : `${oneDecimal}%`;
+  if (tenths < 100) {
+    return `${Math.floor(tenths / 10)}.${tenths % 10}%`;
+  }
+  // subtle: decided on the rounded tenths, so 9.96% is "10%", never "10.0%"
+  return `${formatCount(divRoundHalfUp(100 * tokens, contextWindow))}%`;
 }
 
 /** `1 token` / `N tokens`. */
@@ -141,7 +166,10 @@ export interface TokenStatusDeps {
   countItem: StatusBarItemLike;
   /** Item showing the selection's count; hidden while the selection is empty. */
   selectionItem: StatusBarItemLike;
-  /** Sends `livetok/tokenCount` (with `range` when given). */
+  /**
+   * Sends `livetok/tokenCount` (with `range` when given), once a starting server is up;
+   * rejects with `ServerNotRunningError` when there is no server to ask.
+   */
   requestCount(uri: string, range?: Range): Promise<TokenCount>;
   /** Current `livetok.contextWindow` setting. */
   contextWindow(): number | null | undefined;
@@ -203,7 +231,7 @@ export class TokenStatus {
       // No notification seen yet for this document (e.g. it was open before the server started).
       this.deps.requestCount(uri).then(
         (count) => this.onCount(count),
-        (err) => this.log(`livetok/tokenCount failed for ${uri}: ${String(err)}`),
+        (err) => this.logFailure(`livetok/tokenCount failed for ${uri}`, err),
       );
     }
   }
@@ -241,7 +269,7 @@ export class TokenStatus {
           this.deps.selectionItem.tooltip = `Exact ${count.encoding} token count of the selection`;
           this.deps.selectionItem.show();
         },
-        (err) => this.log(`livetok/tokenCount (range) failed for ${uri}: ${String(err)}`),
+        (err) => this.logFailure(`livetok/tokenCount (range) failed for ${uri}`, err),
       );
     });
   }
@@ -278,6 +306,12 @@ export class TokenStatus {
 
   private log(message: string): void {
     this.deps.log?.(message);
+  }
+
+  private logFailure(what: string, err: unknown): void {
+    if (!(err instanceof ServerNotRunningError)) {
+      this.log(`${what}: ${String(err)}`);
+    }
   }
 }
 

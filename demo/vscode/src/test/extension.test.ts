@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, test } from "node:test";
 import {
   ConfigurationTarget,
   FakeRange,
+  deferred,
   fakeEditor,
   flush,
   installRequireMocks,
@@ -47,6 +48,27 @@ function lastSettings(client: (typeof lc.clients)[number]) {
   return (sent[sent.length - 1].params as { settings: { livetok: Record<string, unknown> } }).settings.livetok;
 }
 
+/**
+ * The settings the server holds: its `initialize` options with every didChangeConfiguration
+ * applied in order (the server keeps keys a notification leaves out).
+ */
+function serverHolds(client: (typeof lc.clients)[number]): Record<string, unknown> {
+  const held = { ...(client.initializeOptions as { livetok: Record<string, unknown> }).livetok };
+  for (const n of client.sentNotifications) {
+    if (n.method === "workspace/didChangeConfiguration") {
+      assert.ok(n.running, "didChangeConfiguration sent before the server answered initialize");
+      Object.assign(held, (n.params as { settings: { livetok: Record<string, unknown> } }).settings.livetok);
+    }
+  }
+  return held;
+}
+
+function setEncoding(name: string): Promise<void> {
+  return vs.config.section().update("encoding", name, ConfigurationTarget.Global);
+}
+
+const COUNT_B = { uri: "file:///w/b.md", version: 1, encoding: "o200k_base", tokens: 7, characters: 30 };
+
 beforeEach(() => {
   vs = makeVscodeMock({ ...defaults, "server.path": "/test/bin/livetok" });
   lc = makeLanguageClientMock();
@@ -73,7 +95,7 @@ describe("extension activation", () => {
       args: ["serve"],
       options: { cwd: undefined },
     });
-    assert.deepEqual(client.clientOptions.initializationOptions, {
+    assert.deepEqual(client.initializeOptions, {
       livetok: {
         encoding: "cl100k_base",
         encodingByLanguage: {},
@@ -202,5 +224,96 @@ describe("commands", () => {
       0,
       "a server-only setting is not sent as didChangeConfiguration",
     );
+  });
+});
+
+describe("while the server starts (issue 19)", () => {
+  test("a setting changed during the first start reaches the server once it runs", async () => {
+    const gate = deferred<void>();
+    lc.startGates.push(gate.promise);
+    const activated = activate(); // the server is starting: initialize sent, no answer yet
+    await flush();
+    const client = lc.clients[0];
+    assert.equal(client.isRunning(), false);
+    await setEncoding("cl100k_base");
+    gate.resolve();
+    await activated;
+    await flush();
+    assert.equal(serverHolds(client).encoding, "cl100k_base");
+  });
+
+  test("a setting changed 0.2 s after Restart Server reaches the new server", async () => {
+    const first = await activate();
+    const gate = deferred<void>();
+    lc.startGates.push(gate.promise);
+    const restarted = vs.commands.get("livetok.restartServer")!() as Promise<void>;
+    await flush();
+    assert.equal(first.isRunning(), false);
+    const second = lc.clients[1];
+    assert.ok(second !== undefined && !second.isRunning(), "the new server should still be starting");
+    await setEncoding("cl100k_base");
+    gate.resolve();
+    await restarted;
+    await flush();
+    assert.equal(serverHolds(second).encoding, "cl100k_base");
+    // and later changes still go through
+    await setEncoding("r50k_base");
+    assert.equal(serverHolds(second).encoding, "r50k_base");
+  });
+
+  test("settings unchanged during the start are not sent again", async () => {
+    const client = await activate({ encoding: "cl100k_base" });
+    await flush();
+    assert.equal(client.sentNotifications.length, 0);
+    assert.equal(serverHolds(client).encoding, "cl100k_base");
+  });
+
+  test("an editor opened while the server starts is counted once it runs, nothing logged", async () => {
+    const gate = deferred<void>();
+    lc.startGates.push(gate.promise);
+    const activated = activate();
+    await flush();
+    const client = lc.clients[0];
+    client.answer = async () => COUNT_B;
+    const editor = fakeEditor("file:///w/b.md");
+    vs.vscode.window.activeTextEditor = editor;
+    vs.activeEditorChanged.fire(editor);
+    await flush();
+    assert.equal(client.requests.length, 0, "nothing can be asked before initialize is answered");
+    gate.resolve();
+    await activated;
+    await flush();
+    assert.ok(client.requests.length >= 1);
+    assert.deepEqual(client.requests[0].params, { textDocument: { uri: "file:///w/b.md" } });
+    assert.equal(vs.statusItems[0].text, "7 tokens · o200k_base · <0.1% of window");
+    const logged = vs.outputs.flatMap((o) => o.lines);
+    assert.ok(!logged.some((l) => /failed/.test(l)), `logged: ${JSON.stringify(logged)}`);
+  });
+
+  test("a server that cannot start: editors opened later log no request failures", async () => {
+    const gate = deferred<void>();
+    lc.startGates.push(gate.promise);
+    const activated = activate();
+    await flush();
+    gate.reject(new Error("spawn livetok ENOENT"));
+    await activated;
+    const editor = fakeEditor("file:///w/b.md");
+    vs.vscode.window.activeTextEditor = editor;
+    vs.activeEditorChanged.fire(editor);
+    await flush();
+    const logged = vs.outputs.flatMap((o) => o.lines);
+    assert.ok(logged.some((l) => /could not start the server/.test(l)), `logged: ${JSON.stringify(logged)}`);
+    assert.ok(!logged.some((l) => /tokenCount failed/.test(l)), `logged: ${JSON.stringify(logged)}`);
+  });
+
+  test("the server's clean exit on restart is logged as info, not as an error", async () => {
+    const client = await activate();
+    const channel = client.clientOptions.outputChannel;
+    assert.ok(channel !== undefined, "the client should log to the livetok output channel");
+    channel.appendLine("[Error - 10:02:03] Server process exited with code 0.");
+    channel.appendLine("[Error - 10:02:04] Server process exited with code 1.");
+    const lines = vs.outputs.flatMap((o) => o.lines);
+    assert.ok(lines.includes("[Info  - 10:02:03] Server process exited normally (code 0)."), JSON.stringify(lines));
+    assert.ok(lines.includes("[Error - 10:02:04] Server process exited with code 1."), JSON.stringify(lines));
   });
 });

@@ -149,6 +149,7 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
   const commands = new Map<string, (...args: unknown[]) => unknown>();
   const statusItems: FakeItem[] = [];
   const messages: string[] = [];
+  const outputs: { lines: string[] }[] = [];
   const activeEditorChanged = new Emitter<unknown>();
   const selectionChanged = new Emitter<unknown>();
   const documentClosed = new Emitter<unknown>();
@@ -158,7 +159,11 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
   };
   const window = {
     activeTextEditor: undefined as ReturnType<typeof fakeEditor> | undefined,
-    createOutputChannel: () => ({ lines: [] as string[], appendLine(l: string) { this.lines.push(l); }, dispose() {} }),
+    createOutputChannel: () => {
+      const channel = { lines: [] as string[], appendLine(l: string) { this.lines.push(l); }, dispose() {} };
+      outputs.push(channel);
+      return channel;
+    },
     createStatusBarItem: () => {
       const item = new FakeItem();
       statusItems.push(item);
@@ -193,42 +198,97 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
       onDidCloseTextDocument: documentClosed.event,
     },
   };
-  return { vscode, config, commands, statusItems, messages, quickPick, activeEditorChanged, selectionChanged, documentClosed };
+  return {
+    vscode,
+    config,
+    commands,
+    statusItems,
+    messages,
+    outputs,
+    quickPick,
+    activeEditorChanged,
+    selectionChanged,
+    documentClosed,
+  };
 }
+
+/** `State` of vscode-languageclient 9 (its numbers). */
+export const State = { Stopped: 1, Running: 2, Starting: 3 } as const;
 
 /** The mocked `vscode-languageclient/node`: one record per LanguageClient constructed. */
 export function makeLanguageClientMock() {
   const clients: FakeLanguageClient[] = [];
+  /**
+   * One entry per client to be constructed: its `start()` stays in the starting state until
+   * the promise settles (rejecting: the start fails). No entry: it starts at once.
+   */
+  const startGates: Promise<void>[] = [];
   class FakeLanguageClient {
-    running = false;
+    state: number = State.Stopped;
+    readonly stateChanged = new Emitter<{ oldState: number; newState: number }>();
+    readonly onDidChangeState = this.stateChanged.event;
+    /** `initializationOptions` as sent with `initialize`: read when `start()` is called, like the real client. */
+    initializeOptions: unknown = undefined;
     readonly notificationHandlers = new Map<string, (params: unknown) => void>();
-    readonly sentNotifications: { method: string; params: unknown }[] = [];
+    /** Notifications in the order they went out, each with whether the client was running then. */
+    readonly sentNotifications: { method: string; params: unknown; running: boolean }[] = [];
     readonly requests: { method: string; params: unknown }[] = [];
     /** Answers `sendRequest`; tests replace it. */
     answer: (method: string, params: unknown) => Promise<unknown> = () => Promise.reject(new Error("no answer set"));
+    private readonly gate: Promise<void> | undefined = startGates.shift();
+    private started: Promise<void> | undefined;
     constructor(
       readonly id: string,
       readonly name: string,
       readonly serverOptions: { command: string; args: string[] },
-      readonly clientOptions: { initializationOptions?: unknown; documentSelector?: unknown },
+      readonly clientOptions: {
+        initializationOptions?: unknown;
+        documentSelector?: unknown;
+        outputChannel?: { appendLine(line: string): void };
+      },
     ) {
       clients.push(this);
     }
-    async start() {
-      this.running = true;
+    private setState(newState: number) {
+      const oldState = this.state;
+      this.state = newState;
+      this.stateChanged.fire({ oldState, newState });
+    }
+    start(): Promise<void> {
+      this.started ??= (async () => {
+        const options = this.clientOptions.initializationOptions;
+        this.initializeOptions = typeof options === "function" ? options() : options;
+        this.setState(State.Starting);
+        try {
+          await this.gate;
+        } catch (err) {
+          this.setState(State.Stopped);
+          throw err;
+        }
+        this.setState(State.Running);
+      })();
+      return this.started;
     }
     async stop() {
-      this.running = false;
+      this.started = undefined;
+      this.setState(State.Stopped);
+    }
+    get running() {
+      return this.state === State.Running;
     }
     isRunning() {
-      return this.running;
+      return this.state === State.Running;
+    }
+    needsStop() {
+      return this.state === State.Starting || this.state === State.Running;
     }
     onNotification(method: string, handler: (params: unknown) => void) {
       this.notificationHandlers.set(method, handler);
       return { dispose() {} };
     }
     async sendNotification(type: { method: string } | string, params: unknown) {
-      this.sentNotifications.push({ method: typeof type === "string" ? type : type.method, params });
+      const method = typeof type === "string" ? type : type.method;
+      this.sentNotifications.push({ method, params, running: this.isRunning() });
     }
     sendRequest(method: string, params: unknown) {
       this.requests.push({ method, params });
@@ -237,9 +297,10 @@ export function makeLanguageClientMock() {
   }
   const module = {
     LanguageClient: FakeLanguageClient,
+    State,
     DidChangeConfigurationNotification: { type: { method: "workspace/didChangeConfiguration" } },
   };
-  return { module, clients };
+  return { module, clients, startGates };
 }
 
 /** Make `require(name)` return `mocks[name]` for the listed names, until the returned undo is called. */

@@ -9,6 +9,8 @@ import {
   ENCODINGS,
   EncodingPickItem,
   SERVER_KEYS,
+  SettingsMessage,
+  SettingsSync,
   encodingItems,
   pickEncoding,
   serverCommand,
@@ -182,5 +184,48 @@ describe("encoding picker", () => {
     assert.equal(settingTarget({}), "global");
     assert.equal(settingTarget({ workspaceValue: "r50k_base" }), "workspace");
     assert.equal(settingTarget({ workspaceValue: "a", workspaceFolderValue: "b" }), "workspaceFolder");
+  });
+});
+
+describe("SettingsSync", () => {
+  function harness(initial: Record<string, unknown>) {
+    const values = { ...initial };
+    const sent: SettingsMessage[] = [];
+    const sync = new SettingsSync(() => serverSettings(configOf(values)), (m) => sent.push(m));
+    return { values, sent, sync };
+  }
+
+  test("initializationOptions reads the settings when called, not when built", () => {
+    const h = harness({ encoding: "o200k_base" });
+    h.values.encoding = "cl100k_base";
+    assert.equal(h.sync.initializationOptions().livetok.encoding, "cl100k_base");
+  });
+
+  test("a change while not running is sent when the client runs, once", () => {
+    const h = harness({ encoding: "o200k_base" });
+    h.sync.initializationOptions();
+    h.values.encoding = "cl100k_base";
+    h.sync.onChange(false);
+    assert.equal(h.sent.length, 0);
+    h.sync.onRunning();
+    assert.deepEqual(h.sent.map((m) => m.livetok.encoding), ["cl100k_base"]);
+    h.sync.onRunning();
+    h.sync.onChange(true);
+    assert.equal(h.sent.length, 1, "nothing new to send");
+  });
+
+  test("nothing is sent on running when nothing changed since initialize", () => {
+    const h = harness({ budget: 10 });
+    h.sync.initializationOptions();
+    h.sync.onRunning();
+    assert.equal(h.sent.length, 0);
+  });
+
+  test("a change while running is sent at once, with the whole section", () => {
+    const h = harness({});
+    h.sync.initializationOptions();
+    h.values.budget = 500;
+    h.sync.onChange(true);
+    assert.deepEqual(h.sent, [{ livetok: { ...serverSettings(configOf({})), budget: 500 } }]);
   });
 });

@@ -35,10 +35,16 @@ describe("formatting", () => {
     assert.equal(formatPercent(640, 128000), "0.5%");
     assert.equal(formatPercent(0, 128000), "0.0%");
     assert.equal(formatPercent(1, 128000), "<0.1%"); // non-zero never shows as 0.0%
+    assert.equal(formatPercent(63, 128000), "<0.1%"); // 0.049%
+    assert.equal(formatPercent(64, 128000), "0.1%"); // 0.05% exactly: half up
+    assert.equal(formatPercent(90, 128000), "0.1%"); // 0.07%
+    assert.equal(formatPercent(320, 128000), "0.3%"); // 0.25% exactly: half up (Python's :.1f says 0.2)
     assert.equal(formatPercent(12749, 128000), "10%"); // 9.96% rounds to 10.0: switch format
     assert.equal(formatPercent(12700, 128000), "9.9%");
     assert.equal(formatPercent(64000, 128000), "50%");
     assert.equal(formatPercent(256000, 128000), "200%");
+    assert.equal(formatPercent(1500000, 128000), "1,172%");
+    assert.equal(formatPercent(3, 8), "38%"); // 37.5%: whole percents, half up too
   });
 
   test("no percentage without a usable window", () => {
