@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .demo_site import DemoSite, list_traces
 
 __all__ = ["add_parser", "run", "serve_demo", "find_traces_dir", "exposure_warning",
-           "STATIC_DIR", "MAX_SESSIONS", "MAX_MESSAGE_BYTES"]
+           "STATIC_DIR", "MAX_SESSIONS", "MAX_MESSAGE_BYTES", "MAX_SEND_QUEUE_BYTES"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,9 @@ MAX_SESSIONS = 16
 #: the largest WebSocket message a session accepts: the page sends the 10 MiB sample as one
 #: full-text didChange of about 10.4 MiB of JSON
 MAX_MESSAGE_BYTES = 16 << 20
+#: answers a session's page has not read yet; past this the connection is cut
+#: (``transport.BoundedWebSocketWriter``; the page's largest answers are far smaller)
+MAX_SEND_QUEUE_BYTES = 16 << 20
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -127,13 +130,13 @@ class _Sessions:
 async def _lsp_session(ws: Any) -> None:
     """Serve LSP on ``ws`` with a new server until the socket closes or the client exits."""
     from websockets.exceptions import ConnectionClosed
-    from pygls.io_ import WebSocketWriter
 
     from .app import create_server
-    from .transport import dispatch
+    from .transport import BoundedWebSocketWriter, dispatch
 
     server = create_server()
-    server.protocol.set_writer(WebSocketWriter(ws), include_headers=False)
+    writer = BoundedWebSocketWriter(ws, MAX_SEND_QUEUE_BYTES, f"demo {ws.remote_address}")
+    server.protocol.set_writer(writer, include_headers=False)
     try:
         while True:
             try:

@@ -474,3 +474,45 @@ def test_doctests_of_the_demo_modules():
 
     for mod in (cmd_demo, demo_site):
         assert doctest.testmod(mod).failed == 0, mod.__name__
+
+
+def test_a_page_that_does_not_read_is_cut_off(demo):
+    """Answers a session's client has not read are held up to MAX_SEND_QUEUE_BYTES; past
+    that the demo closes the connection instead of holding more (the client here reads
+    nothing while asking for ~1 MB of semantic tokens 40 times)."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    text = "hello world, a line of text with tokens 12345\n" * 4000
+    said = "has not read"
+    before = sum(said in line for line in demo.log)
+
+    def msg(method: str, params: dict, rid: int | None = None) -> str:
+        return json.dumps({"jsonrpc": "2.0", "method": method, "params": params,
+                           **({"id": rid} if rid is not None else {})})
+
+    async def main() -> None:
+        async with connect(demo.url.replace("http://", "ws://") + "lsp", origin=demo.origin,
+                           max_queue=1, max_size=1 << 26, open_timeout=30) as ws:
+            await ws.send(msg("initialize", {
+                "processId": None, "rootUri": None, "capabilities": {},
+                "initializationOptions": {"livetok": {"semanticTokens": True}}}, 1))
+            await asyncio.wait_for(ws.recv(), 30)
+            await ws.send(msg("initialized", {}))
+            await ws.send(msg("textDocument/didOpen", {"textDocument": {
+                "uri": "file:///a.txt", "languageId": "plaintext", "version": 1, "text": text}}))
+            for i in range(40):
+                await ws.send(msg("textDocument/semanticTokens/full",
+                                  {"textDocument": {"uri": "file:///a.txt"}}, 10 + i))
+            for _ in range(600):  # the server logs the cut-off
+                if sum(said in line for line in demo.log) > before:
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("the demo kept the answers of a client that reads none")
+            with pytest.raises(ConnectionClosed):  # what was sent before the cut, then the end
+                for _ in range(100):
+                    await asyncio.wait_for(ws.recv(), 30)
+
+    asyncio.run(main())
+    assert _handshake_status(demo, demo.origin) == 101  # the demo goes on
