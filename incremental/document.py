@@ -105,6 +105,9 @@ class EditStats:
     window_retries: int = 0
 
 
+#: code points per block of a byte-level document's first build (see ``_build_bytelevel``)
+_BUILD_BLOCK = 1 << 18
+
 #: first window (code points) of a substring's head that ``Document.count_range`` splits
 _COUNT_WINDOW = 4096
 
@@ -166,16 +169,17 @@ class Document:
         self._byte_level = clean is not None and hasattr(enc, "encode_bytes_piece")
         # per-token tables of byte-level encodings, fixed for the encoding's life
         self._lead: Any = getattr(enc, "lead_counts", None)
-        self._seq = TokenSeq(load)
+        byte_cps = self._byte_level and getattr(self._lead, "typecode", None) == "B"
+        self._seq = TokenSeq(load, cps_type="B" if byte_cps else "I")
         self.version = 0
         self.stats = EditStats()
         text = sanitize(text)
         if text:
             if hasattr(enc, "encode_by_piece") and clean is not None:
-                ids, cps, flags = self._encode_all_bytelevel(text)
+                self._build_bytelevel(text)
             else:
                 ids, cps, flags = self._encode_pieces(text, 0, list(enc.split(text, 0)))
-            self._seq.replace(0, 0, ids, cps, flags, text)
+                self._seq.replace(0, 0, ids, cps, flags, text)
 
     # -- read access --------------------------------------------------------------------------
 
@@ -432,12 +436,29 @@ class Document:
             raise ValueError(f"range ({start}, {end}) runs past the end of the text ({n} code points)")
         return start, end
 
+    def _build_bytelevel(self, text: str) -> None:
+        """Initial build for byte-level BPE encodings, one block of text at a time.
+
+        Blocks are cut where no piece can span (``Encoding.iter_blocks``), so their encodings
+        concatenate to the text's. Going by blocks bounds what the build holds besides the
+        result (one block's per-piece lists, not the whole text's: a 100 MB text peaked at
+        ~30 bytes per character when encoded whole) and keeps every C call short, so a build
+        in a worker thread gives the interpreter lock back often to the thread serving the
+        other documents.
+
+        Runtime complexity: ``O(n)`` regex and lookup work plus BPE of new pieces.
+        """
+        seq = self._seq
+        for block in self._enc.iter_blocks(text, _BUILD_BLOCK):
+            ids, cps, flags = self._encode_all_bytelevel(block)
+            seq.replace(seq.total_tokens, seq.total_tokens, ids, cps, flags, block)
+
     def _encode_all_bytelevel(self, text: str) -> tuple[Any, Any, bytearray]:
-        """Initial build for byte-level BPE encodings, with the per-token work done in C."""
+        """Tokens of a text for byte-level BPE encodings, with the per-token work done in C."""
         enc = self._enc
         per_piece = enc.encode_by_piece(text)
         ids = array("I", chain.from_iterable(per_piece))
-        cps = array("I", map(enc.lead_counts.__getitem__, ids))
+        cps = array(self._seq.cps_type, map(enc.lead_counts.__getitem__, ids))
         # the flags of each piece's tokens, PIECE_START on its first (a piece starts on a
         # character: that flag is CLEAN already), looked up by the piece's ids: most pieces
         # of a text repeat, so this is one C loop (10 MB: ~0.3 s; setting PIECE_START in a

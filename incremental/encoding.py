@@ -26,6 +26,7 @@ from typing import Sequence
 import regex
 
 from .bpe import _SCAN_MAX, _scan_ids, bpe_encode
+from .cache import GenerationalCache
 from .pretokenize import Pretokenizer
 
 __all__ = ["Encoding", "sanitize"]
@@ -33,7 +34,6 @@ __all__ = ["Encoding", "sanitize"]
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 #: bytes that are *not* UTF-8 continuation bytes (0b10xxxxxx), for counting characters
 _NON_CONTINUATION = bytes(b for b in range(256) if b & 0xC0 != 0x80)
-_CACHE_LIMIT = 1 << 18
 #: characters per block of :meth:`Encoding._encode_fast`; speed hardly depends on it (16K to
 #: the whole 10 MB were within noise), it bounds the memory of the per-block lists
 _BLOCK_CHARS = 1 << 16
@@ -43,21 +43,22 @@ _CACHE_PIECE_CHARS = 64
 _drain = partial(deque, maxlen=0)
 
 
-class _PieceCache(dict[str, tuple[int, ...]]):
-    """``piece -> ids`` (a tuple) of the pieces seen so far; ``cache[piece]`` encodes a piece
+class _PieceCache(GenerationalCache[str, tuple[int, ...]]):
+    """``piece -> ids`` (a tuple) of the pieces seen lately; ``cache[piece]`` encodes a piece
     that is missing (``__missing__``), so looking up a block's pieces by ``map`` is one C loop
     that calls Python only for new pieces, with no ``None`` checks.
 
-    A miss is one Python call: the whole-piece rank lookup and, for a piece that is not a
-    token, the rank scan of :func:`.bpe._scan_ids` are made right here (the heap BPE for long
-    pieces). Long pieces are kept only until :meth:`end_call`, so that each distinct piece is
-    BPE-encoded once per call (texts repeat their pieces) without keeping big strings.
+    A miss is one Python call: the older generation (see :mod:`.cache`: the memo is bounded to
+    two generations), then the whole-piece rank lookup and, for a piece that is not a token,
+    the rank scan of :func:`.bpe._scan_ids` (the heap BPE for long pieces). Long pieces are
+    kept only until :meth:`end_call`, so that each distinct piece is BPE-encoded once per call
+    (texts repeat their pieces) without keeping big strings.
     """
 
     __slots__ = ("_ranks", "_rget", "_rank_of", "_call_only")
 
-    def __init__(self, ranks: dict[bytes, int]) -> None:
-        super().__init__()
+    def __init__(self, ranks: dict[bytes, int], limit: int | None = None) -> None:
+        super().__init__(limit)
         self._ranks = ranks
         self._rget = ranks.get
         self._rank_of = ranks.__getitem__
@@ -79,14 +80,24 @@ class _PieceCache(dict[str, tuple[int, ...]]):
         return tuple(bpe_encode(data, self._ranks))
 
     def __missing__(self, piece: str) -> tuple[int, ...]:
-        # (calling encode_new rather than a copy of it measured within noise, +-3 %, on cold
-        # encodes of 10 KB to 1 MB)
-        ids = self.encode_new(piece)
-        if len(self) >= _CACHE_LIMIT:
-            self.clear()
-        self[piece] = ids
+        ids = self._old.get(piece)
+        if ids is None:
+            ids = self.encode_new(piece)
+        self.put(piece, ids)
         if len(piece) > _CACHE_PIECE_CHARS:
             self._call_only.append(piece)
+        return ids
+
+    def lookup(self, piece: str) -> tuple[int, ...]:
+        """Token ids of one piece outside a call (long pieces are computed, not kept).
+
+        Runtime complexity: ``O(1)`` when cached, else as :meth:`encode_new`.
+        """
+        ids = self.recall(piece)
+        if ids is None:
+            ids = self.encode_new(piece)
+            if len(piece) <= _CACHE_PIECE_CHARS:
+                self.put(piece, ids)
         return ids
 
     def end_call(self) -> None:
@@ -94,7 +105,7 @@ class _PieceCache(dict[str, tuple[int, ...]]):
         # subtle: another thread's call may share the cache; dropping its long pieces early
         # costs it a re-encode, never a wrong id
         while self._call_only:
-            self.pop(self._call_only.pop(), None)
+            self.forget(self._call_only.pop())
 
 
 def require_str(text: object, method: str) -> None:
@@ -414,6 +425,20 @@ class Encoding:
         fast = self._pre.fast
         return [text] if fast is None else list(fast.blocks(text, size))
 
+    def iter_blocks(self, text: str, size: int) -> Iterator[str]:
+        """The slices of :meth:`split_blocks`, one at a time, of a text that is already
+        sanitized (no surrogates): a caller building something big from them (``Document``)
+        holds one slice at a time.
+
+        Runtime complexity: ``O(len(text))`` in all, lazily.
+        """
+        fast = self._pre.fast
+        if fast is None:
+            yield text
+        else:
+            yield from fast.blocks(text, size)
+
+
     @property
     def piece_strings(self) -> Callable[[str], list[str]] | None:
         """The pieces of a (sanitized) text as strings, in one C call per block, or ``None``
@@ -458,15 +483,6 @@ class Encoding:
         if fast is not None:
             return self._piece_ids(text, fast)
         return [self.encode_piece(text[s:e]) for s, e in self._pre.split(text)]
-
-    def _encode_new_piece(self, piece: str) -> tuple[int, ...]:
-        cache = self._cache
-        ids = cache.encode_new(piece)
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        if len(piece) <= _CACHE_PIECE_CHARS:
-            cache[piece] = ids
-        return ids
 
     def count(self, text: str) -> int:
         """Number of tokens of ``text`` (``len(encode(text))``).
@@ -557,10 +573,7 @@ class Encoding:
 
         Runtime complexity: ``O(m log m)`` for ``m`` bytes, ``O(1)`` when cached.
         """
-        ids = self._cache.get(piece)
-        if ids is None:
-            ids = self._encode_new_piece(piece)
-        return ids
+        return self._cache.lookup(piece)
 
     def encode_bytes_piece(self, data: bytes) -> list[int]:
         """BPE of raw bytes (no pre-tokenization): used for windows inside one piece."""

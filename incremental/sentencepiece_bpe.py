@@ -50,6 +50,7 @@ from typing import Iterator, Mapping, Sequence
 
 import regex
 
+from .cache import GenerationalCache
 from .encoding import require_str, sanitize
 from .sp_model_proto import (
     ModelProtoError,
@@ -72,7 +73,6 @@ __all__ = [
 
 #: SentencePiece's whitespace symbol
 SPACE = "\u2581"
-_CACHE_LIMIT = 1 << 17
 #: coarse words longer than this are encoded piece by piece (finest split) instead of whole
 _LONG_WORD = 64
 
@@ -323,8 +323,9 @@ class SentencePieceEncoding:
             self._coarse = regex.compile(f"[{cls}]+[^{cls}]*|[^{cls}]+")
         else:
             self._coarse = regex.compile(r"(?s).+")
-        self._cache: dict[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]] = {}
-        self._cut_cache: dict[str, tuple[int, ...]] = {}
+        self._cache: GenerationalCache[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]]
+        self._cache = GenerationalCache()
+        self._cut_cache: GenerationalCache[str, tuple[int, ...]] = GenerationalCache()
         self.n_vocab = n
 
     # -- vocabulary ---------------------------------------------------------------------------
@@ -406,7 +407,7 @@ class SentencePieceEncoding:
 
     def _encode_piece_cached(self, piece: str, at_text_start: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
         key = (piece, at_text_start)
-        hit = self._cache.get(key)
+        hit = self._cache.recall(key)
         if hit is not None:
             return hit
         norm = self.normalize(sanitize(piece), at_text_start=at_text_start)
@@ -415,10 +416,8 @@ class SentencePieceEncoding:
             lens[0] -= 1  # the dummy prefix is not in the text
             assert lens[0] >= 0
         hit = (tuple(ids), tuple(lens))
-        if len(self._cache) >= _CACHE_LIMIT:
-            self._cache.clear()
         if len(piece) <= _LONG_WORD:
-            self._cache[key] = hit
+            self._cache.put(key, hit)
         return hit
 
     def encode_piece(self, piece: str, *, at_text_start: bool = False) -> list[int]:
@@ -562,7 +561,7 @@ class SentencePieceEncoding:
 
     def _word_pieces(self, word: str) -> tuple[tuple[int, int], ...]:
         """Finest pieces of one coarse word, as spans relative to the word (cached)."""
-        cuts = self._cut_cache.get(word)
+        cuts = self._cut_cache.recall(word)
         if cuts is None:
             joinable = self._joinable
             pairs = self._raw_pairs
@@ -572,10 +571,8 @@ class SentencePieceEncoding:
                     cl.append(i)
             cl.append(len(word))
             cuts = tuple(cl)
-            if len(self._cut_cache) >= _CACHE_LIMIT:
-                self._cut_cache.clear()
             if len(word) <= _LONG_WORD:
-                self._cut_cache[word] = cuts
+                self._cut_cache.put(word, cuts)
         return tuple(zip(cuts, cuts[1:]))
 
     def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:

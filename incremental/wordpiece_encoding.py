@@ -56,6 +56,7 @@ from .bert_normalize import (
     BertNormalizer,
     bert_tables,
 )
+from .cache import GenerationalCache
 from .e2e_wordpiece import E2EWordPiece
 from .encoding import require_str, sanitize
 from .load import VocabularyError
@@ -76,8 +77,6 @@ BERT_SPECIALS = ("[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]")
 _ENV = "LIVETOK_BERT_BASE_UNCASED_FILE"
 #: HF token ids are ``u32``
 _U32 = 1 << 32
-#: most pieces :meth:`WordPieceEncoding.encode_piece` remembers
-PIECE_CACHE_SIZE = 1 << 16
 # Rust's str::trim_end strips White_Space characters (HF's WordPiece::read_file uses it)
 _RUST_WS = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + (
     "\u2028\u2029\u202f\u205f\u3000"
@@ -156,8 +155,8 @@ class WordPieceEncoding:
                 node = node.setdefault(ch, {})
         self._added_first: frozenset[str] = frozenset(s[0] for s in self.added_tokens if s)
         self._ident_flags: dict[str, int] = {}
-        self._piece_cache: dict[str, list[int]] = {}
-        self._lens_cache: dict[str, tuple[list[int], list[int]]] = {}
+        self._piece_cache: GenerationalCache[str, list[int]] = GenerationalCache()
+        self._lens_cache: GenerationalCache[str, tuple[list[int], list[int]]] = GenerationalCache()
 
     def __repr__(self) -> str:
         return f"<WordPieceEncoding {self.name!r} ({self.n_vocab} tokens, from {self.source!r})>"
@@ -260,18 +259,16 @@ class WordPieceEncoding:
         >>> load_bert_uncased().encode_piece("Unaffable")
         [14477, 20961, 3468]
 
-        Pieces are memoized (up to :data:`PIECE_CACHE_SIZE` of them; the cache is dropped
-        when full): a document's words repeat.
+        Pieces are memoized (a bounded :class:`.cache.GenerationalCache`): a document's
+        words repeat.
 
         Runtime complexity: ``O(len(piece))``; ``O(1)`` expected for a cached piece.
         """
-        ids = self._piece_cache.get(piece)
+        ids = self._piece_cache.recall(piece)
         if ids is None:
             ids = self._encode(sanitize(piece))
             if len(piece) <= 256:
-                if len(self._piece_cache) >= PIECE_CACHE_SIZE:
-                    self._piece_cache.clear()
-                self._piece_cache[piece] = ids
+                self._piece_cache.put(piece, ids)
         return list(ids)
 
     def token_cp_lens(
@@ -291,14 +288,12 @@ class WordPieceEncoding:
         Runtime complexity: ``O(len(piece) log len(piece))`` (the aligned, slow normalizer);
         ``O(1)`` expected for a piece seen before (memoized like :meth:`encode_piece`).
         """
-        cached = self._lens_cache.get(piece)
+        cached = self._lens_cache.recall(piece)
         if cached is not None and cached[0] == list(ids):
             return list(cached[1])
         lens = self._token_cp_lens(sanitize(piece), ids)
         if len(piece) <= 256:
-            if len(self._lens_cache) >= PIECE_CACHE_SIZE:
-                self._lens_cache.clear()
-            self._lens_cache[piece] = (list(ids), lens)
+            self._lens_cache.put(piece, (list(ids), lens))
         return list(lens)
 
     def _token_cp_lens(self, piece: str, ids: Sequence[int]) -> list[int]:
