@@ -42,7 +42,7 @@ class TraceRecorder:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.dir = Path(directory)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._open: dict[str, _Session] = {}
         self._n = 0
 
@@ -72,7 +72,10 @@ class TraceRecorder:
         data = {"uri": s.uri, "startContent": s.start, "endContent": sanitize(end_text),
                 "txns": s.txns}
         try:
-            with gzip.open(path, "wt", encoding="utf-8") as f:
+            # the whole document is in the file: readable by the user alone (0600, whatever
+            # the umask), created exclusively so that no existing file or link is written
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as raw, gzip.open(raw, "wt", encoding="utf-8") as f:
                 json.dump(data, f, ensure_ascii=False)
         except OSError:
             log.exception("could not write trace %s", path)

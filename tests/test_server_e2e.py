@@ -505,6 +505,7 @@ async def test_record_trace(tmp_path):
     t = traces["intro\n"]
     assert t.replay_text() == t.end == doc.text.replace("\ud800", "\ufffd")
     assert traces["abc"].end == "abcd"
+    assert all(f.stat().st_mode & 0o077 == 0 for f in files)  # the user's alone
 
 
 @pytest.mark.parametrize("transport", ["--tcp", "--ws"])
