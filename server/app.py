@@ -160,6 +160,8 @@ class LivetokServer(LanguageServer):
         self._dirty_since: float | None = None
         self._flush_scheduled = False
         self._published: dict[str, tuple] = {}
+        #: documents over livetok.maxDocumentSize whose diagnostic was sent, and its message
+        self._too_large: dict[str, str] = {}
         self._progress_n = 0
         self.background = Background()
         self.protocol.on_invalid_notification = self._on_invalid_notification
@@ -250,7 +252,8 @@ class LivetokServer(LanguageServer):
     def _open_document(self, uri: str, language_id: str, version: int, text: str) -> OpenDocument:
         enc = self._encoding(uri, language_id)
         return OpenDocument(uri, language_id, version, text, enc, self.codec,
-                            document_factory=self._factory, warn=self.warn)
+                            document_factory=self._factory, warn=self.warn,
+                            max_size=self.settings.max_document_size)
 
     def _doc(self, params: Any) -> OpenDocument:
         td = _field(params, "text_document") or _field(params, "textDocument")
@@ -350,7 +353,8 @@ class LivetokServer(LanguageServer):
 
         def build() -> OpenDocument:
             return OpenDocument(td.uri, td.language_id, td.version, td.text, enc, self.codec,
-                                document_factory=self._factory, warn=self.warn)
+                                document_factory=self._factory, warn=self.warn,
+                                max_size=self.settings.max_document_size)
 
         def opened(od: OpenDocument) -> None:
             if token is not None:
@@ -423,6 +427,9 @@ class LivetokServer(LanguageServer):
     def _close(self, uri: str) -> None:
         od = self.store.remove(uri)
         self._dirty.pop(uri, None)
+        if self._too_large.pop(uri, None) is not None:
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         if od is not None and self.recorder is not None:
             self.recorder.close(uri, od.text())
         if self._published.pop(uri, None):
@@ -497,15 +504,35 @@ class LivetokServer(LanguageServer):
                 info = token_count(od)
             except DocumentUnavailable as exc:
                 log.info("no count for %s: %s", uri, exc)
+                self._publish_too_large(od)
                 continue
             except Exception:
                 log.exception("counting %s failed", uri)
                 continue
+            self._publish_too_large(od)
             self.protocol.notify(DID_CHANGE_TOKEN_COUNT, info.to_json())
             try:
                 self._publish_budget(od)
             except Exception:
                 log.exception("budget diagnostic for %s failed", uri)
+
+    def _publish_too_large(self, od: OpenDocument) -> None:
+        """A diagnostic on a document over ``livetok.maxDocumentSize`` (cleared once it is
+        counted again)."""
+        if od.too_large is None:
+            if self._too_large.pop(od.uri, None) is not None:
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=od.uri, diagnostics=[]))
+            return
+        if self._too_large.get(od.uri) == od.too_large:
+            return
+        self._too_large[od.uri] = od.too_large
+        p = types.Position(0, 0)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=od.uri, version=od.version, diagnostics=[types.Diagnostic(
+                range=types.Range(start=p, end=p), message=f"livetok: {od.too_large}",
+                severity=types.DiagnosticSeverity.Information, source="livetok",
+                code="too-large")]))
 
     def _publish_budget(self, od: OpenDocument) -> None:
         over = budget_overflow(od, self.settings.budget)

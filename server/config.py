@@ -18,6 +18,10 @@ Settings arrive as ``initializationOptions`` (either the section itself or ``{"l
     a token budget; a document over it gets a warning diagnostic (default: none).
 ``semanticTokens``
     colour tokens alternately with semantic tokens (default false: opt-in).
+``maxDocumentSize``
+    documents longer than this many code points are not tokenized: their text is tracked,
+    requests about them fail with ``RequestFailed``, and a diagnostic says so (default
+    200000000; ``null``: no limit).
 ``positionEncoding``
     ``"utf-8"``, ``"utf-16"`` or ``"utf-32"``: the unit of LSP positions, whatever the client
     announces (for clients that send code points without saying so, such as Emacs lsp-mode 8).
@@ -58,6 +62,7 @@ class Settings:
     semantic_tokens: bool = False
     progress_threshold: int = 1_000_000
     position_encoding: str | None = None
+    max_document_size: int | None = 200_000_000
 
     def encoding_for(self, uri: str, language_id: str) -> str:
         """The encoding name a document gets.
@@ -170,6 +175,10 @@ def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
         v = raw["progressThreshold"]
         out = replace(out, progress_threshold=defaults.progress_threshold if v is None
                       else _int(v, "progressThreshold", minimum=0))
+    if "maxDocumentSize" in raw:
+        v = raw["maxDocumentSize"]
+        out = replace(out, max_document_size=None if v is None
+                      else _int(v, "maxDocumentSize", minimum=0))
     if "positionEncoding" in raw:
         v = raw["positionEncoding"]
         if v is not None and v not in _POSITION_ENCODINGS:

@@ -98,6 +98,7 @@ class OpenDocument:
         *,
         document_factory: DocumentFactory = Document,
         warn: Callable[[str], None] = log.warning,
+        max_size: int | None = None,
     ) -> None:
         self.uri = uri
         self.language_id = language_id
@@ -106,6 +107,10 @@ class OpenDocument:
         self.codec = codec or PositionCodec("utf-16")
         self._factory = document_factory
         self._warn = warn
+        #: ``livetok.maxDocumentSize``: longer texts are tracked but not tokenized
+        self.max_size = max_size
+        #: set while the text is over ``max_size`` (the message of its diagnostic)
+        self.too_large: str | None = None
         #: why requests cannot be answered (None when in sync and tokenized)
         self.out_of_sync: str | None = None
         self.broken: str | None = None
@@ -117,6 +122,17 @@ class OpenDocument:
     # -- state -------------------------------------------------------------------------------
 
     def _build(self, text: str) -> None:
+        if self.max_size is not None and len(text) > self.max_size:
+            # tracked as text, like a broken document, so that offsets stay right; counted
+            # again after a full-text change (or a reopen) within the limit
+            self.doc = None
+            self.too_large = self.broken = (
+                f"{len(text):,} characters, over livetok.maxDocumentSize ({self.max_size:,}): "
+                "not counted; raise the setting to count it")
+            self._broken_text = text
+            self._warn(f"livetok: {self.uri} is too large to count ({self.broken})")
+            return
+        self.too_large = None
         try:
             self.doc = self._factory(text, self.encoding)
             self.broken = None
