@@ -1,11 +1,13 @@
 """livetok's pure core: exact tokenizers and the incremental document.
 
-No I/O beyond loading vocabularies, no language-server code.
+No I/O beyond loading vocabularies, no language-server code. Code written for tiktoken can
+switch with one import: ``import livetok.incremental.tiktoken_compat as tiktoken``.
 """
 
 from .document import Document, EditResult, TokenInfo
-from .encoding import Encoding, sanitize
+from .encoding import Encoding, UnknownTokenError, join_surrogates, sanitize
 from .load import VocabularyError
+from .models import encoding_for_model, encoding_name_for_model
 from .protocol import PieceEncoding
 from .registry import get_encoding, list_encodings, register_encoding
 
@@ -15,8 +17,12 @@ __all__ = [
     "TokenInfo",
     "Encoding",
     "PieceEncoding",
+    "UnknownTokenError",
     "VocabularyError",
+    "encoding_for_model",
+    "encoding_name_for_model",
     "get_encoding",
+    "join_surrogates",
     "list_encodings",
     "register_encoding",
     "sanitize",

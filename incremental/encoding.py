@@ -7,11 +7,16 @@ tiktoken's ``encode`` gets tiktoken's behaviour by saying so: ``allowed_special`
 named special tokens spelled in the text into their ids, and ``disallowed_special`` (tiktoken's
 default is ``"all"``, livetok's is none) raises ``ValueError`` where the text spells one.
 
-Lone surrogates: a Python ``str`` can hold code points U+D800..U+DFFF (JSON ``"\\ud800"``
-escapes, for instance), which have no UTF-8 encoding. livetok replaces each such code point by
-U+FFFD before tokenizing, one for one, so code point offsets never move. tiktoken does the same
-for lone surrogates; it differs only for a high+low surrogate *pair* stored as two code points,
-which tiktoken first joins into one character (such strings do not arise from JSON or files).
+Surrogates: a Python ``str`` can hold code points U+D800..U+DFFF (JSON ``"\\ud800"``
+escapes, for instance), which have no UTF-8 encoding. The methods that return ids only
+(``encode``, ``count``, ``encode_batch``, ``encode_stream``, ``split_blocks``) do what tiktoken
+does (:func:`join_surrogates`): a high+low surrogate *pair* stored as two code points becomes the
+one character it stands for (``"\\ud83d\\udc4d"`` is 👍) and every other surrogate becomes
+U+FFFD. The methods that return code point offsets (``pieces``, ``encode_by_piece``) and the
+:class:`~livetok.incremental.Document` replace *each* surrogate by U+FFFD (:func:`sanitize`), one
+for one, so that offsets never move: for them a pair is two U+FFFD. The two agree on every text
+without a pair, and pairs do not arise from JSON (``json.loads`` joins escaped pairs), files or
+editors; a text that holds one can be passed through :func:`join_surrogates` first.
 """
 
 from __future__ import annotations
@@ -21,17 +26,22 @@ from collections import deque
 from functools import cached_property, partial
 from operator import index
 from typing import AbstractSet, Any, Callable, Collection, Iterable, Iterator, Literal, Mapping
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import regex
 
 from .bpe import _SCAN_MAX, _scan_ids, bpe_encode
 from .cache import GenerationalCache
-from .pretokenize import Pretokenizer
+from .pretokenize import PATTERNS, Pretokenizer
 
-__all__ = ["Encoding", "sanitize"]
+if TYPE_CHECKING:
+    from .stream import StreamStats
+
+__all__ = ["Encoding", "UnknownTokenError", "join_surrogates", "sanitize"]
 
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
+#: the name :class:`Pretokenizer` knows each tiktoken pattern by
+_PATTERN_NAMES = {pat: name for name, pat in PATTERNS.items()}
 #: bytes that are *not* UTF-8 continuation bytes (0b10xxxxxx), for counting characters
 _NON_CONTINUATION = bytes(b for b in range(256) if b & 0xC0 != 0x80)
 #: characters per block of :meth:`Encoding._encode_fast`; speed hardly depends on it (16K to
@@ -132,6 +142,37 @@ def sanitize(text: str) -> str:
     return text
 
 
+def join_surrogates(text: str) -> str:
+    """The text tiktoken encodes for ``text``: each surrogate pair joined into the character it
+    stands for, every other surrogate replaced by U+FFFD (see module docstring). This is
+    tiktoken's own fallback, ``text.encode("utf-16", "surrogatepass").decode("utf-16",
+    "replace")``, so the ids stay tiktoken's; unlike :func:`sanitize` it shortens a text that
+    holds a pair.
+
+    >>> join_surrogates("a\\ud83d\\udc4d\\ud800") == "a\\U0001f44d\\ufffd"
+    True
+
+    Runtime complexity: ``O(len(text))``; no copy when there is no surrogate.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+class UnknownTokenError(KeyError, ValueError):
+    """A token id that names no token: out of range, negative, or in the gap between the
+    ordinary and the special tokens. Both a ``KeyError``, as tiktoken raises, and a
+    ``ValueError``, as livetok raised before, so either ``except`` catches it."""
+
+    def __str__(self) -> str:
+        # KeyError's own __str__ shows the repr of its argument, quotes included
+        return str(self.args[0]) if self.args else ""
+
+
 class Encoding:
     """An OpenAI-style encoding (``o200k_base``, ``cl100k_base``, ``r50k_base``, ...).
 
@@ -144,6 +185,9 @@ class Encoding:
     """
 
     supports_glue = True
+    #: :meth:`encode` joins a surrogate pair into one character, as tiktoken does (see module
+    #: docstring); :func:`.stream.encode_stream` reads this to do the same across chunks
+    joins_surrogate_pairs = True
 
     def __init__(
         self,
@@ -156,7 +200,10 @@ class Encoding:
     ) -> None:
         self.name = name
         self.source = source
-        self._pre = Pretokenizer(name, pat_str)
+        # subtle: Pretokenizer keys its fast splitter and horizon readers by name; a known
+        # pattern under another name (tiktoken's "gpt2", a user's own encoding) gets them too
+        pre_name = name if pat_str is None else _PATTERN_NAMES.get(pat_str, name)
+        self._pre = Pretokenizer(pre_name, pat_str)
         self.pat_str = self._pre.pat_str
         self.mergeable_ranks: dict[bytes, int] = dict(mergeable_ranks)
         self.special_tokens: dict[str, int] = dict(special_tokens or {})
@@ -187,7 +234,10 @@ class Encoding:
             if not 0x80 <= tok[0] < 0xC0:
                 clean[rank] = 2
         for tok_s, rank in self.special_tokens.items():
-            decoder[rank] = tok_s.encode("utf-8")
+            # an id with two names decodes to the first (o200k_harmony's 200018 to
+            # <|endofprompt|>, as in tiktoken)
+            if decoder[rank] is None:
+                decoder[rank] = tok_s.encode("utf-8")
             clean[rank] = 2
         return decoder, lead, clean
 
@@ -233,7 +283,23 @@ class Encoding:
         require_str(text, "encode")
         if allowed_special or disallowed_special:
             return self._encode_special(text, allowed_special, disallowed_special)
-        text = sanitize(text)
+        return self._encode_ordinary(join_surrogates(text))
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Token ids of ``text``, special-token text as ordinary text (tiktoken's
+        ``encode_ordinary``; livetok's :meth:`encode` with its defaults).
+
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("r50k_base").encode_ordinary("hello world")
+        [31373, 995]
+
+        Runtime complexity: as :meth:`encode`.
+        """
+        require_str(text, "encode_ordinary")
+        return self._encode_ordinary(join_surrogates(text))
+
+    def _encode_ordinary(self, text: str) -> list[int]:
+        """Token ids of ``text``, which holds no surrogate (:func:`join_surrogates`)."""
         fast = self._pre.fast
         if fast is not None:
             return self._encode_fast(text, fast)
@@ -247,8 +313,6 @@ class Encoding:
         finally:
             self._cache.end_call()
         return out
-
-    encode_ordinary = encode
 
     @property
     def special_tokens_set(self) -> set[str]:
@@ -292,7 +356,7 @@ class Encoding:
             disallowed = set(specials) - allowed
         else:
             disallowed = set(disallowed_special)
-        text = sanitize(text)
+        text = join_surrogates(text)
         if disallowed:
             m = self._special_regex(disallowed).search(text)
             if m is not None:
@@ -301,18 +365,18 @@ class Encoding:
                     f"Encountered text corresponding to disallowed special token {tok!r}. "
                     f"To encode it as the special token, pass allowed_special={{{tok!r}}} (or "
                     f"'all'); to encode it as ordinary text, leave it out of "
-                    f"disallowed_special (livetok's default is none)."
+                    f"disallowed_special (disallowed_special=() for all of them)."
                 )
         allowed &= set(specials)
         if not allowed:
-            return self.encode(text)
+            return self._encode_ordinary(text)
         out: list[int] = []
         pos = 0
         for m in self._special_regex(allowed).finditer(text):
-            out += self.encode(text[pos : m.start()])
+            out += self._encode_ordinary(text[pos : m.start()])
             out.append(specials[m.group()])
             pos = m.end()
-        out += self.encode(text[pos:])
+        out += self._encode_ordinary(text[pos:])
         return out
 
     def encode_batch(
@@ -332,32 +396,68 @@ class Encoding:
         ]
 
     def encode_ordinary_batch(self, texts: Iterable[str], *, num_threads: int = 8) -> list[list[int]]:
-        """:meth:`encode` of each text (tiktoken's ``encode_ordinary_batch``; ``num_threads``
-        as in :meth:`encode_batch`)."""
-        return [self.encode(t) for t in texts]
+        """:meth:`encode_ordinary` of each text (tiktoken's ``encode_ordinary_batch``;
+        ``num_threads`` as in :meth:`encode_batch`)."""
+        return [self.encode_ordinary(t) for t in texts]
 
-    def decode_batch(self, batch: Iterable[Sequence[int]], *, num_threads: int = 8) -> list[str]:
+    def decode_batch(
+        self, batch: Iterable[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
+    ) -> list[str]:
         """:meth:`decode` of each id sequence (tiktoken's ``decode_batch``)."""
-        return [self.decode(ids) for ids in batch]
+        return [self.decode(ids, errors=errors) for ids in batch]
+
+    def decode_bytes_batch(
+        self, batch: Iterable[Sequence[int]], *, num_threads: int = 8
+    ) -> list[bytes]:
+        """:meth:`decode_bytes` of each id sequence (tiktoken's ``decode_bytes_batch``)."""
+        return [self.decode_bytes(ids) for ids in batch]
+
+    def encode_stream(
+        self,
+        chunks: Iterable[str],
+        *,
+        min_batch_cp: int = 1 << 16,
+        stats: StreamStats | None = None,
+    ) -> Iterator[int]:
+        """Yield the ids of ``"".join(chunks)``, equal to :meth:`encode_ordinary` of it, lazily
+        and in memory bounded by the longest piece: :func:`.stream.encode_stream`, where the
+        options are described.
+
+        >>> from livetok.incremental import get_encoding
+        >>> enc = get_encoding("o200k_base")
+        >>> list(enc.encode_stream(["Hel", "lo wor", "ld"])) == enc.encode("Hello world")
+        True
+
+        Runtime complexity: as :meth:`encode`; memory ``O(longest piece + max chunk +
+        min_batch_cp)`` code points.
+        """
+        from .stream import encode_stream
+
+        return encode_stream(self, chunks, min_batch_cp=min_batch_cp, stats=stats)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of a text or byte string that is one token, ordinary or special (tiktoken's
-        ``encode_single_token``); ``KeyError`` when it is not one token.
+        ``encode_single_token``; a special token by its name or its bytes, so that
+        ``encode_single_token(decode_single_token_bytes(i)) == i`` for every id); ``KeyError``
+        when it is not one token.
 
         >>> from livetok.incremental import get_encoding
-        >>> get_encoding("r50k_base").encode_single_token(" world")
-        995
+        >>> enc = get_encoding("r50k_base")
+        >>> enc.encode_single_token(" world"), enc.encode_single_token(b"<|endoftext|>")
+        (995, 50256)
+
+        Runtime complexity: ``O(len(text_or_bytes))``.
         """
         if isinstance(text_or_bytes, str):
-            special = self.special_tokens.get(text_or_bytes)
-            if special is not None:
-                return special
             key = text_or_bytes.encode("utf-8", errors="surrogatepass")
         else:
             key = bytes(text_or_bytes)
+        rank = self.mergeable_ranks.get(key)
+        if rank is not None:
+            return rank
         try:
-            return self.mergeable_ranks[key]
-        except KeyError:
+            return self.special_tokens[key.decode("utf-8")]
+        except (KeyError, UnicodeDecodeError):
             raise KeyError(f"{text_or_bytes!r} is not one token of {self.name}") from None
 
     def _encode_fast(self, text: str, fast: Any) -> list[int]:
@@ -392,14 +492,15 @@ class Encoding:
 
         Yields ``(code points, ids)`` per block of about 64 K code points, cut where no piece
         can span (``FastSplitter.blocks``; one block for a pattern it does not know): the ids
-        concatenated are ``encode(text)`` and the code points add up to ``len(text)``.
+        concatenated are ``encode(text)`` and the code points add up to ``len(text)`` (less
+        one per surrogate pair, which counts as the one character it stands for).
 
         Runtime complexity: as :meth:`encode`.
         """
-        text = sanitize(text)
+        text = join_surrogates(text)
         fast = self._pre.fast
         if fast is None:
-            yield len(text), self.encode(text)
+            yield len(text), self._encode_ordinary(text)
             return
         try:
             for block in fast.blocks(text, _BLOCK_CHARS):
@@ -410,9 +511,9 @@ class Encoding:
             self._cache.end_call()
 
     def split_blocks(self, text: str, size: int) -> list[str]:
-        """``text`` (sanitized) cut into consecutive slices of about ``size`` code points or
-        more, at places no piece can span (``FastSplitter.blocks``), so that the encodes of the
-        slices concatenate to ``encode(text)``: for callers that encode the slices apart (in
+        """``join_surrogates(text)`` cut into consecutive slices of about ``size`` code points
+        or more, at places no piece can span (``FastSplitter.blocks``), so that the encodes of
+        the slices concatenate to ``encode(text)``: for callers that encode the slices apart (in
         other processes, say). One slice when the pattern has no fast form or the text no cut.
 
         >>> from livetok.incremental import get_encoding
@@ -421,7 +522,7 @@ class Encoding:
 
         Runtime complexity: ``O(len(text))``.
         """
-        text = sanitize(text)
+        text = join_surrogates(text)
         fast = self._pre.fast
         return [text] if fast is None else list(fast.blocks(text, size))
 
@@ -437,7 +538,6 @@ class Encoding:
             yield text
         else:
             yield from fast.blocks(text, size)
-
 
     @property
     def piece_strings(self) -> Callable[[str], list[str]] | None:
@@ -485,20 +585,21 @@ class Encoding:
         return [self.encode_piece(text[s:e]) for s, e in self._pre.split(text)]
 
     def count(self, text: str) -> int:
-        """Number of tokens of ``text`` (``len(encode(text))``).
+        """Number of tokens of ``text`` (``len(encode_ordinary(text))``).
 
         Runtime complexity: as :meth:`encode`.
         """
-        return len(self.encode(text))
+        return len(self.encode_ordinary(text))
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """Concatenated bytes of ``ids``.
 
         An id that is not an integer (``int`` or anything with ``__index__``, such as numpy's
-        integers) raises ``TypeError``; a negative id, one past the
-        vocabulary or one that names no token (a gap between the ordinary and the special
-        tokens) raises ``ValueError`` naming it. (tiktoken raises ``OverflowError`` and
-        ``KeyError`` there; a negative id must not index the table from its end.)
+        integers) raises ``TypeError``; a negative id, one past the vocabulary or one that
+        names no token (a gap between the ordinary and the special tokens) raises
+        :class:`UnknownTokenError` naming it, a ``KeyError`` as in tiktoken and a
+        ``ValueError`` (a negative id must not index the table from its end; tiktoken raises
+        ``OverflowError`` there).
 
         Runtime complexity: ``O(len(ids))``.
         """
@@ -517,34 +618,95 @@ class Encoding:
                     f"token ids are ints, not {type(wrong[0]).__name__} ({wrong[0]!r})"
                 ) from None
             bad = [i for i in map(index, ids) if not 0 <= i < len(decoder) or decoder[i] is None]
-            gaps = ", except the ids between its ordinary and special tokens" if (
-                None in decoder) else ""
-            raise ValueError(
-                f"unknown token id(s) {bad[:5]} for {self.name} (ids are "
-                f"0..{len(decoder) - 1}{gaps})"
-            ) from None
+            raise self._unknown_ids(bad) from None
 
-    def decode(self, ids: Sequence[int]) -> str:
-        """Text of ``ids``; invalid UTF-8 becomes U+FFFD, like tiktoken's ``decode``.
+    def _unknown_ids(self, bad: list[int]) -> UnknownTokenError:
+        """The error for ids that name no token: which ones, and which ids do."""
+        decoder = self._decoder
+        gaps = ", except the ids between its ordinary and special tokens" if (
+            None in decoder) else ""
+        return UnknownTokenError(
+            f"unknown token id(s) {bad[:5]} for {self.name} (ids are "
+            f"0..{len(decoder) - 1}{gaps})"
+        )
+
+    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+        """Text of ``ids``; invalid UTF-8 becomes U+FFFD, like tiktoken's ``decode``
+        (``errors``: any error handler of ``bytes.decode``, e.g. ``"strict"``, ``"ignore"``).
+
+        >>> from livetok.incremental import get_encoding
+        >>> enc = get_encoding("cl100k_base")
+        >>> enc.decode([9468, 239]), enc.decode([9468, 239], errors="ignore")
+        ('\ufffd', '')
 
         Runtime complexity: ``O(len(ids))``.
         """
-        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
     def token_bytes(self, token_id: int) -> bytes:
-        """The bytes of one token id.
+        """The bytes of one token id, ordinary or special (tiktoken's
+        ``decode_single_token_bytes``); :class:`UnknownTokenError` (a ``KeyError``) for an id
+        that names no token.
 
         >>> from livetok.incremental import get_encoding
         >>> get_encoding("r50k_base").token_bytes(995)
         b' world'
+
+        Runtime complexity: ``O(1)``.
         """
-        return self.decode_bytes([token_id])
+        i = index(token_id)  # TypeError for a non-integer
+        decoder = self._decoder
+        b = decoder[i] if 0 <= i < len(decoder) else None
+        if b is None:
+            raise self._unknown_ids([i])
+        return b
 
     decode_single_token_bytes = token_bytes
 
     def decode_tokens_bytes(self, ids: Sequence[int]) -> list[bytes]:
-        """The bytes of each token id (tiktoken's ``decode_tokens_bytes``)."""
+        """The bytes of each token id (tiktoken's ``decode_tokens_bytes``).
+
+        Runtime complexity: ``O(len(ids))``.
+        """
         return [self.token_bytes(i) for i in ids]
+
+    def decode_with_offsets(self, ids: Sequence[int]) -> tuple[str, list[int]]:
+        """Text of ``ids`` and the code point offset where each token starts in it (tiktoken's
+        ``decode_with_offsets``): a token that starts inside a character gets the offset of
+        that character. Invalid UTF-8 raises ``UnicodeDecodeError``, as in tiktoken.
+
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("cl100k_base").decode_with_offsets([15339, 1917])
+        ('hello world', [0, 5])
+
+        Runtime complexity: ``O(len(ids))``.
+        """
+        parts = self.decode_tokens_bytes(ids)
+        offsets: list[int] = []
+        cp = 0
+        for b in parts:
+            # a token that starts with a continuation byte starts inside the previous character
+            offsets.append(max(0, cp - (0x80 <= b[0] < 0xC0)))
+            cp += len(b.translate(None, _CONTINUATION_BYTES))
+        return b"".join(parts).decode("utf-8", errors="strict"), offsets
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every ordinary token, sorted (tiktoken's ``token_byte_values``).
+
+        Runtime complexity: ``O(V log V)`` for ``V`` tokens.
+        """
+        return sorted(self.mergeable_ranks)
+
+    def is_special_token(self, token_id: int) -> bool:
+        """Whether ``token_id`` is the id of a special token (tiktoken's ``is_special_token``).
+
+        Runtime complexity: ``O(1)``.
+        """
+        return token_id in self._special_ids
+
+    @cached_property
+    def _special_ids(self) -> frozenset[int]:
+        return frozenset(self.special_tokens.values())
 
     # -- pieces (pre-tokens) -----------------------------------------------------------------
 
@@ -594,6 +756,56 @@ class Encoding:
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
+
+    def _variant(
+        self,
+        name: str,
+        *,
+        special_tokens: Mapping[str, int] | None = None,
+        cls: type[Encoding] | None = None,
+    ) -> Encoding:
+        """This encoding under another ``name`` (with other ``special_tokens``, of a subclass
+        ``cls``), sharing the vocabulary, pre-tokenizer and piece cache instead of building
+        them again: tiktoken's ``gpt2`` is ``r50k_base`` under its own name, ``o200k_harmony``
+        is ``o200k_base`` with more special tokens.
+
+        Runtime complexity: ``O(1)``; ``O(vocabulary)`` with new special tokens.
+        """
+        new = object.__new__(cls or type(self))
+        new.__dict__.update(self.__dict__)
+        new.name = name
+        if special_tokens is not None:
+            new.special_tokens = dict(special_tokens)
+            new.max_token_value = max(
+                [max(self.mergeable_ranks.values(), default=-1), *new.special_tokens.values()]
+            )
+            new._special_res = {}
+            # the tables built from the special tokens are built again on first use
+            for attr in ("_tables", "_special_ids"):
+                new.__dict__.pop(attr, None)
+        return new
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickling (for a process pool, say), as tiktoken does: an encoding that
+        :func:`~livetok.incremental.get_encoding` returns travels as its name and is loaded
+        again on the other side; any other as its vocabulary, pattern and special tokens."""
+        from . import registry
+
+        if registry.is_registered(self):
+            return registry.get_encoding, (self.name,)
+        return _unpickle, (type(self), self._constructor_args())
+
+    def _constructor_args(self) -> dict[str, Any]:
+        return {"name": self.name, "pat_str": self.pat_str, "source": self.source,
+                "mergeable_ranks": self.mergeable_ranks, "special_tokens": self.special_tokens}
+
+
+def _unpickle(cls: type[Encoding], kwargs: dict[str, Any]) -> Encoding:
+    """An encoding of class ``cls`` built by :class:`Encoding`'s constructor (see
+    :meth:`Encoding.__reduce__`): subclasses may have constructors of their own."""
+    enc = cls.__new__(cls)
+    Encoding.__init__(enc, **kwargs)
+    return enc
 
 
 # bytes 0x80..0xBF: deleting every *other* byte leaves the continuation bytes; we want the

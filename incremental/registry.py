@@ -15,10 +15,18 @@ from .encoding import Encoding
 from .load import VocabularyError, find_vocabulary, load_gpt2_files, load_tiktoken_file
 from .pretokenize import PATTERNS
 
-__all__ = ["get_encoding", "list_encodings", "register_encoding", "ALIASES"]
+__all__ = ["get_encoding", "list_encodings", "register_encoding", "is_registered", "ALIASES"]
 
 _SPECIALS: dict[str, dict[str, int]] = {
     "r50k_base": {"<|endoftext|>": 50256},
+    "gpt2": {"<|endoftext|>": 50256},
+    "p50k_base": {"<|endoftext|>": 50256},
+    "p50k_edit": {
+        "<|endoftext|>": 50256,
+        "<|fim_prefix|>": 50281,
+        "<|fim_middle|>": 50282,
+        "<|fim_suffix|>": 50283,
+    },
     "cl100k_base": {
         "<|endoftext|>": 100257,
         "<|fim_prefix|>": 100258,
@@ -27,10 +35,44 @@ _SPECIALS: dict[str, dict[str, int]] = {
         "<|endofprompt|>": 100276,
     },
     "o200k_base": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    # tiktoken's table, in its order (200018 has two names; it decodes to <|endofprompt|>)
+    "o200k_harmony": {
+        "<|endoftext|>": 199999,
+        "<|endofprompt|>": 200018,
+        "<|startoftext|>": 199998,
+        "<|reserved_200000|>": 200000,
+        "<|reserved_200001|>": 200001,
+        "<|return|>": 200002,
+        "<|constrain|>": 200003,
+        "<|reserved_200004|>": 200004,
+        "<|channel|>": 200005,
+        "<|start|>": 200006,
+        "<|end|>": 200007,
+        "<|message|>": 200008,
+        "<|reserved_200009|>": 200009,
+        "<|reserved_200010|>": 200010,
+        "<|reserved_200011|>": 200011,
+        "<|call|>": 200012,
+        **{f"<|reserved_{i}|>": i for i in range(200013, 201088)},
+    },
 }
 
+#: the pre-tokenizer pattern of each tiktoken encoding (tiktoken's gpt2, p50k_base and
+#: p50k_edit split like r50k_base, o200k_harmony like o200k_base)
+_PATTERN_OF = {
+    "r50k_base": "r50k_base", "gpt2": "r50k_base", "p50k_base": "r50k_base",
+    "p50k_edit": "r50k_base", "cl100k_base": "cl100k_base", "o200k_base": "o200k_base",
+    "o200k_harmony": "o200k_base",
+}
+
+#: tiktoken's encodings whose vocabulary no package ships: readable from a file only
+_FILE_ONLY = {"p50k_base": "p50k_base", "p50k_edit": "p50k_base"}
+
+#: where tiktoken downloads the p50k vocabulary from (named in the error that asks for the file)
+_P50K_URL = "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken"
+
 #: other names users type for the same encodings
-ALIASES = {"gpt2": "r50k_base", "gpt-4o": "o200k_base", "gpt-4": "cl100k_base"}
+ALIASES = {"gpt-4o": "o200k_base", "gpt-4": "cl100k_base"}
 
 
 def _tiktoken_style(name: str) -> Callable[[], Any]:
@@ -43,6 +85,19 @@ def _tiktoken_style(name: str) -> Callable[[], Any]:
             special_tokens=_SPECIALS[name],
             source=source,
         )
+
+    return build
+
+
+def _variant_of(base: str, name: str) -> Callable[[], Any]:
+    """An encoding that is ``base``'s vocabulary under tiktoken's other ``name`` (``gpt2``:
+    ``r50k_base``'s ranks, pattern and special token; ``o200k_harmony``: ``o200k_base``'s
+    with more special tokens), sharing the loaded vocabulary and its caches."""
+
+    def build() -> Encoding:
+        enc: Encoding = get_encoding(base)
+        specials = _SPECIALS[name]
+        return enc._variant(name, special_tokens=None if specials == enc.special_tokens else specials)
 
     return build
 
@@ -63,6 +118,8 @@ _FACTORIES: dict[str, Callable[[], Any]] = {
     "o200k_base": _tiktoken_style("o200k_base"),
     "cl100k_base": _tiktoken_style("cl100k_base"),
     "r50k_base": _tiktoken_style("r50k_base"),
+    "gpt2": _variant_of("r50k_base", "gpt2"),
+    "o200k_harmony": _variant_of("o200k_base", "o200k_harmony"),
     "bert-base-uncased": _bert,
     "mistral-7b-v0.1": _mistral,
 }
@@ -81,8 +138,21 @@ def register_encoding(name: str, factory: Callable[[], Any]) -> None:
 
 
 def list_encodings() -> list[str]:
-    """Names :func:`get_encoding` accepts (aliases not included)."""
+    """Names :func:`get_encoding` accepts (aliases not included).
+
+    Runtime complexity: ``O(encodings)``.
+    """
     return sorted(_FACTORIES)
+
+
+def is_registered(enc: object) -> bool:
+    """Whether ``enc`` is the encoding :func:`get_encoding` returns for its name (so that a
+    pickle of it may be just the name).
+
+    Runtime complexity: ``O(1)``.
+    """
+    with _LOCK:
+        return _LOADED.get(getattr(enc, "name", None)) is enc  # type: ignore[arg-type]
 
 
 def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Any:
@@ -90,10 +160,14 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> An
 
     With ``path``, the vocabulary is read from that file instead: a ``.tiktoken`` file, or a
     GPT-2 ``encoder.json`` (its ``vocab.bpe`` beside it is checked when present); ``name`` then
-    picks the pre-tokenizer pattern.
+    picks the pre-tokenizer pattern and the special tokens. That is how ``p50k_base`` and
+    ``p50k_edit``, whose vocabulary no package ships, are read.
 
-    >>> get_encoding("gpt2").name
-    'r50k_base'
+    ``gpt2`` is tiktoken's name for ``r50k_base``'s vocabulary, and an encoding of its own
+    here too (the vocabulary is loaded once for both):
+
+    >>> get_encoding("gpt2").name, get_encoding("gpt2").encode("hello world")
+    ('gpt2', [31373, 995])
 
     Runtime complexity: ``O(vocabulary)`` the first time, ``O(1)`` after.
     """
@@ -109,9 +183,9 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> An
             from .sentencepiece_bpe import load_sentencepiece
 
             return load_sentencepiece(os.fspath(path))
-        if canonical not in PATTERNS:
+        if canonical not in _PATTERN_OF:
             raise VocabularyError(
-                f"a vocabulary file needs a known pre-tokenizer; pick one of {sorted(PATTERNS)}"
+                f"a vocabulary file needs a known pre-tokenizer; pick one of {sorted(_PATTERN_OF)}"
             )
         p = os.fspath(path)
         if p.endswith(".json"):
@@ -121,7 +195,7 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> An
             ranks = load_tiktoken_file(p)
         return Encoding(
             canonical,
-            pat_str=PATTERNS[canonical],
+            pat_str=PATTERNS[_PATTERN_OF[canonical]],
             mergeable_ranks=ranks,
             special_tokens=_SPECIALS.get(canonical, {}),
             source=p,
@@ -132,6 +206,13 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> An
             return enc
         factory = _FACTORIES.get(canonical)
         loading = _LOADING.setdefault(canonical, threading.Lock())
+    if factory is None and canonical in _FILE_ONLY:
+        raise VocabularyError(
+            f"{canonical} is one of tiktoken's encodings, but no package livetok can use ships "
+            f"its vocabulary: pass the file, livetok.incremental.get_encoding({canonical!r}, "
+            f"path='{_FILE_ONLY[canonical]}.tiktoken') (tiktoken downloads it from "
+            f"{_P50K_URL})"
+        )
     if factory is None:
         raise ValueError(
             f"unknown encoding {name!r}; available: {', '.join(list_encodings())} "

@@ -62,6 +62,7 @@ from .sp_model_proto import (
 )
 
 __all__ = [
+    "PieceIdError",
     "SentencePieceEncoding",
     "SentencePieceModelError",
     "load_sentencepiece",
@@ -75,6 +76,11 @@ __all__ = [
 SPACE = "\u2581"
 #: coarse words longer than this are encoded piece by piece (finest split) instead of whole
 _LONG_WORD = 64
+
+
+class PieceIdError(IndexError, ValueError):
+    """A token id out of range: an ``IndexError``, as sentencepiece raises, and a
+    ``ValueError``, as livetok raised before, so either ``except`` catches it."""
 
 
 class SentencePieceModelError(ModelProtoError):
@@ -331,11 +337,20 @@ class SentencePieceEncoding:
     # -- vocabulary ---------------------------------------------------------------------------
 
     def id_to_piece(self, token_id: int) -> str:
-        """The vocabulary piece of ``token_id`` (``▁`` for spaces).
+        """The vocabulary piece of ``token_id`` (``▁`` for spaces); :class:`PieceIdError` (an
+        ``IndexError``, as sentencepiece raises) for an id out of range, negative ones too.
 
         Runtime complexity: ``O(1)``.
         """
+        self._check_id(token_id)
         return self._pieces[token_id]
+
+    def _check_id(self, token_id: int) -> None:
+        """Raise :class:`PieceIdError` unless ``0 <= token_id < n_vocab``."""
+        if not 0 <= token_id < self.n_vocab:
+            raise PieceIdError(
+                f"token id {token_id} out of range 0..{self.n_vocab - 1} of {self.name}"
+            )
 
     def piece_to_id(self, piece: str) -> int:
         """Id of ``piece``, or ``unk_id`` when it is not in the vocabulary.
@@ -509,12 +524,12 @@ class SentencePieceEncoding:
     # -- decoding -----------------------------------------------------------------------------
 
     def token_bytes(self, token_id: int) -> bytes:
-        """The bytes ``token_id`` stands for (``▁`` as a space; control tokens: empty).
+        """The bytes ``token_id`` stands for (``▁`` as a space; control tokens: empty);
+        :class:`PieceIdError` for an id out of range.
 
         Runtime complexity: ``O(len(piece))``.
         """
-        if not 0 <= token_id < self.n_vocab:
-            raise ValueError(f"token id {token_id} out of range 0..{self.n_vocab - 1}")
+        self._check_id(token_id)
         b = self._byte_of.get(token_id)
         if b is not None:
             return bytes([b])
@@ -531,7 +546,8 @@ class SentencePieceEncoding:
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids``: the inverse of :meth:`encode` on text without unknowns.
 
-        The dummy prefix's space is dropped from the first token, as SentencePiece does.
+        The dummy prefix's space is dropped from the first token, as SentencePiece does; an id
+        out of range raises :class:`PieceIdError` (an ``IndexError``), as in sentencepiece.
 
         Runtime complexity: ``O(total bytes)``.
         """

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from .encoding import sanitize
+from .encoding import join_surrogates, sanitize
 from .protocol import PieceEncoding
 
 __all__ = ["encode_stream", "count_stream", "StreamStats"]
@@ -123,7 +123,9 @@ def encode_stream(
 
     ``min_batch_cp``: chunks are gathered until the buffer holds this many code points before
     pieces are split off, so tiny chunks do not make the splitter rescan the same tail.
-    Surrogate code points become U+FFFD one for one, as in ``encode`` (:func:`.sanitize`).
+    Surrogate code points are handled as in ``encode``: U+FFFD one for one (:func:`.sanitize`),
+    except that tiktoken-style encodings (``joins_surrogate_pairs``) first join a pair into its
+    character, as tiktoken does (:func:`.join_surrogates`), also when chunks cut it.
 
     >>> from livetok.incremental.sentencepiece_bpe import load_mistral_v1
     >>> enc = load_mistral_v1()                                   # doctest: +SKIP
@@ -144,6 +146,8 @@ def _batches(
     stats: StreamStats | None,
 ) -> Iterator[list[int]]:
     """The ids of :func:`encode_stream` in lists, one per buffer of final pieces."""
+    if getattr(encoding, "joins_surrogate_pairs", False):
+        chunks = _pairs_joined(chunks)
     buf = ""
     at_start = True
     for chunk in chunks:
@@ -185,6 +189,24 @@ def _batches(
         if stats is not None:
             stats.pieces += 1
     yield out
+
+
+def _pairs_joined(chunks: Iterable[str]) -> Iterator[str]:
+    """``chunks`` with each surrogate pair joined into its character and other surrogates made
+    U+FFFD (:func:`.join_surrogates`, what tiktoken-style encodings' ``encode`` does), also a
+    pair cut between two chunks: a chunk's last high surrogate waits for the next chunk."""
+    held = ""
+    for chunk in chunks:
+        if not isinstance(chunk, str):
+            yield chunk  # _batches raises the TypeError
+            continue
+        chunk = held + chunk
+        held = ""
+        if chunk and "\ud800" <= chunk[-1] <= "\udbff":
+            chunk, held = chunk[:-1], chunk[-1]
+        yield join_surrogates(chunk)
+    if held:
+        yield join_surrogates(held)
 
 
 def count_stream(

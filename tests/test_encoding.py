@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from livetok.incremental import Encoding, VocabularyError, get_encoding, list_encodings
+from livetok.incremental import Encoding, UnknownTokenError, VocabularyError, get_encoding
+from livetok.incremental import join_surrogates, list_encodings, sanitize
 from livetok.incremental.bpe import (
     _BYTES,
     _RUN_SCAN_MAX,
@@ -31,16 +32,60 @@ from livetok.incremental.load import _tiktoken_cache_file, load_gpt2_files, load
 from ._refs import BPE_NAMES, real_text, tiktoken_ref
 
 
-@pytest.mark.parametrize("name", BPE_NAMES)
+@pytest.mark.parametrize("name", BPE_NAMES + ["gpt2", "o200k_harmony"])
 def test_patterns_are_tiktokens(name, monkeypatch):
     from tiktoken_ext import openai_public
 
     # the constructors would download the vocabulary: stub the loader, keep the pattern
     monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *a, **k: {})
+    monkeypatch.setattr(openai_public, "data_gym_to_mergeable_bpe_ranks", lambda *a, **k: {})
     spec = openai_public.ENCODING_CONSTRUCTORS[name]()
     enc = get_encoding(name)
+    assert enc.name == spec["name"] == name
     assert enc.pat_str == spec["pat_str"]
     assert enc.special_tokens == spec["special_tokens"]
+    assert list(enc.special_tokens) == list(spec["special_tokens"])  # the order too
+    assert enc._pre.fast is not None  # the known pattern's fast splitter, under any name
+
+
+@pytest.mark.parametrize("name", ["p50k_base", "p50k_edit"])
+def test_p50k_is_read_from_a_file_livetok_is_given(name, tmp_path, monkeypatch):
+    """No package ships p50k's vocabulary: get_encoding says which file to pass, and with
+    it gives tiktoken's pattern and special tokens (r50k's ranks stand in for the file)."""
+    from tiktoken_ext import openai_public
+
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *a, **k: {})
+    spec = openai_public.ENCODING_CONSTRUCTORS[name]()
+    with pytest.raises(VocabularyError, match=rf"get_encoding\('{name}', path='p50k_base.tiktoken'\)"):
+        get_encoding(name)
+    ranks = get_encoding("r50k_base").mergeable_ranks
+    f = tmp_path / "p50k_base.tiktoken"
+    f.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % r for t, r in ranks.items()))
+    enc = get_encoding(name, path=f)
+    assert (enc.name, enc.pat_str, enc.special_tokens) == (
+        name, spec["pat_str"], spec["special_tokens"])
+    assert enc.encode("hello <|endoftext|>", allowed_special="all") == [31373, 220, 50256]
+
+
+def test_model_tables_are_tiktokens():
+    """The model tables are tiktoken's, so every model name maps as in tiktoken."""
+    import tiktoken.model as tm
+
+    from livetok.incremental import encoding_for_model, encoding_name_for_model, models
+
+    assert models.MODEL_TO_ENCODING == tm.MODEL_TO_ENCODING
+    assert list(models.MODEL_PREFIX_TO_ENCODING.items()) == list(
+        tm.MODEL_PREFIX_TO_ENCODING.items())
+    names = [*tm.MODEL_TO_ENCODING, *(p + "x-2030" for p in tm.MODEL_PREFIX_TO_ENCODING)]
+    for model in names:
+        assert encoding_name_for_model(model) == tm.encoding_name_for_model(model)
+    for model in ["gpt-5-nano", "o1-mini", "ft:gpt-4o-mini:org::id", "gpt-oss-20b"]:
+        assert encoding_for_model(model).name == tm.encoding_name_for_model(model)
+    assert encoding_for_model("gpt-2").name == "gpt2"
+    with pytest.raises(KeyError, match="Could not automatically map llama-3"):
+        encoding_name_for_model("llama-3")
+    with pytest.raises(VocabularyError, match="'code-davinci-002' uses the encoding 'p50k_base'"):
+        encoding_for_model("code-davinci-002")
 
 
 @pytest.mark.parametrize("name", BPE_NAMES)
@@ -87,14 +132,46 @@ def test_exact_on_generated_text(name, text):
     assert "".join(text[s:e] for s, e in spans) == text
 
 
-@given(text=st.lists(st.sampled_from(["a", " ", "\ud800", "\udfff", "x\udc00y", "中", "\n"]),
-                    max_size=30).map("".join))
-def test_lone_surrogates_never_crash_and_match_tiktoken(text):
-    enc = get_encoding("o200k_base")
-    ids = enc.encode(text)
-    fixed = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
-    assert ids == tiktoken_ref("o200k_base").encode_ordinary(fixed)
-    assert len(enc.decode(ids)) == len(text)
+_SURROGATE_BITS = ["a", " ", "\ud800", "\udfff", "x\udc00y", "中", "\n", "\ud83d", "\udc4d",
+                   "\ud83d\udc4d", "\ufeff", "<|endoftext|>"]
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+@given(text=st.lists(st.sampled_from(_SURROGATE_BITS), max_size=30).map("".join))
+def test_surrogates_never_crash_and_match_tiktoken(name, text):
+    """Lone surrogates and pairs held as two code points: tiktoken's own fallback (it joins a
+    pair into its character, and makes every other surrogate U+FFFD) is the reference, for
+    every method that returns ids; the offset methods replace each surrogate alone."""
+    enc = get_encoding(name)
+    tk = tiktoken_ref(name)
+    want = tk.encode_ordinary(text)
+    assert enc.encode(text) == enc.encode_ordinary(text) == want
+    assert enc.count(text) == len(want)
+    assert enc.encode(text, allowed_special="all") == tk.encode(text, allowed_special="all")
+    assert enc.encode_batch([text, text[1:]]) == tk.encode_ordinary_batch([text, text[1:]])
+    assert [i for b in enc.split_blocks(text, 3) for i in enc.encode(b)] == want
+    assert [i for _, ids in enc.encode_blocks(text) for i in ids] == want
+    joined = join_surrogates(text)
+    assert joined == text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert enc.decode(want) == joined
+    # offsets: one U+FFFD per surrogate, so the spans tile the text itself
+    assert sanitize(text) == "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+    spans = enc.pieces(text)
+    assert [s for s, _ in spans[1:]] == [e for _, e in spans[:-1]]
+    assert (spans[-1][1] if spans else 0) == len(text)
+
+
+def test_surrogate_pair_is_one_character_as_in_tiktoken():
+    """tiktoken's own case (tests/test_encoding.py upstream): a pair gives 👍's three ids, not
+    the two U+FFFD a one-for-one replacement gave ([10178] in cl100k_base)."""
+    enc = get_encoding("cl100k_base")
+    assert enc.encode("\ud83d\udc4d") == enc.encode("👍") == [9468, 239, 235]
+    assert enc.encode("\ud83d") == enc.encode("\ufffd")
+    # a Document keeps code point offsets: each surrogate becomes U+FFFD, one for one
+    from livetok.incremental import Document
+
+    doc = Document("a\ud83d\udc4db", encoding=enc)
+    assert doc.text == "a\ufffd\ufffdb" and doc.token_ids() == enc.encode(doc.text)
 
 
 def test_special_token_text_is_ordinary_text():
@@ -157,6 +234,95 @@ def test_tiktoken_helpers_match_tiktoken(name):
             enc.encode_single_token(t)
 
 
+@pytest.mark.parametrize("name", BPE_NAMES + ["o200k_harmony"])
+def test_every_token_id_round_trips_as_in_tiktoken(name):
+    """tiktoken's test_single_token_roundtrip over every id: an id that names no token is a
+    KeyError, every other id's bytes (special tokens' too) encode back to it."""
+    enc = get_encoding(name)
+    n = 0
+    for i in range(enc.n_vocab):
+        try:
+            b = enc.decode_single_token_bytes(i)
+        except KeyError:
+            continue
+        assert enc.encode_single_token(b) == i
+        n += 1
+    assert n == len(enc.mergeable_ranks) + len(set(enc.special_tokens.values()))
+    for special in enc.special_tokens:
+        assert enc.decode_single_token_bytes(enc.encode_single_token(special)) in (
+            special.encode(), b"<|endofprompt|>")  # 200018 has two names in o200k_harmony
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_decode_options_and_offsets_match_tiktoken(name):
+    """decode's ``errors``, decode_with_offsets (on CJK, Tamil, cut characters and a special
+    token), decode_bytes_batch, token_byte_values and is_special_token, against tiktoken."""
+    enc = get_encoding(name)
+    tk = tiktoken_ref(name)
+    texts = ["hello world<|endoftext|> green cow", "我非常渴望与人工智能一起工作", "நடிகர் சூர்யா",
+             " Ġ除", "😀 x 😀😀 中文", real_text(3_000)]
+    for text in texts:
+        ids = tk.encode(text, allowed_special="all")
+        assert enc.decode_with_offsets(ids) == tk.decode_with_offsets(ids)
+        for errors in ("replace", "ignore", "strict", "backslashreplace"):
+            for cut in (ids[:3], ids[1:4], ids):
+                try:
+                    want = tk.decode(cut, errors=errors)
+                except UnicodeDecodeError:
+                    with pytest.raises(UnicodeDecodeError):
+                        enc.decode(cut, errors=errors)
+                    with pytest.raises(UnicodeDecodeError):
+                        enc.decode_with_offsets(cut)
+                    continue
+                assert enc.decode(cut, errors=errors) == want
+        assert enc.decode_batch([ids, ids[1:4]], errors="ignore") == tk.decode_batch(
+            [ids, ids[1:4]], errors="ignore")
+        assert enc.decode_bytes_batch([ids, ids[:2]]) == tk.decode_bytes_batch([ids, ids[:2]])
+    assert enc.token_byte_values() == tk.token_byte_values()
+    for i in [0, 15, enc.eot_token, max(enc.special_tokens.values()), enc.n_vocab]:
+        assert enc.is_special_token(i) == tk.is_special_token(i)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "gpt2"])
+def test_pickle_by_name_or_by_vocabulary(name):
+    """As tiktoken's: a registry encoding pickles as its name (a few bytes) and unpickles as
+    the same object; one built by hand carries its vocabulary and special tokens."""
+    import pickle
+
+    enc = get_encoding(name)
+    data = pickle.dumps(enc)
+    assert len(data) < 200 and pickle.loads(data) is enc
+    mine = Encoding("mine", pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks,
+                    special_tokens={"<|pickle|>": 100_000})
+    back = pickle.loads(pickle.dumps(mine))
+    assert type(back) is Encoding and back is not mine
+    assert (back.name, back.pat_str, back.special_tokens) == (
+        "mine", mine.pat_str, {"<|pickle|>": 100_000})
+    assert back.encode("hi <|pickle|>", allowed_special="all") == mine.encode(
+        "hi <|pickle|>", allowed_special="all")[:-1] + [100_000]
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_encode_stream_method_equals_encode(name):
+    """``Encoding.encode_stream`` (the method) yields ``encode_ordinary`` of the joined
+    chunks, also when a chunk cuts a surrogate pair or two; special-token text is text."""
+    enc = get_encoding(name)
+    text = "a\ud83d\udc4d b <|endoftext|> \ud800\ud83d\ude00x\udfff " + real_text(2_000) + "\ud83d"
+    want = enc.encode_ordinary(text)
+    assert want == tiktoken_ref(name).encode_ordinary(text)
+    rng = random.Random(7)
+    for _ in range(30):
+        cuts = sorted(rng.sample(range(len(text) + 1), 4))
+        chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+        assert list(enc.encode_stream(chunks, min_batch_cp=rng.choice([1, 16, 1 << 16]))) == want
+    assert list(enc.encode_stream(iter(["\ud83d", "\udc4d"]), min_batch_cp=1)) == enc.encode("👍")
+
+
+def test_decode_roundtrip_of_gpt2_names_it():
+    enc = get_encoding("gpt2")
+    assert enc.decode(enc.encode("hello world")) == "hello world" and repr(enc) == "<Encoding 'gpt2'>"
+
+
 @pytest.mark.parametrize("name", BPE_NAMES)
 def test_decode_roundtrip(name):
     enc = get_encoding(name)
@@ -176,6 +342,11 @@ def test_decode_rejects_ids_that_name_no_token(name):
             continue
         with pytest.raises(ValueError, match=r"unknown token id\(s\) \[-?\d+\]"):
             enc.decode(bad)
+        # a KeyError too, as tiktoken raises (its own tests loop over range(n_vocab) with it)
+        with pytest.raises(KeyError, match=r"unknown token id\(s\) \[-?\d+\] for"):
+            enc.decode_single_token_bytes(bad[-1])
+        with pytest.raises(UnknownTokenError):
+            enc.decode_bytes(bad)
     with pytest.raises(TypeError, match="ints, not float"):
         enc.decode([15, 1.5])
     ids = enc.encode("hello world")
@@ -205,8 +376,21 @@ def test_pieces_of_a_non_str_is_a_type_error():
 
 
 def test_aliases_and_registry():
-    assert get_encoding("gpt2") is get_encoding("r50k_base")
-    assert {"o200k_base", "cl100k_base", "r50k_base"} <= set(list_encodings())
+    """tiktoken's gpt2 is r50k_base's vocabulary under its own name: an encoding of its own
+    here too, sharing the loaded vocabulary (and o200k_harmony shares o200k_base's)."""
+    gpt2, r50k = get_encoding("gpt2"), get_encoding("r50k_base")
+    assert gpt2.name == "gpt2" and r50k.name == "r50k_base" and gpt2 is get_encoding("gpt2")
+    assert gpt2.mergeable_ranks is r50k.mergeable_ranks
+    assert gpt2.special_tokens == r50k.special_tokens and gpt2.pat_str == r50k.pat_str
+    assert gpt2.encode("hello world") == r50k.encode("hello world") == [31373, 995]
+    harmony, o200k = get_encoding("o200k_harmony"), get_encoding("o200k_base")
+    assert harmony.mergeable_ranks is o200k.mergeable_ranks
+    assert harmony.special_tokens != o200k.special_tokens == {
+        "<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+    assert o200k.n_vocab == 200019 and harmony.n_vocab == 201088
+    assert get_encoding("gpt-4o") is o200k and get_encoding("gpt-4") is get_encoding("cl100k_base")
+    assert {"o200k_base", "cl100k_base", "r50k_base", "gpt2", "o200k_harmony"} <= set(
+        list_encodings())
 
 
 def test_unknown_encoding_lists_available():
@@ -307,10 +491,10 @@ def test_get_encoding_from_user_named_gpt2_files(tmp_path):
     text = "hello world, livetok! \u00e9t\u00e9 \U0001f600"
     want = tiktoken_ref("r50k_base").encode_ordinary(text)
     enc = get_encoding("gpt2", path=tmp_path / "encoder.json")
-    assert enc.name == "r50k_base" and enc.source == str(tmp_path / "encoder.json")
+    assert enc.name == "gpt2" and enc.source == str(tmp_path / "encoder.json")
     assert enc.encode(text) == want
     # the loaded encoding is not cached under the name: the registry's r50k_base is unchanged
-    assert get_encoding("r50k_base") is not enc
+    assert get_encoding("gpt2") is not enc and get_encoding("r50k_base") is not enc
     (tmp_path / "vocab.bpe").unlink()
     assert get_encoding("r50k_base", path=tmp_path / "encoder.json").encode(text) == want
     with pytest.raises(VocabularyError, match="cannot read GPT-2 encoder.json"):
@@ -596,6 +780,24 @@ def test_encoding_rejects_non_str():
 def test_custom_encoding_object():
     enc = Encoding("r50k_base", mergeable_ranks=get_encoding("r50k_base").mergeable_ranks)
     assert enc.encode("Hello world") == [15496, 995]
+
+
+def test_custom_name_with_a_known_pattern_gets_its_fast_forms():
+    """The pattern, not the name, picks the fast splitter and the horizon readers: an
+    encoding of one's own with cl100k's pattern is as fast and as incremental as cl100k."""
+    from livetok.incremental import Document
+
+    base = get_encoding("cl100k_base")
+    enc = Encoding("mine", pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks)
+    assert enc._pre.fast is not None and enc.piece_strings is not None
+    text = real_text(20_000)
+    assert enc.encode(text) == base.encode(text)
+    doc = Document(text, encoding=enc)
+    doc.edit(10_000, 10_000, "x")
+    assert doc.stats.pieces_resplit < 10  # a few pieces around the edit, not the whole text
+    assert doc.token_ids() == base.encode(doc.text)
+    other = Encoding("mine", pat_str=r"\S+|\s+", mergeable_ranks=base.mergeable_ranks)
+    assert other._pre.fast is None
 
 
 @pytest.mark.parametrize("name", BPE_NAMES)

@@ -235,6 +235,27 @@ def test_token_bytes_and_decode(mistral, mistral_sp) -> None:
 
 
 @needs_mistral
+def test_ids_out_of_range_raise_index_error_as_sentencepiece(mistral, mistral_sp) -> None:
+    """id_to_piece(-1) gave the last piece (a list index from the end) and decode's error was
+    a ValueError; sentencepiece raises IndexError for both. Ours is both (PieceIdError)."""
+    n = mistral.n_vocab
+    assert [mistral.id_to_piece(i) for i in (0, n - 1)] == [
+        mistral_sp.id_to_piece(i) for i in (0, n - 1)]
+    for bad in (-1, -n, n, 10**6):
+        with pytest.raises(IndexError):
+            mistral_sp.id_to_piece(bad)
+        with pytest.raises(IndexError, match=rf"token id {bad} out of range 0\.\.{n - 1}"):
+            mistral.id_to_piece(bad)
+        with pytest.raises(IndexError):
+            mistral_sp.decode([5, bad])
+        with pytest.raises(IndexError):
+            mistral.decode([5, bad])
+        with pytest.raises(ValueError, match="out of range"):  # what livetok raised before
+            mistral.decode([bad])
+    assert issubclass(sentencepiece_bpe.PieceIdError, (IndexError, ValueError))
+
+
+@needs_mistral
 def test_token_cp_lens_byte_fallback_and_dummy(mistral) -> None:
     # an unseen CJK character falls back to 3 byte tokens: the first holds the character
     rare = "\U00020000"  # CJK Extension B, not in the vocabulary
