@@ -18,13 +18,19 @@ Custom messages (see ``docs/protocol.md``):
   ``{"uri", "version", "encoding", "tokens", "characters", "rangeTokens"?}``
 - notification ``livetok/didChangeTokenCount`` (server -> client): the same fields, sent
   after changes are applied, coalesced when changes arrive faster than it is sent.
+
+Below JSON-RPC, :class:`Framer` splits the LSP base protocol (``Content-Length`` headers) of
+stdio and TCP into message bodies and finds its feet again after a bad frame; both it and
+:meth:`LivetokProtocol.decode` enforce the limits (message size, JSON nesting) that keep a
+hostile or broken client from going unanswered or taking the server down (``docs/security.md``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Callable
+import re
+from typing import Any, Callable, Iterator, Literal, NamedTuple
 
 import cattrs
 from lsprotocol import types
@@ -36,7 +42,12 @@ __all__ = [
     "TOKEN_COUNT",
     "DID_CHANGE_TOKEN_COUNT",
     "REQUEST_FAILED",
+    "MAX_JSON_DEPTH",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "Frame",
+    "Framer",
     "LivetokProtocol",
+    "nesting_exceeds",
 ]
 
 log = logging.getLogger(__name__)
@@ -45,6 +56,13 @@ TOKEN_COUNT = "livetok/tokenCount"
 DID_CHANGE_TOKEN_COUNT = "livetok/didChangeTokenCount"
 #: LSP ``RequestFailed``: the request was valid but the server cannot answer it now
 REQUEST_FAILED = -32803
+#: arrays/objects a message may nest: the deepest real client message measured is 8 levels (an
+#: ``initialize`` from VS Code 1.65, Neovim 0.6-0.11 or Emacs 29; a didChange is 6), so 64
+#: leaves room for settings and command arguments, far below the parser's recursion limit
+MAX_JSON_DEPTH = 64
+#: ``livetok serve --max-message-size``'s default: a 100 MB document as a JSON string (CJK text
+#: escaped as ``\\uXXXX`` doubles in size) fits with room to spare
+DEFAULT_MAX_MESSAGE_BYTES = 512 << 20
 
 
 def _describe(exc: BaseException) -> str:
@@ -73,6 +91,52 @@ def _describe(exc: BaseException) -> str:
     return f"{type(cause).__name__}: {cause}"
 
 
+def nesting_exceeds(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON value nests arrays/objects more than ``limit`` levels deep.
+
+    >>> nesting_exceeds({"a": [1, {"b": "[[[["}]}, 3), nesting_exceeds([[[[]]]], 3)
+    (False, True)
+
+    Runtime complexity: ``O(containers and their items)``, stopping at the first container
+    too deep; strings are not looked into, so a 10 MB ``didOpen`` costs a handful of steps.
+    """
+    stack = [(value, 1)] if type(value) in (dict, list) else []
+    while stack:
+        container, depth = stack.pop()
+        if depth > limit:
+            return True
+        for item in container.values() if type(container) is dict else container:
+            if type(item) is dict or type(item) is list:  # json.loads makes exactly these
+                stack.append((item, depth + 1))
+    return False
+
+
+_JSON_STRING = rb'"(?:[^"\\]|\\.)*"'
+#: the top-level ``"id"`` of a message that cannot be parsed whole, when it comes before any
+#: array or object member (``{"jsonrpc": "2.0", "id": 7, "method": ..., "params": [[[...``)
+_LEADING_ID = re.compile(
+    rb'\s*\{\s*(?:' + _JSON_STRING + rb'\s*:\s*(?:' + _JSON_STRING
+    + rb'|-?[0-9][0-9.eE+-]*|true|false|null)\s*,\s*)*?"id"\s*:\s*(-?[0-9]+|'
+    + _JSON_STRING + rb')\s*[,}]', re.S)
+
+
+def _leading_id(body: bytes | str) -> int | str | None:
+    """The id of a message too deep to parse, read from its first members (None if not there).
+
+    >>> _leading_id(b'{"jsonrpc": "2.0", "id": 7, "params": [[[[') , _leading_id(b'{"a": [1], "id": 2}')
+    (7, None)
+    """
+    head = body[:1 << 16]
+    m = _LEADING_ID.match(head.encode("utf-8", "replace") if isinstance(head, str) else head)
+    if m is None:
+        return None
+    try:
+        value = json.loads(m.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, (int, str)) else None
+
+
 class LivetokProtocol(LanguageServerProtocol):
     """pygls's LSP protocol with message decoding that never leaves a request unanswered."""
 
@@ -84,12 +148,23 @@ class LivetokProtocol(LanguageServerProtocol):
     def decode(self, body: bytes | str) -> Any | None:
         """Parse and type one message body; answer the errors; None when nothing to dispatch.
 
+        A message nested more than :data:`MAX_JSON_DEPTH` levels deep is refused with
+        ``InvalidRequest`` (-32600), answered under its id when that can be read, whether the
+        parser could read it (then the depth is measured on the result) or gave up.
+
         Runtime complexity: ``O(len(body))``.
         """
         try:
             data = json.loads(body)
+        except RecursionError:  # nested deeper than the C parser's recursion guard allows
+            self._refuse_deep(_leading_id(body), None)
+            return None
         except (ValueError, UnicodeDecodeError) as exc:
             self._send_error(None, JsonRpcParseError(f"invalid JSON: {exc}"))
+            return None
+        if nesting_exceeds(data, MAX_JSON_DEPTH):
+            self._refuse_deep(data.get("id") if isinstance(data, dict) else None,
+                              data.get("method") if isinstance(data, dict) else None)
             return None
         if not isinstance(data, dict) or data.get("jsonrpc") != self.VERSION:
             msg_id = data.get("id") if isinstance(data, dict) else None
@@ -97,6 +172,12 @@ class LivetokProtocol(LanguageServerProtocol):
                 msg_id if isinstance(msg_id, (str, int)) else None,
                 JsonRpcInvalidRequest('a message must be a JSON object with "jsonrpc": "2.0"'),
             )
+            return None
+        msg_id = data.get("id")
+        if msg_id is not None and (type(msg_id) is not int and type(msg_id) is not str):
+            # pygls would file it as a dict key (a list fails there, with a traceback sent back)
+            self._send_error(None, JsonRpcInvalidRequest(
+                f"a message id must be an integer or a string, not {type(msg_id).__name__}"))
             return None
         try:
             return self.structure_message(data)
@@ -117,6 +198,14 @@ class LivetokProtocol(LanguageServerProtocol):
                 log.warning("dropped undecodable response: %s", reason)
             return None
 
+    def get_message_type(self, method: str) -> Any:
+        # pygls caches these per (protocol, method) in a class-wide lru_cache, which keeps up to
+        # 128 finished sessions of a listener alive with their documents; it is one dict lookup
+        return types.METHOD_TO_TYPES.get(method, (None,))[0]
+
+    def get_result_type(self, method: str) -> Any:
+        return types.METHOD_TO_TYPES.get(method, (None, None))[1]
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         # pygls's version logs a traceback per failure; decode() reports instead
         if "id" in data and "method" in data:
@@ -128,6 +217,22 @@ class LivetokProtocol(LanguageServerProtocol):
             if t is not None:
                 return self._converter.structure(data, t)
         return super().structure_message(data)
+
+    def _refuse_deep(self, msg_id: Any, method: Any) -> None:
+        reason = (f"the message nests arrays/objects more than {MAX_JSON_DEPTH} levels deep, "
+                  f"livetok's limit (LSP messages need about 8); send flatter params")
+        if msg_id is None and isinstance(method, str):  # a notification: nobody to answer
+            log.warning("dropped notification %s: %s", method, reason)
+            if self.on_invalid_notification is not None:
+                self.on_invalid_notification(method, None, reason)
+            return
+        self._send_error(msg_id if isinstance(msg_id, (str, int)) else None,
+                         JsonRpcInvalidRequest(reason))
+
+    def reject_frame(self, reason: str, body: bytes = b"") -> None:
+        """Answer a frame :class:`Framer` could not read with a parse error (-32700), under
+        the id its body starts with, if any, else id null."""
+        self._send_error(_leading_id(body) if body else None, JsonRpcParseError(reason))
 
     def _send_error(self, msg_id: Any, error: Any) -> None:
         log.warning("answering message %r with error %s: %s", msg_id, error.code, error.message)
@@ -199,3 +304,219 @@ class LivetokProtocol(LanguageServerProtocol):
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
+
+
+# -- base protocol framing -----------------------------------------------------------------------
+
+#: ``Name: value\r\n`` (an HTTP token as the name)
+_HEADER_LINE = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*\r\n", re.S)
+_DIGITS = re.compile(rb"[0-9]{1,15}")
+#: where to pick up again after unreadable bytes: a Content-Length header, even mid-line (the
+#: rest of a body cut short runs into the next header). Valid JSON cannot contain it: a raw
+#: CR LF is not allowed inside a JSON string, and letters outside strings are not JSON.
+_NEXT_LENGTH = re.compile(rb"content-length:[ \t]{0,64}[0-9]{1,15}[ \t]{0,64}\r\n", re.I)
+#: a header line longer than this is not a header (every _NEXT_LENGTH match is shorter)
+_MAX_HEADER_LINE = 1024
+_PREVIEW = 60
+
+
+class Frame(NamedTuple):
+    """What :meth:`Framer.frames` found in the stream.
+
+    ``message``: ``body`` is a message body. ``error``: a frame that cannot be read, to be
+    answered with a parse error; ``body`` is its body when it was read whole (it may hold the
+    id). ``skipped``: bytes between frames that were dropped (``reason`` says how many,
+    ``body`` shows their start). ``foreign``: the stream does not start like LSP (an HTTP
+    request); the connection should be closed.
+    """
+
+    kind: Literal["message", "error", "skipped", "foreign"]
+    body: bytes = b""
+    reason: str = ""
+
+
+class Framer:
+    """Splits an LSP base-protocol byte stream (``Content-Length`` headers, ``\\r\\n`` line
+    ends) into message bodies, and finds its feet again after a bad frame.
+
+    A header block may hold ``Content-Length`` and ``Content-Type`` (any case). A frame whose
+    length is not a number, is over ``max_message_bytes`` or is missing comes out as an
+    ``error``, and reading resumes at the next ``Content-Length`` header; a frame with an
+    unknown header is skipped by its length, as an ``error``. Bytes that are not a header
+    where one should start (the rest of a body whose ``Content-Length`` was too small) are
+    dropped up to the next ``Content-Length`` header and reported as ``skipped``. With
+    ``strict_start`` (TCP), a stream whose first line is not such a header is ``foreign``.
+
+    >>> f = Framer(max_message_bytes=1000)
+    >>> f.feed(b'Content-Length: 2\\r\\n\\r\\n{}Content-Length: x\\r\\n\\r\\n{"a": 1}')
+    >>> f.feed(b'Content-Length: 2\\r\\n\\r\\n[]')
+    >>> [(fr.kind, fr.body) for fr in f.frames()]
+    [('message', b'{}'), ('error', b''), ('skipped', b'{"a": 1}'), ('message', b'[]')]
+
+    Runtime complexity: ``O(bytes fed)`` in all: a body is copied once when complete, a header
+    line is matched once, skipped bytes are searched once; the buffer holds at most one
+    message and one chunk.
+    """
+
+    def __init__(self, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 strict_start: bool = False) -> None:
+        self.max_message_bytes = max_message_bytes
+        self._strict_start = strict_start
+        self._buf = bytearray()
+        self._pos = 0
+        self._state: Literal["headers", "body", "resync", "closed"] = "headers"
+        self._first_line = True
+        self._new_header_block()
+        self._need = 0  # body bytes, in state "body"
+        self._skipped = 0
+        self._skipped_start = b""
+
+    def _new_header_block(self) -> None:
+        self._in_block = False
+        self._length: int | None = None
+        self._length_seen = False
+        self._problem: str | None = None
+
+    def feed(self, data: bytes) -> None:
+        """Append bytes read from the stream.
+
+        Runtime complexity: amortised ``O(len(data))``.
+        """
+        if self._pos and self._pos >= len(self._buf) // 2:
+            del self._buf[: self._pos]
+            self._pos = 0
+        self._buf += data
+
+    def frames(self) -> Iterator[Frame]:
+        """The frames complete in what was fed so far, in stream order.
+
+        Runtime complexity: ``O(bytes consumed)``.
+        """
+        while True:
+            if self._state == "body":
+                if len(self._buf) - self._pos < self._need:
+                    return
+                body = bytes(self._buf[self._pos : self._pos + self._need])
+                self._pos += self._need
+                self._state = "headers"
+                if self._problem is None:
+                    yield Frame("message", body)
+                else:
+                    yield Frame("error", body, self._problem)
+                self._new_header_block()
+            elif self._state == "resync":
+                if not self._resync():
+                    return
+                if self._skipped:
+                    yield self._skip_report()
+            elif self._state == "headers":
+                step = self._header_line()
+                if step is None:
+                    return
+                if isinstance(step, Frame):
+                    yield step
+            else:
+                return
+
+    def close(self) -> str | None:
+        """At the end of the stream: why it ended in the middle of a frame, or None.
+
+        Runtime complexity: ``O(1)``.
+        """
+        left = len(self._buf) - self._pos
+        if self._state == "body":
+            return (f"the input ended in the middle of a message: {left} of its "
+                    f"{self._need} bytes came")
+        if self._state == "resync" and self._skipped + left:
+            return (f"the input ended while skipping {self._skipped + left} bytes that are "
+                    "not LSP messages")
+        if self._state == "headers" and (self._in_block or self._buf[self._pos :].strip()):
+            return "the input ended in the middle of a message header"
+        return None
+
+    def _header_line(self) -> Frame | bool | None:
+        """Read one header line: a Frame to report, True to go on, None to wait for bytes."""
+        end = self._buf.find(b"\n", self._pos, self._pos + _MAX_HEADER_LINE)
+        if end < 0:
+            if len(self._buf) - self._pos < _MAX_HEADER_LINE:
+                return None
+            return self._not_a_header(bytes(self._buf[self._pos : self._pos + _PREVIEW]))
+        line = bytes(self._buf[self._pos : end + 1])
+        if line in (b"\r\n", b"\n"):
+            self._pos = end + 1
+            return self._end_of_headers() if self._in_block else True  # a stray blank line
+        m = _HEADER_LINE.fullmatch(line)
+        if m is None and not line.endswith(b"\r\n"):  # a header ended by a bare \n
+            m = _HEADER_LINE.fullmatch(line[:-1] + b"\r\n")
+            if m is not None:
+                self._problem = self._problem or r"header lines must end with \r\n"
+        if m is None:
+            return self._not_a_header(line)
+        self._pos = end + 1
+        self._first_line = False
+        self._in_block = True
+        name, value = m.group(1).lower(), m.group(2)
+        if name == b"content-length":
+            if self._length_seen:
+                self._length, self._problem = None, "Content-Length given twice"
+            else:
+                self._length_seen = True
+                self._length, problem = self._parse_length(value)
+                self._problem = self._problem or problem
+        elif name != b"content-type" and self._problem is None:
+            self._problem = (f"unknown header {m.group(1).decode('latin-1')!r} (LSP headers "
+                             "are Content-Length and Content-Type)")
+        return True
+
+    def _parse_length(self, value: bytes) -> tuple[int | None, str | None]:
+        if not _DIGITS.fullmatch(value):
+            return None, f"Content-Length {value.decode('latin-1')!r} is not a number of bytes"
+        if int(value) > self.max_message_bytes:
+            return None, (f"Content-Length {int(value)} is over the limit of "
+                          f"{self.max_message_bytes} bytes (livetok serve --max-message-size)")
+        return int(value), None
+
+    def _end_of_headers(self) -> Frame | bool:
+        if self._length is None:  # no usable length: the body's end is unknown
+            reason = self._problem or "a message needs a Content-Length header"
+            self._new_header_block()
+            self._state = "resync"
+            return Frame("error", b"", reason)
+        self._state, self._need = "body", self._length
+        return True
+
+    def _not_a_header(self, line: bytes) -> Frame | bool:
+        """A line that is no header where one should be: foreign at the start of a strict
+        stream, else skipped up to the next Content-Length header."""
+        preview = line[:_PREVIEW]
+        if self._strict_start and self._first_line:
+            self._state = "closed"
+            return Frame("foreign", preview,
+                         f"the stream does not start with an LSP header: {preview!r}")
+        was_in_block = self._in_block
+        self._new_header_block()
+        self._state = "resync"
+        if was_in_block:  # a frame was under way: answer it
+            return Frame("error", b"", f"a header line is not an LSP header: {preview!r}")
+        return True
+
+    def _resync(self) -> bool:
+        """Drop bytes up to the next Content-Length header; False when it is not there yet."""
+        m = _NEXT_LENGTH.search(self._buf, self._pos)
+        stop = m.start() if m else max(self._pos, len(self._buf) - _MAX_HEADER_LINE)
+        if stop > self._pos:
+            if not self._skipped:
+                self._skipped_start = bytes(self._buf[self._pos : min(stop, self._pos + _PREVIEW)])
+            self._skipped += stop - self._pos
+            self._pos = stop
+        if m is None:
+            return False
+        self._state = "headers"
+        return True
+
+    def _skip_report(self) -> Frame:
+        frame = Frame("skipped", self._skipped_start,
+                      f"skipped {self._skipped} bytes that are not an LSP message, up to the "
+                      f"next Content-Length header; they start with {self._skipped_start!r}")
+        self._skipped, self._skipped_start = 0, b""
+        return frame

@@ -1,117 +1,77 @@
-"""Reading messages from stdio, TCP or WebSocket and handing them to the protocol.
+"""Reading messages from stdio, TCP or WebSocket and handing them to a protocol; sessions.
 
-This replaces pygls's read loops for two reasons:
+This replaces pygls's read loops for three reasons:
 
 1. every message body goes through :meth:`LivetokProtocol.decode`, which answers invalid
-   requests instead of dropping them (see ``protocol.py``);
-2. stdin is read in large chunks into a buffer, and a message already in the buffer is
-   handled without returning to the event loop. Callbacks scheduled while handling (the
-   coalesced ``livetok/didChangeTokenCount``) therefore run only when the input is drained:
-   a burst of changes yields one notification, a lone keystroke yields one right away.
+   requests instead of dropping them, and the byte stream through :class:`Framer`, which
+   answers bad frames and finds its feet again (see ``protocol.py``);
+2. input is read in large chunks, and the messages a chunk holds are handled back to back
+   without returning to the event loop. Callbacks scheduled while handling (the coalesced
+   ``livetok/didChangeTokenCount``) therefore run only when the input is drained: a burst of
+   changes yields one notification, a lone keystroke yields one right away;
+3. a listener (``--tcp``, ``--ws``) gives every connection its own language server, so one
+   client never sees another's documents, notifications or answers, and a client that stops
+   reading is cut off once its unsent answers pass a bound (``docs/security.md``).
 
-Concurrency model: one thread runs the asyncio loop and every handler, in arrival order, so
-changes are applied in order and a request sees exactly the changes sent before it. Blocking
-reads of stdin happen in a worker thread.
+Concurrency model: one thread runs the asyncio loop and every handler of every session, in
+arrival order, so changes are applied in order and a request sees exactly the changes sent
+before it. Blocking reads of stdin happen in a worker thread. Writes never wait: each
+connection's writer queues what the client has not read yet, up to its bound.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 import os
-import re
-import threading
+import signal
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, BinaryIO, Protocol
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Callable
+from urllib.parse import parse_qs, urlsplit
 
 from pygls.io_ import StdoutWriter
 
-from .protocol import LivetokProtocol
+from .protocol import DEFAULT_MAX_MESSAGE_BYTES, Framer, LivetokProtocol
 
-__all__ = ["BufferedReader", "serve_stdio", "serve_tcp", "serve_ws", "read_messages"]
+__all__ = [
+    "DEFAULT_MAX_SEND_QUEUE",
+    "BoundedTransportWriter",
+    "BoundedWebSocketWriter",
+    "Limits",
+    "WsAccess",
+    "dispatch",
+    "pump",
+    "serve_stdio",
+    "serve_tcp",
+    "serve_ws",
+]
 
 log = logging.getLogger(__name__)
 
-_CONTENT_LENGTH = re.compile(rb"content-length:\s*(\d+)\s*$", re.IGNORECASE)
 _CHUNK = 1 << 20
+#: ``--max-send-queue``'s default: answers a client has not read yet, per connection
+DEFAULT_MAX_SEND_QUEUE = 64 << 20
+
+#: a new language server for one session (``create_server`` with the command line's options)
+ServerFactory = Callable[[], Any]
 
 
-class AsyncLineReader(Protocol):
-    async def readline(self) -> bytes: ...
+@dataclass(frozen=True)
+class Limits:
+    """Per-connection bounds: the largest message read, the most unsent bytes held."""
 
-    async def readexactly(self, n: int) -> bytes: ...
-
-
-class BufferedReader:
-    """An async reader over a blocking file descriptor that reads big chunks in a thread.
-
-    ``readline``/``readexactly`` return without suspending when the buffer already holds
-    the data, which is what lets a burst of messages be handled back to back.
-    """
-
-    def __init__(self, fd: int, executor: ThreadPoolExecutor) -> None:
-        self._fd = fd
-        self._executor = executor
-        self._buf = bytearray()
-        self._pos = 0
-        self._eof = False
-
-    async def _fill(self) -> None:
-        loop = asyncio.get_running_loop()
-        data = await loop.run_in_executor(self._executor, os.read, self._fd, _CHUNK)
-        if not data:
-            self._eof = True
-            return
-        if self._pos > len(self._buf) // 2:
-            del self._buf[: self._pos]
-            self._pos = 0
-        self._buf += data
-
-    async def readline(self) -> bytes:
-        while True:
-            i = self._buf.find(b"\n", self._pos)
-            if i >= 0:
-                line = bytes(self._buf[self._pos : i + 1])
-                self._pos = i + 1
-                return line
-            if self._eof:
-                line = bytes(self._buf[self._pos :])
-                self._pos = len(self._buf)
-                return line
-            await self._fill()
-
-    async def readexactly(self, n: int) -> bytes:
-        while len(self._buf) - self._pos < n and not self._eof:
-            await self._fill()
-        data = bytes(self._buf[self._pos : self._pos + n])
-        self._pos += len(data)
-        return data
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    max_send_queue: int = DEFAULT_MAX_SEND_QUEUE
 
 
-async def read_messages(reader: AsyncLineReader, protocol: LivetokProtocol,
-                        stop: threading.Event) -> None:
-    """Read ``Content-Length`` framed messages until EOF or ``stop``; dispatch each one."""
-    while not stop.is_set():
-        length = None
-        while True:  # headers, up to the empty line
-            header = await reader.readline()
-            if not header:
-                return
-            if not header.strip():
-                if length is not None:
-                    break
-                continue  # stray blank line before any header
-            m = _CONTENT_LENGTH.match(header)
-            if m:
-                length = int(m.group(1))
-        body = await reader.readexactly(length)
-        if len(body) < length:
-            return
-        dispatch(protocol, body)
+# -- reading -------------------------------------------------------------------------------------
 
 
 def dispatch(protocol: LivetokProtocol, body: bytes) -> None:
-    """Decode and handle one message; a handler's failure never ends the loop."""
+    """Decode and handle one message; a handler's failure never ends the loop (``exit``'s
+    SystemExit does: the caller ends the session)."""
     try:
         message = protocol.decode(body)
         if message is not None:
@@ -122,70 +82,392 @@ def dispatch(protocol: LivetokProtocol, body: bytes) -> None:
         log.exception("unexpected error while handling a message; continuing")
 
 
+def pump(framer: Framer, protocol: LivetokProtocol, who: str) -> bool:
+    """Handle every frame complete in ``framer``; False when ``who`` does not speak LSP (the
+    caller closes the connection).
+
+    Runtime complexity: ``O(bytes consumed)`` plus the handlers.
+    """
+    for frame in framer.frames():
+        if frame.kind == "message":
+            dispatch(protocol, frame.body)
+        elif frame.kind == "error":
+            protocol.reject_frame(frame.reason, frame.body)
+        elif frame.kind == "skipped":
+            log.warning("%s: %s", who, frame.reason)
+        else:
+            log.warning("%s: closing the connection: %s", who, frame.reason)
+            return False
+    return True
+
+
+def _input_ended(framer: Framer, who: str) -> int:
+    """Log how the input ended; 1 when in the middle of a frame (the editor should restart)."""
+    reason = framer.close()
+    if reason is None:
+        return 0
+    log.error("%s: %s; this session cannot go on", who, reason)
+    return 1
+
+
 def serve_stdio(protocol: LivetokProtocol, stdin: BinaryIO, stdout: BinaryIO,
-                executor: ThreadPoolExecutor, stop: threading.Event) -> None:
-    """Serve one client over a pair of pipes until EOF or ``exit``."""
+                executor: ThreadPoolExecutor, limits: Limits = Limits()) -> int:
+    """Serve one client over a pair of pipes until EOF (status 0, or 1 when the input ended
+    in the middle of a message) or ``exit`` (SystemExit)."""
     protocol.set_writer(StdoutWriter(stdout))
-    asyncio.run(read_messages(BufferedReader(stdin.fileno(), executor), protocol, stop))
+    framer = Framer(max_message_bytes=limits.max_message_bytes)
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        while data := await loop.run_in_executor(executor, os.read, stdin.fileno(), _CHUNK):
+            framer.feed(data)
+            pump(framer, protocol, "stdin")
+        return _input_ended(framer, "stdin")
+
+    return asyncio.run(main())
 
 
-def serve_tcp(protocol: LivetokProtocol, host: str, port: int, stop: threading.Event,
-              on_listening: Any = None) -> None:
-    """Serve one client at a time over TCP (the protocol object holds one session)."""
+# -- bounded writers -----------------------------------------------------------------------------
+
+
+class _BoundedWriter:
+    """What both bounded writers share: the cut-off and its log line.
+
+    A write finds the bytes the client has not read yet; over ``max_pending_bytes``, the
+    connection is cut instead. A single answer bigger than the bound (semantic tokens of a
+    huge document) still goes out when the queue is short: what is held stays under the
+    bound plus one message.
+    """
+
+    def __init__(self, max_pending_bytes: int, who: str) -> None:
+        self.max_pending_bytes = max_pending_bytes
+        self.who = who
+        #: set once the client was cut off for not reading
+        self.overflowed = False
+
+    def _cut_off(self, unsent: int) -> None:
+        self.overflowed = True
+        log.warning("%s: closing the connection: the client has not read %d bytes of answers, "
+                    "over the limit of %d (livetok serve --max-send-queue)",
+                    self.who, unsent, self.max_pending_bytes)
+        self._abort()
+
+    def _abort(self) -> None:
+        raise NotImplementedError
+
+
+class BoundedTransportWriter(_BoundedWriter):
+    """A pygls writer for an asyncio transport (TCP) that aborts the connection once the
+    bytes the client has not read (the transport's buffer) pass ``max_pending_bytes``.
+
+    Runtime complexity: ``O(1)`` per write besides the copy into the transport.
+    """
+
+    def __init__(self, transport: asyncio.WriteTransport, max_pending_bytes: int,
+                 who: str = "client") -> None:
+        super().__init__(max_pending_bytes, who)
+        self._transport = transport
+
+    def write(self, data: bytes) -> None:
+        if self._transport.is_closing():
+            return  # the client left (or was cut off): its answers go nowhere
+        unsent = self._transport.get_write_buffer_size()
+        if unsent > self.max_pending_bytes:
+            self._cut_off(unsent)
+            return
+        self._transport.write(data)
+
+    def close(self) -> None:
+        # subtle: synchronous, so that pygls's ``exit`` raises SystemExit inside dispatch(),
+        # where the session catches it; an awaitable would raise it in a loop callback
+        self._transport.close()
+
+    def _abort(self) -> None:
+        self._transport.abort()
+
+
+class BoundedWebSocketWriter(_BoundedWriter):
+    """A pygls writer for a ``websockets`` connection that holds at most ``max_pending_bytes``
+    of messages the client has not read, and closes the connection past that.
+
+    pygls's ``WebSocketWriter`` starts a ``ws.send`` per message and forgets it: a client that
+    never reads makes each send wait for ever on a transport buffer that keeps every answer.
+    Here each write starts a send too (a send writes its frame into the transport before its
+    first wait, so the order of messages holds), and the bytes not yet taken by the socket
+    (sends not started plus the transport's buffer) are counted; when a write finds them
+    past the bound, the connection is aborted and later writes are dropped. ``close`` is synchronous, so that
+    pygls's handling of ``exit`` raises SystemExit in the caller of ``dispatch``, which can
+    end this session alone.
+
+    >>> BoundedWebSocketWriter(None, 64 << 20).max_pending_bytes
+    67108864
+
+    Runtime complexity: ``O(1)`` per write besides the send itself.
+    """
+
+    def __init__(self, ws: Any, max_pending_bytes: int = DEFAULT_MAX_SEND_QUEUE,
+                 who: str = "client") -> None:
+        super().__init__(max_pending_bytes, who)
+        self._ws = ws
+        self._not_started = 0  # bytes of sends created but not yet run
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    def unsent_bytes(self) -> int:
+        """Bytes written here that the socket has not taken yet."""
+        transport = getattr(self._ws, "transport", None)
+        buffered = transport.get_write_buffer_size() if transport is not None else 0
+        return self._not_started + buffered
+
+    def write(self, data: bytes) -> None:
+        if self._closed:
+            return
+        unsent = self.unsent_bytes()
+        if unsent > self.max_pending_bytes:
+            self._cut_off(unsent)
+            return
+        self._not_started += len(data)
+        task = asyncio.ensure_future(self._send(data))
+        self._tasks.add(task)  # a task nobody holds may be collected before it runs
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send(self, data: bytes) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        self._not_started -= len(data)  # from here the bytes are in the transport's buffer
+        if self._closed:
+            return
+        try:
+            await self._ws.send(data)
+        except ConnectionClosed:
+            pass  # the read loop sees the close and ends the session
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            task = asyncio.ensure_future(self._ws.close())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _abort(self) -> None:
+        self._closed = True
+        transport = getattr(self._ws, "transport", None)
+        if transport is not None:
+            transport.abort()
+
+
+# -- sessions and listeners ----------------------------------------------------------------------
+
+
+def _end_session(server: Any, who: str) -> None:
+    """What a session leaves behind: traces of documents still open (``--record-trace``)."""
+    try:
+        server.save_traces()
+    except Exception:
+        log.exception("%s: saving traces failed", who)
+    log.info("%s: session ended", who)
+
+
+class _Sessions:
+    """The live sessions of a listener, and when it stops: on SIGINT/SIGTERM, or, with
+    ``once``, when its first session ends (later connections are refused meanwhile)."""
+
+    def __init__(self, once: bool) -> None:
+        self.once = once
+        self.started = 0
+        self.stop = asyncio.Event()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, self.stop.set)
+            except (NotImplementedError, RuntimeError):  # Windows: Ctrl+C still interrupts
+                pass
+
+    def refuse(self) -> bool:
+        """Whether a new connection must be turned away (``--once`` and one came already)."""
+        return self.once and self.started > 0
+
+    def begin(self) -> None:
+        self.started += 1
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+
+    def end(self) -> None:
+        task = asyncio.current_task()
+        self._tasks.discard(task)  # type: ignore[arg-type]
+        if self.once:
+            self.stop.set()
+
+    async def close(self) -> None:
+        """End every live session (their ``finally`` blocks save traces)."""
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=10)
+
+
+def _peer(addr: Any) -> str:
+    return f"{addr[0]}:{addr[1]}" if isinstance(addr, tuple) and len(addr) >= 2 else str(addr)
+
+
+def serve_tcp(make_server: ServerFactory, host: str, port: int, *, limits: Limits = Limits(),
+              once: bool = False, on_listening: Callable[[Any], None] | None = None) -> int:
+    """Serve LSP over TCP, a fresh language server per connection, until SIGINT/SIGTERM (or,
+    with ``once``, until the first connection ends); returns the exit status."""
+
+    async def session(sessions: _Sessions, reader: asyncio.StreamReader,
+                      writer: asyncio.StreamWriter) -> None:
+        who = f"tcp {_peer(writer.get_extra_info('peername'))}"
+        if sessions.refuse():
+            log.warning("%s: refused: this server serves one client (--once)", who)
+            writer.close()
+            return
+        sessions.begin()
+        server = make_server()
+        server.protocol.set_writer(BoundedTransportWriter(writer.transport,
+                                                          limits.max_send_queue, who))
+        framer = Framer(max_message_bytes=limits.max_message_bytes, strict_start=True)
+        log.info("%s: session started", who)
+        try:
+            while data := await reader.read(_CHUNK):
+                framer.feed(data)
+                if not pump(framer, server.protocol, who):
+                    break
+            else:
+                _input_ended(framer, who)
+        except SystemExit:  # the client sent `exit`: this session ends, the others go on
+            pass
+        except ConnectionError as exc:
+            log.info("%s: connection lost: %s", who, exc)
+        finally:
+            writer.close()
+            _end_session(server, who)
+            sessions.end()
 
     async def main() -> None:
-        done = asyncio.Event()
-
-        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            protocol.set_writer(writer)  # type: ignore[arg-type]
-            try:
-                await read_messages(reader, protocol, stop)
-            finally:
-                writer.close()
-                done.set()
-
-        server = await asyncio.start_server(connection, host, port, limit=1 << 26)
-        addr = server.sockets[0].getsockname()
+        sessions = _Sessions(once)
+        listener = await asyncio.start_server(
+            lambda r, w: session(sessions, r, w), host, port, limit=_CHUNK)
+        addr = listener.sockets[0].getsockname()
         log.info("livetok listening on %s:%s", addr[0], addr[1])
         if on_listening:
             on_listening(addr)
-        async with server:
-            await done.wait()
+        await sessions.stop.wait()
+        listener.close()
+        await sessions.close()
 
     asyncio.run(main())
+    return 0
 
 
-def serve_ws(protocol: LivetokProtocol, host: str, port: int, stop: threading.Event,
-             on_listening: Any = None) -> None:
-    """Serve one client over WebSocket (one JSON message per frame, no headers)."""
+@dataclass(frozen=True)
+class WsAccess:
+    """Who may open a WebSocket session: the secret ``token`` (``?token=`` on the URL or
+    ``Authorization: Bearer``), and the ``Origin`` header, which must be absent (an editor)
+    or one of ``allowed_origins`` (a web page that was let in on purpose)."""
+
+    token: str
+    allowed_origins: frozenset[str] = field(default_factory=frozenset)
+
+    def refusal(self, path: str, headers: Any) -> str | None:
+        """Why a handshake with this path and these headers is refused, or None to accept.
+
+        >>> a = WsAccess("s3cret", frozenset({"http://127.0.0.1:8000"}))
+        >>> a.refusal("/?token=s3cret", {}), a.refusal("/", {"Authorization": "Bearer s3cret"})
+        (None, None)
+        >>> a.refusal("/?token=s3cret", {"Origin": "https://evil.example"})[:32]
+        "origin 'https://evil.example' is"
+        >>> a.refusal("/", {})[:16]
+        'missing or wrong'
+
+        Runtime complexity: ``O(len(path) + len(token))``.
+        """
+        origins = _header_values(headers, "Origin")
+        if len(origins) > 1:
+            return "more than one Origin header"
+        if origins and origins[0] not in self.allowed_origins:
+            return (f"origin {origins[0]!r} is not allowed (a web page); start livetok serve "
+                    f"--ws with --allow-origin {origins[0]} to let it in")
+        offered = parse_qs(urlsplit(path).query).get("token", [])
+        for value in _header_values(headers, "Authorization"):
+            scheme, _, credentials = value.partition(" ")
+            if scheme.lower() == "bearer":
+                offered.append(credentials.strip())
+        expected = self.token.encode("utf-8")
+        # compare_digest: the time taken does not tell how much of a guess was right
+        if not any(hmac.compare_digest(t.encode("utf-8"), expected) for t in offered):
+            return ("missing or wrong token: give the one livetok serve --ws printed (or read "
+                    "from --token-file / LIVETOK_TOKEN) as ?token= or Authorization: Bearer")
+        return None
+
+
+def _header_values(headers: Any, name: str) -> list[str]:
+    """Every value of a header (websockets' ``Headers`` may repeat one; a dict in doctests)."""
+    if hasattr(headers, "get_all"):
+        return list(headers.get_all(name))
+    return [headers[name]] if name in headers else []
+
+
+def serve_ws(make_server: ServerFactory, host: str, port: int, *, access: WsAccess,
+             limits: Limits = Limits(), once: bool = False,
+             on_listening: Callable[[Any], None] | None = None) -> int:
+    """Serve LSP over WebSocket (one JSON message per frame, no headers), a fresh language
+    server per connection that passes ``access``, until SIGINT/SIGTERM (or, with ``once``,
+    until the first session ends); returns the exit status."""
     try:
         from websockets.asyncio.server import serve
         from websockets.exceptions import ConnectionClosed
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise SystemExit("livetok serve --ws needs the 'websockets' package: "
                          "pip install 'livetok[ws]'") from exc
-    from pygls.io_ import WebSocketWriter
 
     async def main() -> None:
-        done = asyncio.Event()
+        sessions = _Sessions(once)
 
-        async def connection(ws: Any) -> None:
-            protocol.set_writer(WebSocketWriter(ws), include_headers=False)
+        def handshake(connection: Any, request: Any) -> Any:
+            who = f"ws {_peer(connection.remote_address)}"
+            reason = access.refusal(request.path, request.headers)
+            if reason is None and sessions.refuse():
+                reason = "this server serves one client (--once)"
+            if reason is None:
+                return None
+            log.warning("%s: refused the WebSocket handshake: %s", who, reason)
+            return connection.respond(403, f"livetok: {reason}\n")
+
+        async def session(ws: Any) -> None:
+            who = f"ws {_peer(ws.remote_address)}"
+            sessions.begin()
+            server = make_server()
+            server.protocol.set_writer(BoundedWebSocketWriter(ws, limits.max_send_queue, who),
+                                       include_headers=False)
+            log.info("%s: session started", who)
             try:
-                while not stop.is_set():
+                while True:
                     try:
                         data = await ws.recv(decode=False)
-                    except ConnectionClosed:
+                    except ConnectionClosed as exc:
+                        if exc.sent is not None and exc.sent.code == 1009:  # message too big
+                            log.warning("%s: closed: a message was over the limit of %d bytes "
+                                        "(livetok serve --max-message-size)", who,
+                                        limits.max_message_bytes)
                         break
-                    dispatch(protocol, data)
+                    dispatch(server.protocol, data)
+            except SystemExit:  # the client sent `exit`: this session ends, the others go on
+                pass
             finally:
-                done.set()
+                _end_session(server, who)
+                sessions.end()
 
-        async with serve(connection, host, port, max_size=1 << 26) as server:
-            addr = next(iter(server.sockets)).getsockname()
+        async with serve(session, host, port, process_request=handshake,
+                         max_size=limits.max_message_bytes) as listener:
+            addr = next(iter(listener.sockets)).getsockname()
             log.info("livetok listening on ws://%s:%s", addr[0], addr[1])
             if on_listening:
                 on_listening(addr)
-            await done.wait()
+            await sessions.stop.wait()
+            await sessions.close()
 
     asyncio.run(main())
+    return 0

@@ -510,32 +510,44 @@ async def test_record_trace(tmp_path):
 
 @pytest.mark.parametrize("transport", ["--tcp", "--ws"])
 async def test_tcp_and_websocket(transport):
+    """An editor's session over TCP / WebSocket (with the printed token); its ``exit`` ends
+    that session only, and the listener stops on SIGTERM (``test_security_serve.py`` covers
+    refused handshakes and several sessions at once)."""
+    import signal
+
     proc = await asyncio.create_subprocess_exec(
         *SERVER, transport, "127.0.0.1:0", stderr=asyncio.subprocess.PIPE)
     try:
-        port = None
+        port, token = None, None
         while port is None:
             line = await asyncio.wait_for(proc.stderr.readline(), 60)
             assert line, "server exited before listening"
+            if m := re.match(rb"livetok token: (\S+)", line):
+                token = m.group(1).decode()
             m = re.search(rb"livetok listening on [^\s:]+:(\d+)", line)
             port = int(m.group(1)) if m else None
-        client = LanguageClient()
-        counts: list = []
-        client.feature("livetok/didChangeTokenCount")(lambda p: counts.append(p))
-        if transport == "--tcp":
-            await client.start_tcp("127.0.0.1", port)
-        else:
-            await client.start_ws("127.0.0.1", port)
-        await timed(client.initialize_session(types.InitializeParams(
-            capabilities=types.ClientCapabilities())))
-        doc = ClientDoc(client, "file:///net.txt", "over the network 😀", "utf-16")
-        doc.change([(5, 0, "wire ")])
-        got = await token_count(client, doc.uri)
-        assert got["tokens"] == ref_count(doc.text)
-        await timed(client.shutdown_async(None))
-        client.exit(None)
-        await asyncio.wait_for(proc.wait(), 30)
-        await client.stop()
+        assert (token is not None) == (transport == "--ws")
+        for session in range(2):
+            client = LanguageClient()
+            counts: list = []
+            client.feature("livetok/didChangeTokenCount")(lambda p: counts.append(p))
+            if transport == "--tcp":
+                await client.start_tcp("127.0.0.1", port)
+            else:  # pygls builds ws://{host}:{port}: the token rides on the port
+                await client.start_ws("127.0.0.1", f"{port}/?token={token}")  # type: ignore[arg-type]
+            await timed(client.initialize_session(types.InitializeParams(
+                capabilities=types.ClientCapabilities())))
+            doc = ClientDoc(client, "file:///net.txt", "over the network 😀" * (session + 1),
+                            "utf-16")
+            doc.change([(5, 0, "wire ")])
+            got = await token_count(client, doc.uri)
+            assert got["tokens"] == ref_count(doc.text)
+            await timed(client.shutdown_async(None))
+            client.exit(None)
+            await client.stop()
+            assert proc.returncode is None, "the exit of one session stopped the server"
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 30) == 0
     finally:
         if proc.returncode is None:
             proc.kill()
