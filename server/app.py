@@ -34,6 +34,7 @@ from pygls.lsp.server import LanguageServer
 from livetok.incremental import Document, get_encoding
 
 from .background import Background
+from .budget_watch import BudgetWatch
 from .config import DEFAULT_ENCODING, Settings, SettingsError, parse_settings
 from .documents import (
     DocumentStore,
@@ -44,7 +45,6 @@ from .documents import (
 )
 from .features import (
     SEMANTIC_TOKEN_TYPES,
-    budget_overflow,
     code_lenses,
     hover,
     markdown_sections,
@@ -162,6 +162,8 @@ class LivetokServer(LanguageServer):
         self._published: dict[str, tuple] = {}
         #: documents over livetok.maxDocumentSize whose diagnostic was sent, and its message
         self._too_large: dict[str, str] = {}
+        #: budget files (livetok.toml, [tool.livetok]): diagnostics and lenses of budgets
+        self.budgets = BudgetWatch(publish=self._publish_diagnostics)
         self._progress_n = 0
         self.background = Background()
         self.protocol.on_invalid_notification = self._on_invalid_notification
@@ -191,6 +193,9 @@ class LivetokServer(LanguageServer):
         f(types.TEXT_DOCUMENT_DID_CHANGE)(self._did_change)
         f(types.TEXT_DOCUMENT_DID_CLOSE)(self._did_close)
         f(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(self._did_change_configuration)
+        f(types.INITIALIZED)(self._initialized)
+        f(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(self._did_change_watched_files)
+        f(types.TEXT_DOCUMENT_DID_SAVE)(self._did_save)
         f(TOKEN_COUNT)(self._request(self._token_count))
         f(types.TEXT_DOCUMENT_HOVER)(self._request(self._hover))
         f(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
@@ -241,7 +246,8 @@ class LivetokServer(LanguageServer):
             pass
 
     def _encoding(self, uri: str, language_id: str) -> Any:
-        name = self.settings.encoding_for(uri, language_id)
+        # a budget file's rule for the document wins: its verdicts then come from live counts
+        name = self.budgets.encoding_for(uri) or self.settings.encoding_for(uri, language_id)
         try:
             return get_encoding(name)
         except Exception as exc:
@@ -304,10 +310,15 @@ class LivetokServer(LanguageServer):
         self._refresh_lenses = bool(ws and ws.code_lens and ws.code_lens.refresh_support)
         self._refresh_semantic = bool(
             ws and ws.semantic_tokens and ws.semantic_tokens.refresh_support)
+        self.budgets.initialize(caps)
         self.preload = threading.Thread(
             target=self._preload, args=(self.settings.encoding,), name="livetok-preload",
             daemon=True)
         self.preload.start()
+
+    def _initialized(self, params: Any) -> None:
+        if self.budgets.dynamic:  # ask the client to report changes of budget files
+            self.client_register_capability(self.budgets.registration())
 
     def _preload(self, name: str) -> None:
         """Load the default encoding while the client finishes its handshake, so the first
@@ -366,6 +377,8 @@ class LivetokServer(LanguageServer):
             if self.recorder is not None:
                 self.recorder.open(td.uri, td.text)
             self._mark_dirty(td.uri)
+            if not self.budgets.dynamic:  # no file watcher: an opened budget file is re-read
+                self._budget_files_changed([td.uri])
 
         # a big document is tokenized in the worker thread: the others keep being served
         if not (big and self.background.start(td.uri, build, opened)):
@@ -430,6 +443,7 @@ class LivetokServer(LanguageServer):
         if self._too_large.pop(uri, None) is not None:
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        self.budgets.forget(uri)
         if od is not None and self.recorder is not None:
             self.recorder.close(uri, od.text())
         if self._published.pop(uri, None):
@@ -447,23 +461,40 @@ class LivetokServer(LanguageServer):
             self.warn(f"livetok: ignoring the new settings: {exc}")
             return
         old, self.settings = self.settings, new
-        for od in list(self.store):
-            if self.background.busy(od.uri):
-                self.background.defer(od.uri, functools.partial(self._reencode, od.uri, old))
-            else:
-                self._reencode(od.uri, old)
-        if self._refresh_lenses:
-            self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
+        self._reencode_all()
         if self._refresh_semantic and new.semantic_tokens != old.semantic_tokens:
             self.protocol.send_request(types.WORKSPACE_SEMANTIC_TOKENS_REFRESH, None)
 
-    def _reencode(self, uri: str, old: Settings) -> None:
-        """After a settings change: rebuild ``uri`` if its encoding changed (or it was broken)."""
+    @_reports
+    def _did_change_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
+        self._budget_files_changed([c.uri for c in params.changes])
+
+    @_reports
+    def _did_save(self, params: types.DidSaveTextDocumentParams) -> None:
+        self._budget_files_changed([params.text_document.uri])
+
+    def _budget_files_changed(self, uris: list[str]) -> None:
+        """Re-read the budget files among ``uris``; every document's budgets are checked again."""
+        if self.budgets.changed(uris):
+            self._reencode_all()
+
+    def _reencode_all(self) -> None:
+        """After a settings or budget file change: re-check every document (rebuilt where its
+        encoding changed); code lenses are asked for again."""
+        for od in list(self.store):
+            if self.background.busy(od.uri):
+                self.background.defer(od.uri, functools.partial(self._reencode, od.uri))
+            else:
+                self._reencode(od.uri)
+        if self._refresh_lenses:
+            self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
+
+    def _reencode(self, uri: str) -> None:
+        """Rebuild ``uri`` if its encoding changed (or it was broken); mark it for new counts."""
         od = self.store.find(uri)
         if od is None:
             return
-        name = self.settings.encoding_for(od.uri, od.language_id)
-        if name != old.encoding_for(od.uri, od.language_id) or od.doc is None:
+        if self._encoding(od.uri, od.language_id) is not od.encoding or od.doc is None:
             fresh = self._open_document(od.uri, od.language_id, od.version, od.text())
             fresh.out_of_sync = od.out_of_sync
             self.store.add(fresh)
@@ -535,23 +566,22 @@ class LivetokServer(LanguageServer):
                 code="too-large")]))
 
     def _publish_budget(self, od: OpenDocument) -> None:
-        over = budget_overflow(od, self.settings.budget)
-        if over is None:
-            if self._published.pop(od.uri, None):
-                self.text_document_publish_diagnostics(
-                    types.PublishDiagnosticsParams(uri=od.uri, diagnostics=[]))
+        # a budget file's verdicts where one covers the document, else livetok.budget's
+        self._publish_diagnostics(od.uri, self.budgets.diagnostics(od, self.settings.budget),
+                                  od.version)
+
+    def _publish_diagnostics(self, uri: str, diagnostics: list[types.Diagnostic],
+                             version: int | None = None) -> None:
+        """Publish ``uri``'s diagnostics when they differ from the last ones sent."""
+        key = tuple((d.range, d.message, d.severity) for d in diagnostics)
+        if self._published.get(uri, ()) == key:
             return
-        start = od.to_position(over.start_cp)
-        end = od.to_position(od.length)
-        key = (start, end, over.message)
-        if self._published.get(od.uri) == key:
-            return
-        self._published[od.uri] = key
-        rng = types.Range(start=types.Position(*start), end=types.Position(*end))
+        if key:
+            self._published[uri] = key
+        else:
+            self._published.pop(uri, None)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=od.uri, version=od.version, diagnostics=[types.Diagnostic(
-                range=rng, message=over.message, severity=types.DiagnosticSeverity.Warning,
-                source="livetok", code="token-budget")]))
+            uri=uri, version=version, diagnostics=diagnostics))
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -592,7 +622,7 @@ class LivetokServer(LanguageServer):
         od = self._doc(params)
         secs = markdown_sections(od) if od.language_id in _MARKDOWN_IDS else None
         out = []
-        for lens in code_lenses(od, self.settings, secs):
+        for lens in self.budgets.lenses(od, code_lenses(od, self.settings, secs)):
             p = types.Position(lens.line, 0)
             out.append(types.CodeLens(range=types.Range(start=p, end=p),
                                       command=types.Command(title=lens.title, command="")))
