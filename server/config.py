@@ -15,7 +15,9 @@ Settings arrive as ``initializationOptions`` (either the section itself or ``{"l
     tokens in the model's context window, for the share shown in the code lens
     (default 128000; ``null`` hides the share).
 ``budget``
-    a token budget; a document over it gets a warning diagnostic (default: none).
+    a token budget; a document over it gets a warning diagnostic (default: none). For the
+    files a budget file covers (``livetok.toml`` or ``[tool.livetok]``, ``docs/budgets.md``)
+    that file's budgets and encoding apply instead.
 ``semanticTokens``
     colour tokens alternately with semantic tokens (default false: opt-in).
 ``maxDocumentSize``
