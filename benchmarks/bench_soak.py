@@ -264,7 +264,7 @@ def main() -> int:
     runs = [core, srv]
     img = DOCS / "img" / "bench_soak.png"
     has_plot = plot(runs, img)
-    command = "python benchmarks/bench_soak.py" + (" --quick" if args.quick else "")
+    command = " ".join(["python benchmarks/bench_soak.py", *sys.argv[1:]])
     summary = md_table(
         ["run", "edits", "warm-up", "memory growth after warm-up (end / peak)",
          "median per edit (first / last stretch)", "final count = tiktoken"],
