@@ -20,16 +20,29 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import tempfile
+import zlib
 from importlib import resources
 from importlib.util import find_spec
+from itertools import accumulate, repeat
+from operator import sub
 from pathlib import Path
+from typing import Mapping
 
 __all__ = [
     "VocabularyError",
+    "MAX_VOCAB_BYTES",
+    "MAX_RANK",
+    "MAX_JSON_DEPTH",
     "load_tiktoken_file",
     "load_gpt2_files",
     "find_vocabulary",
+    "check_ranks",
+    "check_byte_level",
+    "read_limited",
+    "size_limit",
+    "check_json_depth",
 ]
 
 #: the URL tiktoken downloads each vocabulary from; its sha1 names the file in tiktoken's cache
@@ -41,36 +54,234 @@ _TIKTOKEN_URLS = {
 
 
 class VocabularyError(ValueError):
-    """A vocabulary could not be found or read; the message says where livetok looked."""
+    """A vocabulary could not be found or read; the message names the file (``PATH: what is
+    wrong``) or says where livetok looked."""
+
+
+# --- bounds on what a file may make livetok hold ------------------------------------------------
+
+#: the most bytes a vocabulary file may hold, after inflating a gzipped one: o200k_base is
+#: 3.6 MB, so any real vocabulary fits while a gzip bomb or ``/dev/zero`` stops here.
+#: ``LIVETOK_MAX_VOCAB_BYTES`` overrides it (tests lower it).
+MAX_VOCAB_BYTES = 256 << 20
+#: ranks are token ids, and an encoding keeps tables of ``max rank + 1`` entries (decoder,
+#: lead counts): a rank of 2^31 would ask for 16 GB there. 2^24 is 64 times the largest
+#: vocabulary in use (o200k_base: 200,019 ids).
+MAX_RANK = 1 << 24
+#: JSON files livetok reads (an ``encoder.json``, an editing trace) are a few levels deep:
+#: deeper ones are refused before the parser, which recurses once per level
+MAX_JSON_DEPTH = 16
+#: files are read in blocks of this size, with a running total against the bound
+_READ_BLOCK = 1 << 20
+
+
+def size_limit(env: str, default: int) -> int:
+    """``default``, or the number of bytes the environment variable ``env`` gives.
+
+    >>> size_limit("LIVETOK_NO_SUCH_VARIABLE", 1024)
+    1024
+
+    Runtime complexity: ``O(1)``.
+    """
+    raw = os.environ.get(env, "").strip()
+    if not raw:
+        return default
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    raise ValueError(f"${env} is {raw!r}: set it to a number of bytes (1 or more), or unset it")
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):,.0f} MiB" if n >= 1 << 20 else f"{n:,} bytes"
+
+
+def read_limited(
+    path: str | os.PathLike[str],
+    limit: int,
+    *,
+    what: str,
+    env: str,
+    error: type[ValueError] = VocabularyError,
+) -> bytes:
+    """The bytes of the file ``path`` (inflated when it is gzipped), read in blocks and
+    refused as soon as they pass ``limit`` bytes: a gzip bomb, ``/dev/zero`` or a sparse
+    file of a terabyte cost ``O(limit)`` memory, never more.
+
+    Every failure is ``error("PATH: what is wrong")``: a file that cannot be opened, one too
+    large (naming ``env``, the variable that raises ``limit``), a damaged gzip stream.
+    ``what`` names the kind of file in the messages ("vocabulary", "trace").
+
+    Runtime complexity: ``O(min(file size, limit))``; memory ``O(limit)``.
+    """
+    name = os.fspath(path)
+    try:
+        f = open(name, "rb")
+    except OSError as exc:
+        raise error(f"{name}: cannot read {what}: {exc.strerror or exc}") from exc
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        try:
+            gzipped = f.peek(2)[:2] == b"\x1f\x8b"
+            if not gzipped and size > limit:  # a regular file (devices and pipes say 0)
+                raise error(_too_large(name, what, limit, env, f"{size:,} bytes"))
+            src = gzip.GzipFile(fileobj=f, mode="rb") if gzipped else f
+            blocks: list[bytes] = []
+            total = 0
+            while block := src.read(_READ_BLOCK):
+                total += len(block)
+                if total > limit:
+                    got = "inflates to more" if gzipped else "more"
+                    raise error(_too_large(name, what, limit, env, got))
+                blocks.append(block)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise error(
+                f"{name}: a damaged or truncated gzip file ({exc}); copy the {what} again"
+            ) from None
+        except OSError as exc:
+            raise error(f"{name}: cannot read {what}: {exc.strerror or exc}") from exc
+    return b"".join(blocks)
+
+
+def _too_large(name: str, what: str, limit: int, env: str, got: str) -> str:
+    return (f"{name}: {got} than livetok reads for a {what} ({_mib(limit)}); not a {what}, "
+            f"or set {env} to a larger number of bytes")
+
+
+#: a JSON string once its escapes are gone (see :func:`check_json_depth`)
+_JSON_STRING = re.compile(rb'"[^"]*"')
+#: what is neither a quote nor a bracket, deleted by ``bytes.translate``
+_NOT_MARKS = bytes(b for b in range(256) if b not in b'"[]{}')
+#: an opening bracket becomes 2, a closing one 0: each minus one is the change in depth
+_BRACKET_STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+
+
+def check_json_depth(raw: bytes, max_depth: int, name: str, error: type[ValueError]) -> None:
+    r"""Raise ``error`` when the JSON text ``raw`` nests deeper than ``max_depth`` brackets
+    (the ``json`` parser recurses once per level and fails with ``RecursionError``).
+
+    Brackets are counted outside strings without a parser: escaped backslashes and quotes
+    are dropped first (``\\`` before ``\"``, as a JSON reader pairs them left to right), so
+    every remaining quote delimits a string and ``"[^"]*"`` removes them all in one linear
+    pass; the running depth is then summed in C over blocks, stopping at the first block that
+    goes too deep. Malformed JSON passes through for the parser to report.
+
+    >>> check_json_depth(b'{"a": ["[[[\\"", [1]]}', 3, "x.json", ValueError)
+    >>> check_json_depth(b"[[[]]]", 2, "x.json", ValueError)
+    Traceback (most recent call last):
+    ...
+    ValueError: x.json: JSON nested deeper than 2 levels (3 at least); not the expected file?
+
+    Runtime complexity: ``O(len(raw))``.
+    """
+    # escapes out, then only quotes and brackets kept: strings are short runs of those
+    unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    marks = unescaped.translate(None, _NOT_MARKS).replace(b'""', b"")
+    steps = _JSON_STRING.sub(b"", marks).translate(_BRACKET_STEP)
+    depth = 0
+    for at in range(0, len(steps), _READ_BLOCK):
+        block = steps[at : at + _READ_BLOCK]
+        deepest = max(accumulate(map(sub, block, repeat(1)), initial=depth))
+        if deepest > max_depth:
+            raise error(f"{name}: JSON nested deeper than {max_depth} levels ({deepest:,} at "
+                        "least); not the expected file?")
+        depth += block.count(2) - block.count(0)
+
+
+def check_ranks(ranks: Mapping[bytes, int], name: str) -> None:
+    """Raise :class:`VocabularyError` unless the ranks are distinct integers in
+    ``0 <= rank < MAX_RANK`` (a rank is a token id: two tokens with one id could not be told
+    apart when decoding, and ids index tables of ``max rank + 1`` entries).
+
+    >>> check_ranks({b"a": 0, b"b": 0}, "v.tiktoken")
+    Traceback (most recent call last):
+    ...
+    livetok.incremental.load.VocabularyError: v.tiktoken: rank 0 is given to two tokens, b'a' and b'b'; each token needs its own rank
+
+    Runtime complexity: ``O(len(ranks))``.
+    """
+    if not ranks:
+        raise VocabularyError(f"{name}: the vocabulary is empty")
+    values = ranks.values()
+    if min(values) < 0 or max(values) >= MAX_RANK:
+        tok, rank = next((t, r) for t, r in ranks.items() if not 0 <= r < MAX_RANK)
+        raise VocabularyError(
+            f"{name}: token {tok!r} has rank {rank:,}; ranks are token ids from 0 to "
+            f"{MAX_RANK - 1:,}"
+        )
+    if len(set(values)) != len(ranks):
+        first: dict[int, bytes] = {}
+        for tok, rank in ranks.items():
+            other = first.setdefault(rank, tok)
+            if other is not tok:
+                raise VocabularyError(
+                    f"{name}: rank {rank} is given to two tokens, {other!r} and {tok!r}; each "
+                    "token needs its own rank"
+                )
+
+
+def check_byte_level(ranks: Mapping[bytes, int], name: str) -> None:
+    """Raise :class:`VocabularyError` unless every single byte is a token, as byte-level BPE
+    needs (a text holding a missing byte could not be encoded).
+
+    >>> check_byte_level({bytes([b]): b for b in range(255)}, "v.tiktoken")
+    Traceback (most recent call last):
+    ...
+    livetok.incremental.load.VocabularyError: v.tiktoken: not a byte-level BPE vocabulary: 1 of the 256 single bytes has no rank (0xff); every byte must be a token
+
+    Runtime complexity: ``O(1)`` (256 lookups).
+    """
+    missing = [b for b in range(256) if bytes([b]) not in ranks]
+    if missing:
+        shown = ", ".join(f"0x{b:02x}" for b in missing[:8]) + (", ..." if len(missing) > 8 else "")
+        n = len(missing)
+        raise VocabularyError(
+            f"{name}: not a byte-level BPE vocabulary: {n} of the 256 single bytes "
+            f"{'has' if n == 1 else 'have'} no rank ({shown}); every byte must be a token"
+        )
 
 
 def load_tiktoken_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
     """Read a ``.tiktoken`` file (``base64(token) rank`` per line, optionally gzipped).
 
+    The file is read with a bound on its (inflated) size, ``MAX_VOCAB_BYTES``, and its ranks
+    are checked by :func:`check_ranks`; every failure is a :class:`VocabularyError` that
+    names the file.
+
     Runtime complexity: ``O(file size)``.
     """
-    path = Path(path)
+    name = os.fspath(path)
+    raw = _read_vocabulary(name)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise VocabularyError(f"cannot read vocabulary file {str(path)!r}: {exc}") from exc
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    try:
-        return _parse_strict(raw)
-    except ValueError:
-        pass  # not in the strict form: read line by line, as tiktoken does
+        ranks = _parse_strict(raw)
+    except ValueError:  # not in the strict form: read line by line, as tiktoken does
+        ranks = _parse_lines(raw, name)
+    check_ranks(ranks, name)
+    return ranks
+
+
+def _read_vocabulary(name: str) -> bytes:
+    return read_limited(name, size_limit("LIVETOK_MAX_VOCAB_BYTES", MAX_VOCAB_BYTES),
+                        what="vocabulary", env="LIVETOK_MAX_VOCAB_BYTES")
+
+
+def _parse_lines(raw: bytes, name: str) -> dict[bytes, int]:
+    """Ranks of a ``.tiktoken`` file in any layout tiktoken reads (``token rank`` per line,
+    any white space), or :class:`VocabularyError` naming the first bad line.
+
+    Runtime complexity: ``O(len(raw))``.
+    """
     ranks: dict[bytes, int] = {}
-    try:
-        for line in raw.splitlines():
-            if not line:
-                continue
+    for lineno, line in enumerate(raw.splitlines(), 1):
+        if not line:
+            continue
+        try:
             token, rank = line.split()
             ranks[binascii.a2b_base64(token)] = int(rank)
-    except ValueError as exc:  # binascii.Error is a ValueError
-        raise VocabularyError(
-            f"{str(path)!r} is not a .tiktoken file (expected 'base64token rank' per line)"
-        ) from exc
+        except ValueError:  # binascii.Error is a ValueError
+            raise VocabularyError(
+                f"{name}: not a .tiktoken file (expected 'base64token rank' per line; line "
+                f"{lineno} is {line[:60]!r})"
+            ) from None
     return ranks
 
 
@@ -127,45 +338,91 @@ def load_gpt2_files(
 
     The ids of ``encoder.json`` are the ranks (tiktoken's ``r50k_base`` is exactly this). When
     ``vocab.bpe`` is given, its merge order is checked against the ids, as tiktoken does.
+    Both files are read with a bound on their size (``MAX_VOCAB_BYTES``); ``encoder.json``
+    must be one flat JSON object of token strings to integer ids (:func:`check_ranks`).
 
     Runtime complexity: ``O(file size)``.
     """
+    name = os.fspath(encoder_json)
+    encoder = _read_json_object(name, "GPT-2 encoder.json")
     table = _gpt2_unmap_table()
-    try:
-        encoder = json.loads(Path(encoder_json).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise VocabularyError(f"cannot read GPT-2 encoder.json {str(encoder_json)!r}: {exc}") from exc
 
     def token_bytes(token: str) -> bytes:
         try:
             return token.translate(table).encode("latin-1")
         except UnicodeEncodeError:  # a character that stands for no byte
             raise VocabularyError(
-                f"{str(encoder_json)!r}: {token!r} is not a GPT-2 byte-level token"
+                f"{name}: {token!r} is not a GPT-2 byte-level token"
             ) from None
 
     ranks = {}
     for token, rank in encoder.items():
         if token.startswith("<|") and token.endswith("|>"):
             continue  # special tokens are not mergeable
-        ranks[token_bytes(token)] = int(rank)
+        if type(rank) is not int:
+            raise VocabularyError(
+                f"{name}: the id of {token!r} is {json.dumps(rank)[:40]}; encoder.json maps "
+                "each token to an integer id"
+            )
+        ranks[token_bytes(token)] = rank
+    check_ranks(ranks, name)
     if vocab_bpe is not None:
-        try:
-            lines = Path(vocab_bpe).read_text(encoding="utf-8").split("\n")[1:]
-        except OSError as exc:
-            raise VocabularyError(f"cannot read GPT-2 vocab.bpe {str(vocab_bpe)!r}: {exc}") from exc
-        n = 256
-        for line in lines:
-            if not line.strip():
-                continue
-            first, second = line.split()
-            if ranks.get(token_bytes(first + second)) != n:
-                raise VocabularyError(
-                    f"{str(vocab_bpe)!r} does not match {str(encoder_json)!r} at merge {n}: "
-                    "pass the encoder.json and vocab.bpe of the same model"
-                )
-            n += 1
+        _check_merges(os.fspath(vocab_bpe), name, ranks, token_bytes)
     return ranks
+
+
+def _read_json_object(name: str, what: str) -> dict:
+    """The JSON object of the file ``name`` (bounded read, depth checked before parsing).
+
+    Runtime complexity: ``O(file size)``.
+    """
+    try:
+        raw = _read_vocabulary(name)
+    except VocabularyError as exc:
+        raise VocabularyError(str(exc).replace("vocabulary", what, 1)) from exc.__cause__
+    check_json_depth(raw, MAX_JSON_DEPTH, name, VocabularyError)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise VocabularyError(f"{name}: not a {what}: not UTF-8 text ({exc.reason} at byte "
+                              f"{exc.start})") from None
+    except ValueError as exc:
+        raise VocabularyError(f"{name}: not a {what}: not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise VocabularyError(
+            f"{name}: not a {what}: its top level is a JSON {type(data).__name__}, not an "
+            "object of token strings to ids"
+        )
+    return data
+
+
+def _check_merges(name: str, encoder_name: str, ranks: dict[bytes, int], token_bytes) -> None:
+    """Check that the merges of ``vocab.bpe`` make the tokens of ``encoder.json`` in id order.
+
+    Runtime complexity: ``O(file size)``.
+    """
+    try:
+        text = _read_vocabulary(name).decode("utf-8")
+    except VocabularyError as exc:
+        raise VocabularyError(str(exc).replace("vocabulary", "GPT-2 vocab.bpe", 1)) from None
+    except UnicodeDecodeError as exc:
+        raise VocabularyError(f"{name}: not a GPT-2 vocab.bpe: not UTF-8 text ({exc.reason})") from None
+    n = 256
+    for lineno, line in enumerate(text.split("\n")[1:], 2):
+        if not line.strip():
+            continue
+        pair = line.split()
+        if len(pair) != 2:
+            raise VocabularyError(
+                f"{name}: line {lineno} is {line[:60]!r}; vocab.bpe has one merge 'left right' "
+                "per line"
+            )
+        if ranks.get(token_bytes(pair[0] + pair[1])) != n:
+            raise VocabularyError(
+                f"{name} does not match {encoder_name} at merge {n}: pass the encoder.json "
+                "and vocab.bpe of the same model"
+            )
+        n += 1
 
 
 def _package_file(package: str, *parts: str) -> Path | None:

@@ -27,17 +27,25 @@ and the analysis this module offers:
 Tokens are Python strings; the alphabet is whatever characters the rules and inputs use.
 These are reference implementations for small dictionaries (analysis and tests), not the fast
 path: SentencePiece encodings use :mod:`.sentencepiece_bpe`, tiktoken-style ones :mod:`.bpe`.
+
+Their cost is a high power of the rule lengths (``O(|uv|^2)`` per derivation, ``O(|D|^2)`` for
+the chain bound) and 16 rules ``a ⋄ a``, ``aa ⋄ aa``, ... already make ``|uv| = 65,536``: the
+analyses take a :class:`StepBudget` that stops them with :class:`AnalysisStopped`, which says
+what they were doing and what they had shown by then.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Literal, Sequence
+from functools import cached_property
+from typing import Callable, Iterable, Iterator, Literal, Sequence
 
 __all__ = [
     "Dictionary",
     "DictionaryFormatError",
+    "StepBudget",
+    "AnalysisStopped",
     "Violation",
     "base_tokenizations",
     "derivation_sp",
@@ -64,6 +72,46 @@ Tokenization = tuple[str, ...]
 
 class DictionaryFormatError(ValueError):
     """A dictionary file or rule list is malformed."""
+
+
+class AnalysisStopped(ValueError):
+    """An analysis used up its :class:`StepBudget`; the message says where it stopped and what
+    it had shown by then."""
+
+    def __init__(self, max_steps: int, where: str) -> None:
+        self.max_steps = max_steps
+        self.where = where
+        super().__init__(f"stopped after {max_steps:,} steps while {where}")
+
+
+class StepBudget:
+    """A bound on the work of an analysis: :meth:`spend` counts elementary steps (a rule
+    looked up at one position, a character compared) and raises :class:`AnalysisStopped`
+    past ``max_steps`` (``None``: no bound).
+
+    >>> b = StepBudget(10)
+    >>> b.spend(4, "checking rule 1"); b.used
+    4
+    >>> b.spend(7, lambda: "checking rule 2")
+    Traceback (most recent call last):
+    ...
+    livetok.incremental.merge_rules.AnalysisStopped: stopped after 10 steps while checking rule 2
+
+    Runtime complexity: ``O(1)`` per :meth:`spend` (``where`` is called only when it stops).
+    """
+
+    __slots__ = ("max_steps", "used")
+
+    def __init__(self, max_steps: int | None = None) -> None:
+        self.max_steps = max_steps
+        self.used = 0
+
+    def spend(self, n: int, where: str | Callable[[], str]) -> None:
+        """Count ``n`` steps; past the bound, raise :class:`AnalysisStopped` saying ``where``
+        (a string, or a function that makes it)."""
+        self.used += n
+        if self.max_steps is not None and self.used > self.max_steps:
+            raise AnalysisStopped(self.max_steps, where() if callable(where) else where)
 
 
 @dataclass(frozen=True)
@@ -127,7 +175,15 @@ class Dictionary:
         return "".join(sorted({c for u, v in self.rules for c in u + v}))
 
     def priority(self) -> dict[tuple[str, str], int]:
-        """Rule -> index of its first (highest-priority) occurrence."""
+        """Rule -> index of its first (highest-priority) occurrence (a new dict).
+
+        Runtime complexity: ``O(|D|)``.
+        """
+        return dict(self._priority)
+
+    @cached_property
+    def _priority(self) -> dict[tuple[str, str], int]:
+        """:meth:`priority`, built once (every derivation reads it)."""
         out: dict[tuple[str, str], int] = {}
         for i, r in enumerate(self.rules):
             out.setdefault(r, i)
@@ -173,6 +229,27 @@ def base_tokenizations(D: Dictionary, w: str) -> set[Tokenization]:
     return finals
 
 
+def _sp_steps(D: Dictionary, w: str, steps: StepBudget | None = None,
+              where: str | Callable[[], str] = "") -> Iterator[tuple[list[str], int]]:
+    """The steps of Definition 3 as they happen: ``(tokens, rule)`` after each merge, the list
+    itself (callers copy it if they keep it). One scan of the tokens per step."""
+    prio = D._priority
+    t = list(w)
+    while True:
+        if steps is not None:
+            steps.spend(len(t), where)
+        best = None  # (rule index, position): highest priority, then leftmost
+        for i in range(len(t) - 1):
+            r = prio.get((t[i], t[i + 1]))
+            if r is not None and (best is None or r < best[0]):
+                best = (r, i)
+        if best is None:
+            return
+        r, i = best
+        t[i : i + 2] = [t[i] + t[i + 1]]
+        yield t, r
+
+
 def derivation_sp(D: Dictionary, w: str) -> list[tuple[Tokenization, int]]:
     """The SentencePiece derivation of ``w`` (Definition 3) as ``(tokenization, rule)`` steps.
 
@@ -184,23 +261,10 @@ def derivation_sp(D: Dictionary, w: str) -> list[tuple[Tokenization, int]]:
 
     Runtime complexity: ``O(n^2)`` dictionary lookups for ``n = len(w)``.
     """
-    prio = D.priority()
-    t = list(w)
-    steps: list[tuple[Tokenization, int]] = []
-    while True:
-        best = None  # (rule index, position): highest priority, then leftmost
-        for i in range(len(t) - 1):
-            r = prio.get((t[i], t[i + 1]))
-            if r is not None and (best is None or r < best[0]):
-                best = (r, i)
-        if best is None:
-            return steps
-        r, i = best
-        t[i : i + 2] = [t[i] + t[i + 1]]
-        steps.append((tuple(t), r))
+    return [(tuple(t), r) for t, r in _sp_steps(D, w)]
 
 
-def tokenize_sp(D: Dictionary, w: str) -> Tokenization:
+def tokenize_sp(D: Dictionary, w: str, *, steps: StepBudget | None = None) -> Tokenization:
     """The SentencePiece ("correct") tokenization ``T^D(w)`` of Definition 3.
 
     >>> show(tokenize_sp(Dictionary.of([("ab", "a"), ("a", "b")]), "abababab"))  # Example 3
@@ -208,27 +272,24 @@ def tokenize_sp(D: Dictionary, w: str) -> Tokenization:
 
     Runtime complexity: ``O(n^2)``.
     """
-    steps = derivation_sp(D, w)
-    return steps[-1][0] if steps else tuple(w)
+    return _last(_sp_steps(D, w, steps, lambda: f"tokenizing {_short(w)} (SentencePiece)"), w)
 
 
-def derivation_hf(D: Dictionary, w: str) -> list[tuple[Tokenization, int]]:
-    """The HuggingFace derivation of ``w`` (Definition 4), one entry per ``⇒+`` block.
-
-    Each entry is the tokenization after applying rule ``rule`` left to right wherever it
-    applies. Runtime complexity: ``O(n · |D|)``.
-    """
-    prio = D.priority()
+def _hf_steps(D: Dictionary, w: str, steps: StepBudget | None = None,
+              where: str | Callable[[], str] = "") -> Iterator[tuple[list[str], int]]:
+    """The ``⇒+`` blocks of Definition 4 as they happen, like :func:`_sp_steps`."""
+    prio = D._priority
     t = list(w)
-    steps: list[tuple[Tokenization, int]] = []
     while True:
+        if steps is not None:
+            steps.spend(len(t), where)
         best = None
         for i in range(len(t) - 1):
             r = prio.get((t[i], t[i + 1]))
             if r is not None and (best is None or r < best):
                 best = r
         if best is None:
-            return steps
+            return
         u, v = D.rules[best]
         # apply u ⋄ v left to right; a merge never creates a new u ⋄ v occurrence (|uv| > |u|,
         # |uv| > |v|), so one pass is the same as "until it is no longer applicable"
@@ -242,10 +303,19 @@ def derivation_hf(D: Dictionary, w: str) -> list[tuple[Tokenization, int]]:
                 out.append(t[i])
                 i += 1
         t = out
-        steps.append((tuple(t), best))
+        yield t, best
 
 
-def tokenize_hf(D: Dictionary, w: str) -> Tokenization:
+def derivation_hf(D: Dictionary, w: str) -> list[tuple[Tokenization, int]]:
+    """The HuggingFace derivation of ``w`` (Definition 4), one entry per ``⇒+`` block.
+
+    Each entry is the tokenization after applying rule ``rule`` left to right wherever it
+    applies. Runtime complexity: ``O(n · |D|)``.
+    """
+    return [(tuple(t), r) for t, r in _hf_steps(D, w)]
+
+
+def tokenize_hf(D: Dictionary, w: str, *, steps: StepBudget | None = None) -> Tokenization:
     """The HuggingFace tokenization ``T_hf^D(w)`` of Definition 4.
 
     >>> show(tokenize_hf(Dictionary.of([("ab", "a"), ("a", "b")]), "abababab"))  # Example 3
@@ -253,15 +323,27 @@ def tokenize_hf(D: Dictionary, w: str) -> Tokenization:
 
     Runtime complexity: ``O(n · |D|)``.
     """
-    steps = derivation_hf(D, w)
-    return steps[-1][0] if steps else tuple(w)
+    return _last(_hf_steps(D, w, steps, lambda: f"tokenizing {_short(w)} (HuggingFace)"), w)
 
 
-def _derive(D: Dictionary, w: str, semantics: Semantics) -> list[tuple[Tokenization, int]]:
+def _last(derivation: Iterator[tuple[list[str], int]], w: str) -> Tokenization:
+    t: list[str] | str = w
+    for t, _ in derivation:
+        pass
+    return tuple(t)
+
+
+def _short(w: str, n: int = 24) -> str:
+    """``w`` for a message: quoted, cut to about ``n`` characters with its length."""
+    return repr(w) if len(w) <= n else f"{w[:n]!r}... ({len(w):,} symbols)"
+
+
+def _derive(D: Dictionary, w: str, semantics: Semantics, steps: StepBudget | None = None,
+            where: str | Callable[[], str] = "") -> Iterator[tuple[list[str], int]]:
     if semantics == "sp":
-        return derivation_sp(D, w)
+        return _sp_steps(D, w, steps, where)
     if semantics == "hf":
-        return derivation_hf(D, w)
+        return _hf_steps(D, w, steps, where)
     raise ValueError(f"semantics must be 'sp' or 'hf', not {semantics!r}")
 
 
@@ -326,17 +408,32 @@ def is_proper(D: Dictionary) -> bool:
 # --- usefulness (Corollary 1) ------------------------------------------------------------------
 
 
-def useful_rules(D: Dictionary, semantics: Semantics = "sp") -> list[bool]:
+def useful_rules(D: Dictionary, semantics: Semantics = "sp", *,
+                 steps: StepBudget | None = None) -> list[bool]:
     """For each rule, whether it is ever applied (Corollary 1: iff applied on its own ``uv``).
 
     >>> useful_rules(Dictionary.of([("a", "b"), ("a", "bc"), ("b", "c"), ("ab", "c")]))  # Ex. 1
     [True, False, True, True]
 
+    ``steps``: stop with :class:`AnalysisStopped` (naming the rule, and the never-useful rules
+    found before it) when it runs out.
+
     Runtime complexity: ``O(Σ |uv|^2)``.
     """
-    out = []
+    out: list[bool] = []
+    label = {"sp": "SentencePiece", "hf": "HuggingFace"}.get(semantics, semantics)
+
+    def where() -> str:
+        i = len(out)
+        u, v = D.rules[i]
+        useless = [str(k + 1) for k, ok in enumerate(out) if not ok]
+        return (f"checking rule {i + 1} of {len(D)} ({_short(u, 12)} ⋄ {_short(v, 12)}) for "
+                f"Corollary 1 ({label}); rules 1-{i} are checked and never useful among them: "
+                f"{', '.join(useless) or 'none'}" if i else
+                f"checking rule 1 ({_short(u, 12)} ⋄ {_short(v, 12)}) for Corollary 1 ({label})")
+
     for i, (u, v) in enumerate(D.rules):
-        applied = {r for _, r in _derive(D, u + v, semantics)}
+        applied = {r for _, r in _derive(D, u + v, semantics, steps, where)}
         out.append(i in applied)
     return out
 
@@ -381,7 +478,7 @@ def _candidate_strings(D: Dictionary, max_len: int, budget: int) -> Iterator[str
 
 
 def find_semantics_difference(
-    D: Dictionary, *, max_len: int = 10, budget: int = 20_000
+    D: Dictionary, *, max_len: int = 10, budget: int = 20_000, steps: StepBudget | None = None
 ) -> str | None:
     """A shortest-found string whose SP and HF tokenizations differ, or None.
 
@@ -392,13 +489,22 @@ def find_semantics_difference(
     >>> find_semantics_difference(Dictionary.of([("ab", "a"), ("a", "b")]))  # Example 3
     'abab'
 
+    ``steps`` bounds the work of the tokenizations (:class:`StepBudget`).
+
     Runtime complexity: ``O(budget · max_len · |D|)``.
     """
     if is_proper(D):
         return None
+    tried = 0
+
+    def where() -> str:
+        return (f"searching for a string where SentencePiece and HuggingFace differ (Lemma 1): "
+                f"none among the first {tried:,} candidates")
+
     for w in _candidate_strings(D, max_len, budget):
-        if tokenize_sp(D, w) != tokenize_hf(D, w):
+        if _last(_sp_steps(D, w, steps, where), w) != _last(_hf_steps(D, w, steps, where), w):
             return w
+        tried += 1
     return None
 
 
@@ -425,7 +531,7 @@ def independent(r: tuple[str, str], s: tuple[str, str]) -> bool:
     return not (_overlaps(x, y) or _overlaps(y, x) or x in y or y in x)
 
 
-def chain_length_bound(D: Dictionary) -> int:
+def chain_length_bound(D: Dictionary, *, steps: StepBudget | None = None) -> int:
     """Upper bound on the chain length ``c(D)`` of Remark 5.
 
     Independent neighbours can be swapped, so every order of the rules that keeps each
@@ -437,11 +543,19 @@ def chain_length_bound(D: Dictionary) -> int:
     >>> chain_length_bound(Dictionary.of([("a", "b"), ("c", "d"), ("ab", "cd")]))  # Remark 5
     2
 
+    ``steps`` is charged ``|x| + |y|`` per pair of rules compared.
+
     Runtime complexity: ``O(|D|^2 · max|uv|^2)``.
     """
     n = len(D)
     longest = [1] * n
+    lens = [len(u) + len(v) for u, v in D.rules]
+    before = list(itertools.accumulate(lens, initial=0))  # before[j]: Σ lens[:j]
     for j in range(n):
+        if steps is not None:
+            steps.spend(j * lens[j] + before[j], lambda: (
+                f"computing the chain bound of Remark 5: at rule {j + 1} of {n}, c(D) >= "
+                f"{max(longest[:j], default=0)} so far"))
         for i in range(j):
             if longest[i] + 1 > longest[j] and not independent(D.rules[i], D.rules[j]):
                 longest[j] = longest[i] + 1
@@ -501,14 +615,18 @@ class VocabularyAnalysis:
         return not self.violations
 
 
-def _bpe_trace(p, prio) -> tuple[list, list]:
+def _bpe_trace(p, prio, steps: StepBudget | None = None,
+               where: str | Callable[[], str] = "") -> tuple[list, list]:
     """Naive BPE of ``p`` (str or bytes), lowest key first, leftmost on ties.
 
-    Returns the final parts and the list of merges ``(left, right)`` performed.
+    Returns the final parts and the list of merges ``(left, right)`` performed; ``steps`` is
+    charged ``len(p)`` per scan (the characters its pairs join).
     """
     parts = [p[i : i + 1] for i in range(len(p))]
     merges = []
     while len(parts) > 1:
+        if steps is not None:
+            steps.spend(len(p), where)
         best = None
         for i in range(len(parts) - 1):
             k = prio.get(parts[i] + parts[i + 1])
@@ -522,7 +640,8 @@ def _bpe_trace(p, prio) -> tuple[list, list]:
     return parts, merges
 
 
-def analyze_vocabulary(prio, *, max_examples: int = 5) -> VocabularyAnalysis:
+def analyze_vocabulary(prio, *, max_examples: int = 5,
+                       steps: StepBudget | None = None) -> VocabularyAnalysis:
     """Analyse a BPE vocabulary ``{piece: key}`` (lower key merges first) as a dictionary.
 
     The dictionary of a SentencePiece or tiktoken vocabulary has a rule ``u ⋄ v`` for every
@@ -536,7 +655,11 @@ def analyze_vocabulary(prio, *, max_examples: int = 5) -> VocabularyAnalysis:
     >>> a.proper, a.n_rules, a.unreachable, a.useless_rules
     (True, 4, [], 1)
 
-    Runtime complexity: ``O(Σ |p|^2)`` dictionary lookups over the pieces ``p``.
+    ``steps`` is charged ``|p|^2`` per piece for its splits and ``|p|`` per scan of its BPE;
+    :class:`AnalysisStopped` says how many pieces were done and what they showed.
+
+    Runtime complexity: ``O(Σ |p|^2)`` dictionary lookups over the pieces ``p``, and
+    ``O(Σ |p|^3)`` characters hashed (each of a piece's merges rescans it).
     """
     n_rules = 0
     max_len = 0
@@ -546,9 +669,18 @@ def analyze_vocabulary(prio, *, max_examples: int = 5) -> VocabularyAnalysis:
     unreachable = []
     useful: set = set()
     producible = {p for p in prio if len(p) > 1}
-    for p, key in prio.items():
+    done = 0
+
+    def where() -> str:
+        return (f"analysing piece {done + 1:,} of {len(prio):,} ({_short(p)}): by then "
+                f"{n_viol:,} rule tokens broke Definition 5 and {len(unreachable):,} pieces "
+                "were unreachable")
+
+    for done, (p, key) in enumerate(prio.items()):
         if len(p) < 2:
             continue
+        if steps is not None:
+            steps.spend(len(p) * len(p), where)
         max_len = max(max_len, len(p))
         for k in range(1, len(p)):
             u, v = p[:k], p[k:]
@@ -565,7 +697,7 @@ def analyze_vocabulary(prio, *, max_examples: int = 5) -> VocabularyAnalysis:
                             f"{u!r} ⋄ {v!r} (key {key}): {side} token {tok!r} has key "
                             f"{prio.get(tok)}"
                         )
-        parts, merges = _bpe_trace(p, prio)
+        parts, merges = _bpe_trace(p, prio, steps, where)
         if len(parts) != 1:
             unreachable.append(p)
         useful.update(merges)

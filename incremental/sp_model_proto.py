@@ -22,11 +22,14 @@ Unknown fields are skipped, as protobuf itself does.
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
 from typing import Iterator
+
+from .load import MAX_VOCAB_BYTES, read_limited, size_limit
 
 __all__ = [
     "ModelProtoError",
@@ -237,17 +240,26 @@ def parse_model_proto(data: bytes) -> SentencePieceModel:
             "no pieces found: this is not a SentencePiece .model file (pass the "
             "tokenizer.model file, not tokenizer.json or a .vocab file)"
         )
+    for i, score in enumerate(model.scores):
+        if math.isnan(score):
+            # subtle: BPE picks the best-scored pair; NaN compares false with everything
+            raise ModelProtoError(f"piece {i} ({model.pieces[i]!r}) has the score NaN: a "
+                                  "damaged .model file")
     return model
 
 
 def read_model_file(path: str | Path) -> SentencePieceModel:
-    """Read and decode a ``.model`` file.
+    """Read and decode a ``.model`` file, with a bound on its size (``MAX_VOCAB_BYTES``,
+    ``LIVETOK_MAX_VOCAB_BYTES``); every failure is a :class:`ModelProtoError` that names
+    the file.
 
     Runtime complexity: ``O(file size)``.
     """
-    p = Path(path)
+    name = str(path)
+    env = "LIVETOK_MAX_VOCAB_BYTES"
+    data = read_limited(name, size_limit(env, MAX_VOCAB_BYTES), what="SentencePiece model",
+                        env=env, error=ModelProtoError)
     try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise ModelProtoError(f"cannot read SentencePiece model {str(p)!r}: {e}") from None
-    return parse_model_proto(data)
+        return parse_model_proto(data)
+    except ModelProtoError as e:
+        raise ModelProtoError(f"{name}: {e}") from None

@@ -27,7 +27,39 @@ from typing import Any, Iterable, Iterator
 from .encoding import join_surrogates, sanitize
 from .protocol import PieceEncoding
 
-__all__ = ["encode_stream", "count_stream", "StreamStats"]
+__all__ = ["encode_stream", "count_stream", "check_pieces", "StreamStats", "PieceTooLongError",
+           "MAX_PIECE_CP"]
+
+#: the longest pre-token the command line encodes (``livetok count``; the library's default is
+#: no bound): a piece is held whole and its BPE takes ~40-150 bytes and ~1-5 us per code point
+#: (measured, o200k_base: 4 M code points of NUL 0.6 s / 0.2 GB, of CJK letters or emoji
+#: 18 s / 0.6 GB), so longer ones are refused instead. Real text has pieces of a few dozen.
+MAX_PIECE_CP = 1 << 22
+#: a buffer this long that ends inside one piece is split again only once it has doubled, so
+#: a long piece costs O(its length) splits, not one per chunk
+_GROW_FROM = 1 << 20
+
+
+class PieceTooLongError(ValueError):
+    """A pre-token longer than the ``max_piece_cp`` given to :func:`encode_stream` or
+    :func:`check_pieces`; ``length`` is its length (at least), ``bound`` the bound."""
+
+    def __init__(self, piece: str, length: int, bound: int, *, at_least: bool) -> None:
+        self.length = length
+        self.bound = bound
+        some = f"{'at least ' if at_least else ''}{length:,}"
+        run = len(piece) - len(piece.lstrip(piece[:1]))  # the first character's run
+        if piece and run == len(piece):
+            what = f"a run of {some} {piece[0]!r}"
+        elif run * 2 >= len(piece):
+            what = f"{some} code points, a run of {run:,} {piece[0]!r} and more"
+        else:
+            what = f"{some} code points from {piece[:12]!r}"
+        super().__init__(
+            f"a single pre-token longer than {bound:,} code points ({what}); livetok encodes "
+            "a pre-token whole, so it stops here rather than hold it in memory "
+            "(LIVETOK_MAX_PIECE_CP raises the bound)"
+        )
 
 
 class StreamStats:
@@ -118,6 +150,7 @@ def encode_stream(
     *,
     min_batch_cp: int = 1 << 16,
     stats: StreamStats | None = None,
+    max_piece_cp: int | None = None,
 ) -> Iterator[int]:
     """Yield the ids of ``"".join(chunks)`` (equal to ``encoding.encode`` of it), lazily.
 
@@ -132,10 +165,14 @@ def encode_stream(
     >>> list(encode_stream(enc, ["Hel", "lo wor", "ld"])) == enc.encode("Hello world")  # doctest: +SKIP
     True
 
+    ``max_piece_cp``: raise :class:`PieceTooLongError` as soon as the text holds a piece
+    longer than this (a file of one repeated character is one piece), before encoding it:
+    memory then stays ``O(max_piece_cp + max chunk)``. ``None``: no bound.
+
     Runtime complexity: ``O(n)`` splitter and horizon work plus the encoder's per-piece cost;
     memory ``O(longest piece + max chunk + min_batch_cp)`` code points.
     """
-    for batch in _batches(encoding, chunks, min_batch_cp, stats):
+    for batch in _batches(encoding, chunks, min_batch_cp, stats, max_piece_cp):
         yield from batch
 
 
@@ -144,12 +181,15 @@ def _batches(
     chunks: Iterable[str],
     min_batch_cp: int,
     stats: StreamStats | None,
+    max_piece_cp: int | None = None,
 ) -> Iterator[list[int]]:
     """The ids of :func:`encode_stream` in lists, one per buffer of final pieces."""
+    bound = max_piece_cp if max_piece_cp is not None else float("inf")
     if getattr(encoding, "joins_surrogate_pairs", False):
         chunks = _pairs_joined(chunks)
     buf = ""
     at_start = True
+    retry_at = min_batch_cp  # split the buffer once it holds this many code points
     for chunk in chunks:
         if not isinstance(chunk, str):
             raise TypeError(
@@ -162,13 +202,18 @@ def _batches(
         if stats is not None:
             stats.chunks += 1
             stats.max_buffer_cp = max(stats.max_buffer_cp, len(buf))
-        if len(buf) < min_batch_cp:
+        if len(buf) < retry_at and len(buf) <= bound:
             continue
         out: list[int] = []
         done = _final_prefix(encoding, buf, at_start, out, stats)
         if done:
             buf = buf[done:]
             at_start = False
+        # subtle: a buffer that ends inside one long piece waits to double before the next
+        # split (each split reads all of it: one per chunk would be quadratic)
+        retry_at = max(min_batch_cp, 2 * len(buf) if len(buf) >= _GROW_FROM else 0)
+        if len(buf) > bound:
+            raise _too_long(encoding, buf, int(bound), at_least=True)
         if out:
             yield out
     # end of text: every remaining piece is final
@@ -189,6 +234,43 @@ def _batches(
         if stats is not None:
             stats.pieces += 1
     yield out
+
+
+def _too_long(encoding: PieceEncoding, text: str, bound: int, *,
+              at_least: bool) -> PieceTooLongError:
+    """The error for ``text``, which holds (or, unfinished, ends in) a piece over ``bound``."""
+    piece_strings = getattr(encoding, "piece_strings", None)
+    if piece_strings is not None:
+        longest = max(piece_strings(text), key=len, default="")
+    else:
+        s, e = max(encoding.split(text, 0), key=lambda span: span[1] - span[0], default=(0, 0))
+        longest = text[s:e]
+    return PieceTooLongError(longest, len(longest), bound, at_least=at_least)
+
+
+def check_pieces(encoding: PieceEncoding, text: str, max_piece_cp: int) -> None:
+    """Raise :class:`PieceTooLongError` when a pre-token of ``text`` is longer than
+    ``max_piece_cp`` code points (what :func:`encode_stream` refuses), before anything
+    encodes it.
+
+    Texts no longer than the bound pass at once. Otherwise, for an encoding with
+    ``split_blocks``, the text is cut where no piece can span into slices of half the bound
+    or a little more (real text has such cuts every few lines, so this costs a search per
+    slice); only a slice longer than the bound is split into pieces. Other encodings are
+    split whole.
+
+    Runtime complexity: ``O(1)`` for short texts; ``O(len(text))`` C work otherwise, plus a
+    split of the slices over the bound.
+    """
+    if len(text) <= max_piece_cp:
+        return
+    split_blocks = getattr(encoding, "split_blocks", None)
+    slices = [text] if split_blocks is None else split_blocks(text, max_piece_cp // 2)
+    for block in slices:
+        if len(block) > max_piece_cp:
+            err = _too_long(encoding, block, max_piece_cp, at_least=False)
+            if err.length > max_piece_cp:
+                raise err
 
 
 def _pairs_joined(chunks: Iterable[str]) -> Iterator[str]:
@@ -215,9 +297,11 @@ def count_stream(
     *,
     min_batch_cp: int = 1 << 16,
     stats: StreamStats | None = None,
+    max_piece_cp: int | None = None,
 ) -> int:
-    """Number of tokens of ``"".join(chunks)`` in bounded memory (no Python step per token).
+    """Number of tokens of ``"".join(chunks)`` in bounded memory (no Python step per token);
+    ``max_piece_cp`` as in :func:`encode_stream`.
 
     Runtime complexity: as :func:`encode_stream`.
     """
-    return sum(map(len, _batches(encoding, chunks, min_batch_cp, stats)))
+    return sum(map(len, _batches(encoding, chunks, min_batch_cp, stats, max_piece_cp)))

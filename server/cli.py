@@ -1,14 +1,42 @@
 """The ``livetok`` command: one entry point, one module per subcommand.
 
 Each subcommand module exposes ``add_parser(subparsers)`` and ``run(args) -> int``.
+
+Exit status (also in ``livetok --help``): 0 done; 1 a check failed (``replay``'s mismatch) or
+livetok itself failed; 2 a bad input or option. A bad input is never a traceback: each
+command catches :data:`INPUT_ERRORS` around the file it is reading and prints one line,
+``livetok CMD: FILE: what is wrong`` (:func:`input_error`), and :func:`main` does the same for
+what escapes a command. Any other exception is a bug: one line with its type and message,
+exit 1, and the traceback with ``LIVETOK_DEBUG=1``.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
+import zlib
 from typing import Any, Sequence
+
+#: what a bad file or option raises (a ``ValueError`` subclass such as ``VocabularyError``
+#: from the readers, which check what they read; ``OSError`` for a missing file, a directory,
+#: a permission; the rest from a damaged or hostile file that got past the checks)
+INPUT_ERRORS: tuple[type[BaseException], ...] = (
+    OSError, EOFError, zlib.error, ValueError, MemoryError, RecursionError,
+)
+
+#: what to do about the common ``OSError`` numbers
+_OS_HINTS = {
+    errno.ENOENT: "check the path",
+    errno.EISDIR: "pass a file, not a directory",
+    errno.EACCES: "check its permissions",
+    errno.EPERM: "check its permissions",
+}
+
+_EPILOG = ("exit status: 0 done; 1 a check failed or an internal error (LIVETOK_DEBUG=1 "
+           "shows its traceback); 2 a bad input or option, said in one line on stderr")
 
 #: subcommand modules, in the order ``livetok --help`` lists them
 _COMMANDS = [
@@ -43,6 +71,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="livetok",
         description="Live, exact, incremental token counts for LLM tokenizers.",
+        epilog=_EPILOG,
     )
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -76,6 +105,62 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except INPUT_ERRORS as exc:  # a command's own catch names the file; this is the net
+        if os.environ.get("LIVETOK_DEBUG") == "1":
+            raise
+        return input_error(args.command, exc)
+    except Exception as exc:  # a bug: one line, and the traceback on demand
+        if os.environ.get("LIVETOK_DEBUG") == "1":
+            raise
+        print(f"livetok {args.command}: internal error: {type(exc).__name__}: "
+              f"{_one_line(str(exc))} (run with LIVETOK_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return 1
+
+
+def input_error(command: str, exc: BaseException, name: str | None = None) -> int:
+    """Print the one line ``livetok COMMAND: FILE: what is wrong`` for ``exc``, one of
+    :data:`INPUT_ERRORS` raised while reading ``name``; return 2, the exit status.
+
+    Runtime complexity: ``O(len(message))``.
+    """
+    print(f"livetok {command}: {describe_error(exc, name)}", file=sys.stderr)
+    return 2
+
+
+def describe_error(exc: BaseException, name: str | None = None) -> str:
+    """``FILE: what is wrong (and how to fix it)`` for an exception raised reading ``name``;
+    one line whatever the exception's message holds.
+
+    >>> describe_error(FileNotFoundError(2, "No such file or directory", "a.txt"))
+    'a.txt: No such file or directory (check the path)'
+    >>> describe_error(ValueError("a.txt: not a trace"), "a.txt")
+    'a.txt: not a trace'
+
+    Runtime complexity: ``O(len(message))``.
+    """
+    if isinstance(exc, OSError) and exc.strerror:
+        name = exc.filename if exc.filename is not None else name
+        hint = _OS_HINTS.get(exc.errno or 0)
+        msg = exc.strerror + (f" ({hint})" if hint else "")
+    elif isinstance(exc, UnicodeDecodeError):
+        msg = f"not UTF-8 text ({exc.reason} at byte {exc.start:,})"
+    elif isinstance(exc, (EOFError, zlib.error)) or isinstance(exc, OSError):
+        msg = f"damaged or truncated compressed data ({exc or type(exc).__name__})"
+    elif isinstance(exc, MemoryError):
+        msg = "not enough memory to read it (is it the file you meant?)"
+    elif isinstance(exc, RecursionError):
+        msg = "nested too deeply to read (is it the file you meant?)"
+    else:
+        msg = str(exc) or type(exc).__name__
+    msg = _one_line(msg)
+    if name is None or msg.startswith(os.fspath(name)):
+        return msg
+    return f"{name}: {msg}"
+
+
+def _one_line(msg: str) -> str:
+    return " ".join(msg.split("\n")).strip()
 
 
 if __name__ == "__main__":

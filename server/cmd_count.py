@@ -1,15 +1,32 @@
-"""``livetok count [FILE...]``: tokens per file, like ``wc`` (no FILE: standard input)."""
+"""``livetok count [FILE...]``: tokens per file, like ``wc`` (no FILE: standard input).
+
+Memory stays bounded whatever the file: a regular file of up to ``WHOLE_FILE_MAX_BYTES`` is
+read whole and counted by the fast paths (several processes, a progress bar); anything else
+(a larger file, standard input, a pipe, a device such as ``/dev/zero``) is streamed
+(:func:`livetok.incremental.stream.count_stream`). Either way a pre-token longer than
+``MAX_PIECE_CP`` code points (1 GB of NUL bytes is one) is refused before it is encoded, with
+one line that says so, and a vocabulary file (``--vocab``) is read with a bound on its size.
+A bad file is one line ``livetok count: FILE: what is wrong``, exit status 2; the other files
+are still counted.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from livetok.incremental import VocabularyError, get_encoding, list_encodings
+from livetok.incremental import get_encoding, list_encodings
+from livetok.incremental.load import MAX_VOCAB_BYTES, check_byte_level, size_limit
+from livetok.incremental.stream import MAX_PIECE_CP, check_pieces, count_stream
 
+from .cli import INPUT_ERRORS, input_error
+
+#: regular files up to this many bytes are read whole (the fast paths need the whole text:
+#: 4-16 bytes of memory per byte); larger ones are streamed
+WHOLE_FILE_MAX_BYTES = 64 << 20
 #: files above this many bytes get a progress bar on stderr
 PROGRESS_MIN_BYTES = 4 << 20
 #: texts of at least this many code points are counted by several processes (``--jobs``)
@@ -157,12 +174,68 @@ def read_chunks(path: str, chunk_cp: int = 1 << 20) -> Iterator[str]:
             yield c
 
 
+def max_piece_cp() -> int:
+    """The longest pre-token ``livetok count`` encodes: ``$LIVETOK_MAX_PIECE_CP`` or
+    :data:`~livetok.incremental.stream.MAX_PIECE_CP` (4 Mi code points)."""
+    return size_limit("LIVETOK_MAX_PIECE_CP", MAX_PIECE_CP)
+
+
+def count_file(enc: Any, name: str, *, stream: bool = False, allow_bar: bool = True,
+               jobs: int = 1) -> int:
+    """Token count of the file ``name`` ('-': standard input), in bounded memory (see the
+    module docstring); raises one of :data:`~livetok.server.cli.INPUT_ERRORS` for a bad file.
+
+    Runtime complexity: as ``enc.encode`` of the file's text.
+    """
+    max_piece = max_piece_cp()
+    if name != "-":
+        mode = os.stat(name).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "Is a directory", name)
+        size = os.path.getsize(name)
+        if stat.S_ISREG(mode) and size <= WHOLE_FILE_MAX_BYTES and not stream:
+            with open(name, "rb") as f:
+                raw = f.read(size + 1)
+            if len(raw) <= size:  # (else it grew since: stream it)
+                text = raw.decode("utf-8", errors="replace")
+                del raw
+                check_pieces(enc, text, max_piece)
+                return _count_with_bar(enc, text, name, allow_bar, jobs)
+            del raw
+    return count_stream(enc, read_chunks(name), max_piece_cp=max_piece)
+
+
+def load_encoding(name: str, vocab: str | None) -> Any:
+    """The encoding ``name``, its vocabulary from the file ``vocab`` when given: refused
+    unless a regular file under the vocabulary bound (``LIVETOK_MAX_VOCAB_BYTES``), and a
+    byte-level BPE vocabulary must hold every single byte.
+
+    Runtime complexity: ``O(vocabulary)``.
+    """
+    if vocab is None:
+        enc = get_encoding(name)
+    else:
+        st = os.stat(vocab)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(21, "Is a directory", vocab)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{vocab}: not a regular file; --vocab takes a vocabulary file")
+        limit = size_limit("LIVETOK_MAX_VOCAB_BYTES", MAX_VOCAB_BYTES)
+        if st.st_size > limit:
+            raise ValueError(f"{vocab}: {st.st_size:,} bytes, more than livetok reads for a "
+                             f"vocabulary ({limit:,}); set LIVETOK_MAX_VOCAB_BYTES to change it")
+        enc = get_encoding(name, path=vocab)
+    ranks = getattr(enc, "mergeable_ranks", None)
+    if ranks is not None:
+        check_byte_level(ranks, vocab or enc.source or enc.name)
+    return enc
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        enc = get_encoding(args.encoding, path=args.vocab) if args.vocab else get_encoding(args.encoding)
-    except (ValueError, VocabularyError) as exc:
-        print(f"livetok count: {exc}", file=sys.stderr)
-        return 2
+        enc = load_encoding(args.encoding, args.vocab)
+    except INPUT_ERRORS as exc:
+        return input_error("count", exc, args.vocab)
     status = 0
     grand = 0
     jobs = default_jobs() if args.jobs is None else args.jobs
@@ -176,17 +249,12 @@ def run(args: argparse.Namespace) -> int:
             print("livetok count: reading standard input (end it with Ctrl-D)", file=sys.stderr)
     for name in files:
         try:
-            if args.stream:
-                from livetok.incremental.stream import count_stream
-
-                n = count_stream(enc, read_chunks(name))
-            else:
-                raw = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
-                text = raw.decode("utf-8", errors="replace")
-                n = _count_with_bar(enc, text, name, not args.no_progress, jobs)
-        except OSError as exc:
-            print(f"livetok count: {name}: {exc.strerror or exc}", file=sys.stderr)
-            status = 1
+            n = count_file(enc, name, stream=args.stream, allow_bar=not args.no_progress,
+                           jobs=jobs)
+        except BrokenPipeError:
+            raise
+        except INPUT_ERRORS as exc:
+            status = input_error("count", exc, "standard input" if name == "-" else name)
             continue
         grand += n
         print(f"{n:>10} {name}" if args.files else f"{n:>10}")

@@ -1,4 +1,10 @@
-"""``livetok replay TRACE``: replay an editing trace into a Document, verify, and time it."""
+"""``livetok replay TRACE``: replay an editing trace into a Document, verify, and time it.
+
+A bad trace or base document is one line ``livetok replay: FILE: what is wrong``, exit
+status 2 (:func:`~livetok.server.traces.load_trace` checks the trace's size, nesting, shape
+and positions before anything is replayed); a replay that disagrees with the reference is
+exit status 1.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +12,17 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any, Callable
 
-from livetok.incremental import Document, VocabularyError, get_encoding, list_encodings
+from livetok.incremental import Document, get_encoding, list_encodings
+from livetok.incremental.load import read_limited, size_limit
 
-from .traces import iter_patches, load_trace
+from .cli import INPUT_ERRORS, input_error
+from .traces import Trace, iter_patches, load_trace
+
+#: the most bytes ``--base`` may hold (``LIVETOK_MAX_BASE_BYTES``): the document built from
+#: it keeps its tokens and indexes, tens of bytes per character
+MAX_BASE_BYTES = 64 << 20
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -51,14 +62,39 @@ def reference_encoder(enc: Any, which: str = "auto") -> tuple[Callable[[str], li
     return enc.encode, "livetok (full encode)"
 
 
-def run(args: argparse.Namespace) -> int:
+def _read_base(path: str) -> str:
+    """The text of ``--base``, read with a bound (undecodable bytes become U+FFFD)."""
+    env = "LIVETOK_MAX_BASE_BYTES"
+    raw = read_limited(path, size_limit(env, MAX_BASE_BYTES), what="base document", env=env,
+                       error=ValueError)
+    return raw.decode("utf-8", errors="replace")
+
+
+def _load(args: argparse.Namespace) -> tuple[Any, Trace, str] | int:
+    """The encoding, trace and base text of the command, or the exit status of its error."""
+    if args.verify_every < 0:
+        print("livetok replay: --verify-every takes 0 (only at the end) or a number of edits",
+              file=sys.stderr)
+        return 2
+    name = None
     try:
         enc = get_encoding(args.encoding)
+        name = args.trace
         trace = load_trace(args.trace)
-    except (ValueError, VocabularyError, OSError) as exc:
-        print(f"livetok replay: {exc}", file=sys.stderr)
-        return 2
-    base = Path(args.base).read_text(encoding="utf-8", errors="replace") if args.base else ""
+        if not trace.patches:
+            raise ValueError(f"{args.trace}: the trace has no patches: nothing to replay")
+        name = args.base
+        base = _read_base(args.base) if args.base else ""
+    except INPUT_ERRORS as exc:
+        return input_error("replay", exc, name)
+    return enc, trace, base
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded = _load(args)
+    if isinstance(loaded, int):
+        return loaded
+    enc, trace, base = loaded
     mid = len(base) // 2
     # keep the base's halves on line boundaries so the trace starts on a fresh line
     nl = base.rfind("\n", 0, mid)

@@ -75,7 +75,7 @@ def test_count_errors_say_what_to_do(tmp_path):
     r = livetok("count", "-e", "nope", "x")
     assert r.returncode == 2 and b"o200k_base" in r.stderr
     r = livetok("count", str(tmp_path / "missing.txt"))
-    assert r.returncode == 1 and b"missing.txt" in r.stderr
+    assert r.returncode == 2 and b"missing.txt" in r.stderr
 
 
 @pytest.mark.skipif(not TRACES.is_dir(), reason="no ../shared/traces beside the clone")
