@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -74,20 +75,19 @@ def _sdist() -> Path:
            "-d", str(part)]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        got = sorted(part.glob("tiktoken-*.tar.gz")) if part.is_dir() else []
+        if r.returncode == 0 and got:
+            got[0].replace(kept)  # atomic: a parallel run sees the whole file or none
+            return kept
+        why = (r.stderr.strip().splitlines() or ["no sdist"])[-1]
     except subprocess.TimeoutExpired:
-        r = None
-    got = sorted(part.glob("tiktoken-*.tar.gz")) if part.is_dir() else []
-    if r is None or r.returncode != 0 or not got:
-        why = "timed out" if r is None else (r.stderr.strip().splitlines() or ["no sdist"])[-1]
-        pytest.skip(
-            f"tiktoken {TIKTOKEN_VERSION}'s sdist is neither kept in {cache} nor downloadable "
-            f"({why}); run with the package registry reachable once, or put {name} there"
-        )
-    got[0].replace(kept)  # atomic: a parallel run sees the whole file or none
-    for f in part.iterdir():
-        f.unlink()
-    part.rmdir()
-    return kept
+        why = "timed out"
+    finally:
+        shutil.rmtree(part, ignore_errors=True)
+    pytest.skip(
+        f"tiktoken {TIKTOKEN_VERSION}'s sdist is neither kept in {cache} nor downloadable "
+        f"({why}); run with the package registry reachable once, or put {name} there"
+    )
 
 
 def _extract_tests(sdist: Path, dest: Path) -> Path:
