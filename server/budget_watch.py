@@ -32,6 +32,7 @@ from livetok.incremental import get_encoding
 from .budgets import (
     CONFIG_NAMES,
     DEFAULT_BASELINE,
+    MARKDOWN_SUFFIXES,
     BudgetConfig,
     ConfigError,
     ConfigFinder,
@@ -51,6 +52,8 @@ __all__ = ["BudgetWatch", "first_past"]
 #: what the client is asked to watch: the budget files and the ratchet's default file
 WATCHED_GLOBS = (*(f"**/{name}" for name in CONFIG_NAMES), f"**/{DEFAULT_BASELINE}")
 _REGISTRATION_ID = "livetok/budgetFiles"
+#: how much of a Markdown document is read to see whether it starts with front matter
+_FRONT_MATTER_MAX_CP = 8
 Publish = Callable[[str, list[types.Diagnostic]], None]
 
 
@@ -109,7 +112,8 @@ class BudgetWatch:
         self._publish = publish
         #: the client registers file watchers for us (else: re-read on didOpen/didSave)
         self.dynamic = False
-        self._cache: dict[str, tuple[int, list[Verdict], list[ConfigProblem]]] = {}
+        #: per URI: the version checked and its verdicts and problems (None: no budget)
+        self._cache: dict[str, tuple[int, tuple[list[Verdict], list[ConfigProblem]] | None]] = {}
         self._baselines: dict[Path, dict[str, dict[str, int]]] = {}
         #: budget files whose problems were published from disk
         self._flagged: set[Path] = set()
@@ -209,19 +213,35 @@ class BudgetWatch:
             return None
         hit = self._cache.get(od.uri)
         if hit is not None and hit[0] == od.version:
-            return hit[1], hit[2]
-        text = od.text()
+            return hit[1]
+        result = self._check(od, path)
+        self._cache[od.uri] = (od.version, result)
+        return result
+
+    def _check(self, od: OpenDocument, path: Path
+               ) -> tuple[list[Verdict], list[ConfigProblem]] | None:
         try:
             cfg = self._config(path)
+            if not self._may_have_budget(od, path, cfg):
+                return None  # the common case, decided without reading the whole text
+            text = od.text()
             if budget_for(path, text, cfg) is None:
                 return None
-            verdicts = check_text(path, text, cfg, label=path.name,
-                                  counter=_DocCounter(od, text), baseline=self._baseline(cfg, path))
-            problems: list[ConfigProblem] = []
+            return check_text(path, text, cfg, label=path.name, counter=_DocCounter(od, text),
+                              baseline=self._baseline(cfg, path)), []
         except ConfigError as exc:
-            verdicts, problems = [], exc.problems
-        self._cache[od.uri] = (od.version, verdicts, problems)
-        return verdicts, problems
+            return [], exc.problems
+
+    @staticmethod
+    def _may_have_budget(od: OpenDocument, path: Path, cfg: BudgetConfig | None) -> bool:
+        """False when no rule gives ``od`` a budget and it has no front matter that could:
+        keeps each flush of an uncovered document ``O(1)`` in its length."""
+        rule = cfg.rule_budget(path) if cfg is not None else None
+        if rule is not None and not rule.empty:
+            return True
+        if path.suffix.lower() not in MARKDOWN_SUFFIXES:
+            return False
+        return od.read(0, min(od.length, _FRONT_MATTER_MAX_CP)).startswith(("---", "\ufeff---"))
 
     def _baseline(self, cfg: BudgetConfig | None, path: Path) -> dict[str, int] | None:
         if cfg is None:

@@ -259,3 +259,28 @@ async def test_open_budget_file_gets_live_diagnostics_and_save_rereads(ws):
         await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
     finally:
         await stop(client)
+
+
+def test_documents_without_budgets_are_not_read(tmp_path):
+    """Deciding that no budget applies reads no more than a Markdown file's first line: the
+    server asks on every flush, and a document may be megabytes long."""
+    from livetok.incremental import get_encoding
+    from livetok.server.budget_watch import BudgetWatch
+    from livetok.server.budgets import check_text, load_config
+    from livetok.server.documents import OpenDocument
+
+    (tmp_path / "livetok.toml").write_text(TOML, encoding="utf-8")
+    watch = BudgetWatch()
+    enc = get_encoding("o200k_base")
+    text = "some words of a long document\n" * 3000
+    for name in ("notes.txt", "README.md", "sub/CLAUDE.txt"):
+        od = OpenDocument((tmp_path / name).as_uri(), "markdown", 1, text, enc)
+        od.text = lambda: pytest.fail("the whole text was read")  # type: ignore[method-assign]
+        assert watch.check(od) is None and watch.diagnostics(od, None) == []
+    # a covered one: the verdicts of livetok check's own function
+    path = tmp_path / "CLAUDE.md"
+    od = OpenDocument(path.as_uri(), "markdown", 1, CLAUDE, enc)
+    verdicts, problems = watch.check(od)
+    assert problems == [] and verdicts == check_text(
+        path, CLAUDE, load_config(tmp_path / "livetok.toml"), label="CLAUDE.md")
+    assert [d.message for d in watch.diagnostics(od, None)] == [verdicts[0].message]

@@ -498,3 +498,12 @@ def test_real_pre_commit_fails_then_passes(tmp_path):
     subprocess.run([*git, "add", "-A"], check=True)
     r = subprocess.run(run, cwd=work, capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0 and "Passed" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("module", ["livetok.server.budgets", "livetok.server.budget_watch"])
+def test_doctests(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
