@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import importlib.util
 import ipaddress
 import logging
@@ -38,7 +39,8 @@ if TYPE_CHECKING:
     from .demo_site import DemoSite, list_traces
 
 __all__ = ["add_parser", "run", "serve_demo", "find_traces_dir", "exposure_warning",
-           "STATIC_DIR", "MAX_SESSIONS", "MAX_MESSAGE_BYTES", "MAX_SEND_QUEUE_BYTES"]
+           "STATIC_DIR", "MAX_SESSIONS", "MAX_MESSAGE_BYTES", "MAX_DOCUMENT_CHARS",
+           "MAX_SEND_QUEUE_BYTES"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,9 @@ MAX_SESSIONS = 16
 #: the largest WebSocket message a session accepts: the page sends the 10 MiB sample as one
 #: full-text didChange of about 10.4 MiB of JSON
 MAX_MESSAGE_BYTES = 16 << 20
+#: code points a document may hold to be counted (``livetok.maxDocumentSize``, which a page
+#: may lower but not raise): as much as one message can bring; longer ones are kept as text
+MAX_DOCUMENT_CHARS = 16 << 20
 #: answers a session's page has not read yet; past this the connection is cut
 #: (``transport.BoundedWebSocketWriter``; the page's largest answers are far smaller)
 MAX_SEND_QUEUE_BYTES = 16 << 20
@@ -103,10 +108,12 @@ def find_traces_dir(explicit: str | None = None) -> Path | None:
 
 
 class _Sessions:
-    """The open ``/lsp`` sessions, at most ``limit`` at a time."""
+    """The open ``/lsp`` sessions, at most ``limit`` at a time, each counting documents of at
+    most ``max_document_chars`` code points."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, max_document_chars: int) -> None:
         self.limit = limit
+        self.max_document_chars = max_document_chars
         self.open = 0
 
     @property
@@ -122,19 +129,47 @@ class _Sessions:
             return
         self.open += 1
         try:
-            await _lsp_session(ws)
+            await _lsp_session(ws, _capped_server_class()(self.max_document_chars))
         finally:
             self.open -= 1
 
 
-async def _lsp_session(ws: Any) -> None:
-    """Serve LSP on ``ws`` with a new server until the socket closes or the client exits."""
+@functools.cache
+def _capped_server_class() -> type:
+    """``LivetokServer`` whose ``livetok.maxDocumentSize`` never passes a ceiling, whatever
+    the page sends in ``initializationOptions`` or ``didChangeConfiguration``."""
+    from dataclasses import replace
+
+    from .app import LivetokServer
+    from .config import Settings
+
+    class CappedServer(LivetokServer):
+        def __init__(self, max_document_chars: int) -> None:
+            self._ceiling = max_document_chars
+            super().__init__()
+
+        # subtle: the server replaces ``settings`` whole (at initialize, on each configuration
+        # change), so the setter is the one place where the ceiling always applies
+        @property  # type: ignore[override]
+        def settings(self) -> Settings:
+            return self._settings
+
+        @settings.setter
+        def settings(self, value: Settings) -> None:
+            limit = value.max_document_size
+            self._settings = replace(value, max_document_size=self._ceiling if limit is None
+                                     else min(limit, self._ceiling))
+
+    return CappedServer
+
+
+async def _lsp_session(ws: Any, server: Any) -> None:
+    """Serve LSP on ``ws`` with ``server`` (new for this socket) until the socket closes or
+    the client exits."""
     from websockets.exceptions import ConnectionClosed
 
-    from .app import create_server
     from .transport import BoundedWebSocketWriter, dispatch
 
-    server = create_server()
     writer = BoundedWebSocketWriter(ws, MAX_SEND_QUEUE_BYTES, f"demo {ws.remote_address}")
     server.protocol.set_writer(writer, include_headers=False)
     try:
@@ -153,14 +188,15 @@ async def _lsp_session(ws: Any) -> None:
 
 async def serve_demo(host: str, port: int, site: DemoSite, stop: asyncio.Event,
                      on_listening: Callable[[list[tuple[Any, ...]]], None] | None = None, *,
-                     max_sessions: int = MAX_SESSIONS) -> None:
+                     max_sessions: int = MAX_SESSIONS,
+                     max_document_chars: int = MAX_DOCUMENT_CHARS) -> None:
     """Serve the page and ``/lsp`` until ``stop`` is set; ``on_listening`` gets the address
     of each listening socket (``getsockname()``) once requests are answered."""
     from websockets.asyncio.server import serve
 
     from .demo_site import AllowedHosts, text_response
 
-    sessions = _Sessions(max_sessions)
+    sessions = _Sessions(max_sessions, max_document_chars)
 
     async def process_request(connection: Any, request: Any) -> Any:
         out = await site.respond(request.method, request.path, request.headers)

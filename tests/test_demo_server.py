@@ -516,3 +516,45 @@ def test_a_page_that_does_not_read_is_cut_off(demo):
 
     asyncio.run(main())
     assert _handshake_status(demo, demo.origin) == 101  # the demo goes on
+
+
+def test_document_size_capped_per_session():
+    """Each session counts documents up to a ceiling the page cannot lift: asking for no
+    limit (``maxDocumentSize: null``) still leaves a longer document uncounted. The demo runs
+    in this process here, with a ceiling of 1,000 code points."""
+    from websockets.asyncio.client import connect
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        listening: asyncio.Future = asyncio.get_running_loop().create_future()
+        site = demo_site.DemoSite(cmd_demo.STATIC_DIR, None)
+        server = asyncio.create_task(cmd_demo.serve_demo(
+            "127.0.0.1", 0, site, stop, listening.set_result, max_document_chars=1000))
+        try:
+            port = (await asyncio.wait_for(listening, 30))[0][1]
+            async with connect(f"ws://127.0.0.1:{port}/lsp", origin=f"http://127.0.0.1:{port}",
+                               open_timeout=30) as ws:
+                async def until(pred):
+                    while True:
+                        msg = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                        if pred(msg):
+                            return msg
+
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                          "params": {"processId": None, "capabilities": {},
+                                                     "initializationOptions": {"livetok": {
+                                                         "maxDocumentSize": None}}}}))
+                await until(lambda m: m.get("id") == 1)
+                for uri, text in (("file:///big.txt", "x " * 600), ("file:///ok.txt", "x " * 400)):
+                    await ws.send(json.dumps({
+                        "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+                            "textDocument": {"uri": uri, "languageId": "plaintext",
+                                             "version": 1, "text": text}}}))
+                await until(lambda m: "over livetok.maxDocumentSize (1,000)" in json.dumps(m))
+                counted = await until(lambda m: m.get("method") == "livetok/didChangeTokenCount")
+                assert counted["params"]["uri"] == "file:///ok.txt"
+        finally:
+            stop.set()
+            await asyncio.wait_for(server, 30)
+
+    asyncio.run(main())
