@@ -199,22 +199,49 @@ class LivetokServer(LanguageServer):
         f(TOKEN_COUNT)(self._request(self._token_count))
         f(types.TEXT_DOCUMENT_HOVER)(self._request(self._hover))
         f(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
-            self._request(self._code_lens))
+            self._request(self._code_lens, lambda od: od.language_id in _MARKDOWN_IDS))
         # with the legend as options, pygls advertises {legend, full: true, range: true}
-        f(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, _LEGEND)(self._request(self._semantic_full))
+        f(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, _LEGEND)(
+            self._request(self._semantic_full, lambda od: self.settings.semantic_tokens))
         f(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, _LEGEND)(self._request(self._semantic_range))
 
-    def _request(self, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def _request(self, fn: Callable[[Any], Any],
+                 heavy: Callable[[OpenDocument], bool] | None = None) -> Callable[[Any], Any]:
         """A request handler that answers at once, or, when its document is busy with
         background work, at its place in that document's backlog (see ``background.py``).
+
+        ``heavy(od)`` says when answering takes time linear in a big document (the sections
+        of a long Markdown file, semantic tokens of a whole big file): the answer is then
+        computed in the worker thread, as a big didOpen is, so other documents are served
+        meanwhile; this document's later messages wait for it, in order.
 
         It is a generator function: pygls runs it synchronously up to its first ``yield``, so
         an answer that needs no waiting goes out before the next message is read.
         """
         mapped = _answers(fn)
 
+        def settle(fut: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+            if not fut.cancelled():
+                if outcome[0]:
+                    fut.set_result(outcome[1])
+                else:
+                    fut.set_exception(outcome[1])
+
+        def in_worker(params: Any) -> tuple[bool, Any]:
+            try:
+                return True, mapped(params)
+            except Exception as exc:  # answered as the error it is, on the loop's thread
+                return False, exc
+
         def handler(params: Any) -> Any:
             uri = _uri_of(params)
+            if uri is not None and heavy is not None and not self.background.busy(uri):
+                od = self.store.find(uri)
+                if od is not None and od.length >= self.settings.progress_threshold and heavy(od):
+                    fut_w: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+                    if self.background.start(uri, functools.partial(in_worker, params),
+                                             functools.partial(settle, fut_w)):
+                        return (yield _wait_for, (fut_w,), {})
             if uri is None or not self.background.busy(uri):
                 return mapped(params)
             fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()

@@ -79,3 +79,23 @@ async def test_a_20_mb_open_leaves_the_other_documents_served():
         big_got = await asyncio.wait_for(pending, 600)
         assert big_got["characters"] == len(big_text)
         assert big_got["tokens"] == ref_count(big_text)
+
+
+async def test_code_lenses_of_a_big_markdown_file_leave_other_documents_served():
+    """The sections of a big Markdown file are computed in the worker thread: a request about
+    another document sent after the code lens request is answered before it."""
+    text = "".join(f"## heading {i}\n\nsome words for section {i}\n\n" for i in range(80_000))
+    async with session("utf-16", options={"progressThreshold": 100_000}) as client:
+        small = ClientDoc(client, "file:///small.txt", "hello", "utf-16")
+        big = ClientDoc(client, "file:///big.md", text, "utf-16", language_id="markdown")
+        await token_count(client, big.uri)
+        lenses = asyncio.ensure_future(client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=big.uri))))
+        await asyncio.sleep(0)
+        got = await token_count(client, small.uri)
+        assert not lenses.done(), "the big file's code lenses held up the small document"
+        assert got["tokens"] == ref_count("hello")
+        result = await asyncio.wait_for(lenses, 600)
+        assert len(result) == 80_001  # the document's lens and one per section
+        section0 = "## heading 0\n\nsome words for section 0\n\n"
+        assert result[1].command.title.startswith(f"{ref_count(section0)} tokens")
