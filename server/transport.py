@@ -22,6 +22,7 @@ connection's writer queues what the client has not read yet, up to its bound.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import logging
 import os
@@ -101,12 +102,12 @@ def pump(framer: Framer, protocol: LivetokProtocol, who: str) -> bool:
     return True
 
 
-def _input_ended(framer: Framer, who: str) -> int:
-    """Log how the input ended; 1 when in the middle of a frame (the editor should restart)."""
+def _input_ended(framer: Framer, who: str, consequence: str) -> int:
+    """Log how the input ended; 1 when in the middle of a frame."""
     reason = framer.close()
     if reason is None:
         return 0
-    log.error("%s: %s; this session cannot go on", who, reason)
+    log.error("%s: %s; %s", who, reason, consequence)
     return 1
 
 
@@ -122,7 +123,8 @@ def serve_stdio(protocol: LivetokProtocol, stdin: BinaryIO, stdout: BinaryIO,
         while data := await loop.run_in_executor(executor, os.read, stdin.fileno(), _CHUNK):
             framer.feed(data)
             pump(framer, protocol, "stdin")
-        return _input_ended(framer, "stdin")
+        return _input_ended(framer, "stdin", "exiting with status 1 so that the editor "
+                            "restarts the server")
 
     return asyncio.run(main())
 
@@ -195,9 +197,10 @@ class BoundedWebSocketWriter(_BoundedWriter):
     Here each write starts a send too (a send writes its frame into the transport before its
     first wait, so the order of messages holds), and the bytes not yet taken by the socket
     (sends not started plus the transport's buffer) are counted; when a write finds them
-    past the bound, the connection is aborted and later writes are dropped. ``close`` is synchronous, so that
-    pygls's handling of ``exit`` raises SystemExit in the caller of ``dispatch``, which can
-    end this session alone.
+    past the bound, the connection is aborted and later writes are dropped. (A send waiting
+    for the buffer to drain still holds its message: the memory held stays under about twice
+    the bound.) ``close`` is synchronous, so that pygls's handling of ``exit`` raises
+    SystemExit in the caller of ``dispatch``, which can end this session alone.
 
     >>> BoundedWebSocketWriter(None, 64 << 20).max_pending_bytes
     67108864
@@ -276,7 +279,9 @@ class _Sessions:
         self.once = once
         self.started = 0
         self.stop = asyncio.Event()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._closers: set[Callable[[], None]] = set()
+        self._idle = asyncio.Event()
+        self._idle.set()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
@@ -288,24 +293,26 @@ class _Sessions:
         """Whether a new connection must be turned away (``--once`` and one came already)."""
         return self.once and self.started > 0
 
-    def begin(self) -> None:
+    def begin(self, close: Callable[[], None]) -> None:
+        """A session starts; ``close()`` ends its connection when the listener stops."""
         self.started += 1
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
+        self._closers.add(close)
+        self._idle.clear()
 
-    def end(self) -> None:
-        task = asyncio.current_task()
-        self._tasks.discard(task)  # type: ignore[arg-type]
+    def end(self, close: Callable[[], None]) -> None:
+        self._closers.discard(close)
+        if not self._closers:
+            self._idle.set()
         if self.once:
             self.stop.set()
 
-    async def close(self) -> None:
-        """End every live session (their ``finally`` blocks save traces)."""
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=10)
+    async def close_all(self) -> None:
+        """Close every live session's connection and wait (a while) for them to end: each
+        sees its input end, and its ``finally`` saves its traces."""
+        for close in list(self._closers):
+            close()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), 10)
 
 
 def _peer(addr: Any) -> str:
@@ -324,7 +331,7 @@ def serve_tcp(make_server: ServerFactory, host: str, port: int, *, limits: Limit
             log.warning("%s: refused: this server serves one client (--once)", who)
             writer.close()
             return
-        sessions.begin()
+        sessions.begin(writer.close)
         server = make_server()
         server.protocol.set_writer(BoundedTransportWriter(writer.transport,
                                                           limits.max_send_queue, who))
@@ -336,7 +343,7 @@ def serve_tcp(make_server: ServerFactory, host: str, port: int, *, limits: Limit
                 if not pump(framer, server.protocol, who):
                     break
             else:
-                _input_ended(framer, who)
+                _input_ended(framer, who, "this session ends")
         except SystemExit:  # the client sent `exit`: this session ends, the others go on
             pass
         except ConnectionError as exc:
@@ -344,7 +351,7 @@ def serve_tcp(make_server: ServerFactory, host: str, port: int, *, limits: Limit
         finally:
             writer.close()
             _end_session(server, who)
-            sessions.end()
+            sessions.end(writer.close)
 
     async def main() -> None:
         sessions = _Sessions(once)
@@ -356,7 +363,7 @@ def serve_tcp(make_server: ServerFactory, host: str, port: int, *, limits: Limit
             on_listening(addr)
         await sessions.stop.wait()
         listener.close()
-        await sessions.close()
+        await sessions.close_all()
 
     asyncio.run(main())
     return 0
@@ -438,7 +445,7 @@ def serve_ws(make_server: ServerFactory, host: str, port: int, *, access: WsAcce
 
         async def session(ws: Any) -> None:
             who = f"ws {_peer(ws.remote_address)}"
-            sessions.begin()
+            sessions.begin(ws.transport.close)
             server = make_server()
             server.protocol.set_writer(BoundedWebSocketWriter(ws, limits.max_send_queue, who),
                                        include_headers=False)
@@ -458,7 +465,7 @@ def serve_ws(make_server: ServerFactory, host: str, port: int, *, access: WsAcce
                 pass
             finally:
                 _end_session(server, who)
-                sessions.end()
+                sessions.end(ws.transport.close)
 
         async with serve(session, host, port, process_request=handshake,
                          max_size=limits.max_message_bytes) as listener:
@@ -467,7 +474,8 @@ def serve_ws(make_server: ServerFactory, host: str, port: int, *, access: WsAcce
             if on_listening:
                 on_listening(addr)
             await sessions.stop.wait()
-            await sessions.close()
+        # leaving ``serve`` closes the open connections (1001, going away): each session's
+        # recv fails and its ``finally`` saves its traces
 
     asyncio.run(main())
     return 0

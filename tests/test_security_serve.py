@@ -232,7 +232,8 @@ async def test_websocket_handshake_needs_the_token_and_an_allowed_origin_or_none
     from websockets.exceptions import InvalidStatus
 
     allowed = "http://127.0.0.1:8123"
-    async with served("--ws", "127.0.0.1:0", "--allow-origin", allowed) as s:
+    async with served("--ws", "127.0.0.1:0", "--allow-origin", allowed,
+                      "--max-message-size", "64K") as s:
         assert s.token and len(s.token) >= 32
         refused = [
             dict(token=s.token, origin="https://evil.example"),  # a web page, with the token
@@ -260,7 +261,32 @@ async def test_websocket_handshake_needs_the_token_and_an_allowed_origin_or_none
             peer.open("file:///a.txt", "hello " * (i + 1))
             assert (await peer.count("file:///a.txt"))["characters"] == 6 * (i + 1)
             peer.close()
+        # a message over --max-message-size closes that connection, with a log line
+        big = (await Peer.ws(s.port, s.token)).start_reading()
+        await big.initialize()
+        big.open("file:///big.txt", "x" * 100_000)
+        await asyncio.wait_for(big.closed.wait(), TIMEOUT)
+        await s.wait_for_line(r"over the limit of 65536 bytes \(livetok serve --max-message-size")
         assert await s.stop() == 0
+
+
+def test_binding_beyond_loopback_says_what_it_exposes(capsys):
+    from livetok.server.__main__ import main
+    from livetok.server.cmd_serve import exposure_warning
+
+    assert main(["--once"]) == 2 and "--once and --max-send-queue go with" in capsys.readouterr().err
+    assert main(["--tcp", "0", "--token-file", "t"]) == 2
+    assert "--allow-origin and --token-file go with --ws" in capsys.readouterr().err
+
+    for host in ("127.0.0.1", "127.0.0.2", "::1", "localhost"):
+        assert exposure_warning(host, 2087, "--tcp") is None, host
+    for host, transport in (("0.0.0.0", "--tcp"), ("::", "--ws"), ("192.168.1.20", "--tcp"),
+                            ("myhost.lan", "--ws")):
+        warning = exposure_warning(host, 2087, transport) or ""
+        assert "anyone who can reach" in warning and "port 2087" in warning, warning
+        assert ("every network interface" in warning) == (host in ("0.0.0.0", "::"))
+        assert ("token is then the only guard" in warning) == (transport == "--ws")
+        assert ("no authentication" in warning) == (transport == "--tcp")
 
 
 async def test_websocket_token_from_file_or_environment(tmp_path):
@@ -321,13 +347,13 @@ async def test_connections_are_separate_sessions(transport):
         await fourth.initialize()
         answer = await fourth.request("livetok/tokenCount", {"textDocument": {"uri": uri}})
         assert answer["error"]["code"] == -32602  # not open in this session
-        assert await s.stop() == 0
-        assert s.proc.returncode == 0
+        assert await s.stop() == 0  # with two sessions open
+        assert not [line for line in s.lines if "Traceback" in line or "ERROR" in line]
 
 
 @pytest.mark.parametrize("transport", ["--tcp", "--ws"])
-async def test_once_serves_one_client_then_exits(transport):
-    async with served(transport, "127.0.0.1:0", "--once") as s:
+async def test_once_serves_one_client_then_exits(transport, tmp_path):
+    async with served(transport, "127.0.0.1:0", "--once", "--record-trace", str(tmp_path)) as s:
         first = (await connect(s, transport)).start_reading()
         await first.initialize()
         with contextlib.suppress(Exception):  # refused: a 403, or a closed connection
@@ -336,8 +362,9 @@ async def test_once_serves_one_client_then_exits(transport):
         await s.wait_for_line(r"serves one client \(--once\)")
         first.open("file:///x.txt", "still here")
         assert (await first.count("file:///x.txt"))["characters"] == 10
-        await first.exit()
+        first.close()  # without shutdown: the session's end still saves its trace
         assert await asyncio.wait_for(s.proc.wait(), TIMEOUT) == 0
+    assert [p.name.endswith("x.txt.json.gz") for p in tmp_path.iterdir()] == [True]
 
 
 # -- TCP: only LSP --------------------------------------------------------------------------------
