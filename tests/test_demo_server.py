@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import re
 import socket
@@ -458,15 +459,23 @@ def test_binding_beyond_loopback_warns(monkeypatch, tmp_path, capsys):
         on_listening([(host, 8765)])
 
     monkeypatch.setattr(cmd_demo, "serve_demo", fake_serve)
-    for host, warned in (("0.0.0.0", True), ("::", True), ("192.168.1.5", True),
-                         ("127.0.0.1", False), ("::1", False)):
-        args = argparse.Namespace(port=0, host=host, no_browser=True, traces=str(tmp_path),
-                                  log_level="WARNING")
-        assert cmd_demo.run(args) == 0
-        err = capsys.readouterr().err
-        assert ("warning: listening on" in err) == warned, (host, err)
-        if warned:
-            assert "other machines" in err and "--host 127.0.0.1" in err and str(tmp_path) in err
+    # run() sets these loggers' levels for the command line: leave them as they were
+    loggers = [logging.getLogger(name) for name in ("pygls", "websockets")]
+    levels = [lg.level for lg in loggers]
+    try:
+        for host, warned in (("0.0.0.0", True), ("::", True), ("192.168.1.5", True),
+                             ("127.0.0.1", False), ("::1", False)):
+            args = argparse.Namespace(port=0, host=host, no_browser=True, traces=str(tmp_path),
+                                      log_level="WARNING")
+            assert cmd_demo.run(args) == 0
+            err = capsys.readouterr().err
+            assert ("warning: listening on" in err) == warned, (host, err)
+            if warned:
+                assert "other machines" in err and "--host 127.0.0.1" in err
+                assert str(tmp_path) in err
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
 
 
 def test_doctests_of_the_demo_modules():
