@@ -84,8 +84,20 @@ class Lens:
 
 
 def _share(tokens: int, window: int) -> str:
-    pct = 100.0 * tokens / window
-    return f"{pct:.1f}%" if pct < 1000 else f"{pct:,.0f}%"
+    """The share of a context window, as every client shows it (the VS Code status bar, the
+    Neovim and Emacs mode lines): tenths of a percent rounded half up, in integers so that
+    every language rounds alike; ``<0.1%`` below 0.05 %, one decimal below 10 %, whole
+    percents from there.
+
+    >>> [_share(t, 128000) for t in (0, 1, 64, 12700, 12749, 1500000)]
+    ['0.0%', '<0.1%', '0.1%', '9.9%', '10%', '1,172%']
+    """
+    tenths = (2000 * tokens + window) // (2 * window)
+    if tokens > 0 and tenths == 0:
+        return "<0.1%"
+    if tenths < 100:
+        return f"{tenths // 10}.{tenths % 10}%"
+    return f"{(200 * tokens + window) // (2 * window):,}%"
 
 
 def code_lenses(od: OpenDocument, settings: Settings,

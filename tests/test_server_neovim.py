@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from livetok.server.features import _share
+
 from ._refs import tiktoken_ref
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,15 +50,9 @@ PERCENT_CASES = [
 
 
 def share(tokens: int, window: int) -> str:
-    """The share rule in Python (what the server's code lens is to use): rounded half up to
-    tenths of a percent in integers; ``<0.1%`` below 0.05%, one decimal below 10%, whole
-    percents from there."""
-    tenths = (2000 * tokens + window) // (2 * window)
-    if tokens > 0 and tenths == 0:
-        return "<0.1%"
-    if tenths < 100:
-        return f"{tenths // 10}.{tenths % 10}%"
-    return f"{(200 * tokens + window) // (2 * window):,}%"
+    """The share rule of the server's code lens (``features._share``), which every client
+    repeats."""
+    return _share(tokens, window)
 
 LUA = r"""
 local out = vim.g.livetok_test_out
