@@ -354,8 +354,8 @@ class Framer:
     [('message', b'{}'), ('error', b''), ('skipped', b'{"a": 1}'), ('message', b'[]')]
 
     Runtime complexity: ``O(bytes fed)`` in all: a body is copied once when complete, a header
-    line is matched once, skipped bytes are searched once; the buffer holds at most one
-    message and one chunk.
+    line is matched once, skipped bytes are searched once (plus at most 1 KiB again per
+    feed); the buffer holds at most one message and one chunk.
     """
 
     def __init__(self, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
@@ -398,12 +398,9 @@ class Framer:
                     return
                 body = bytes(self._buf[self._pos : self._pos + self._need])
                 self._pos += self._need
-                self._state = "headers"
-                if self._problem is None:
-                    yield Frame("message", body)
-                else:
-                    yield Frame("error", body, self._problem)
-                self._new_header_block()
+                self._state, problem = "headers", self._problem
+                self._new_header_block()  # before yielding: the caller may stop iterating
+                yield Frame("message", body) if problem is None else Frame("error", body, problem)
             elif self._state == "resync":
                 if not self._resync():
                     return

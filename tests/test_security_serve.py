@@ -627,3 +627,12 @@ def test_framer_skips_long_garbage_in_bounded_memory_and_refuses_foreign_starts(
     unfinished.feed(b"Content-Length: 9\r\n\r\n{")
     assert not list(unfinished.frames())
     assert "1 of its 9 bytes" in (unfinished.close() or "")
+
+
+@pytest.mark.parametrize("name", ["protocol", "transport", "cmd_serve"])
+def test_doctests_of_the_serve_modules(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"livetok.server.{name}"))
+    assert result.attempted and not result.failed
