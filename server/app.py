@@ -120,6 +120,15 @@ def _uri_of(params: Any) -> str | None:
     return uri if isinstance(uri, str) else None
 
 
+def _too_large_diagnostic(message: str) -> types.Diagnostic:
+    """What a document over ``livetok.maxDocumentSize`` shows (in place of budget verdicts,
+    which need its counts)."""
+    p = types.Position(0, 0)
+    return types.Diagnostic(range=types.Range(start=p, end=p), message=f"livetok: {message}",
+                            severity=types.DiagnosticSeverity.Information, source="livetok",
+                            code="too-large")
+
+
 def _nonneg_int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise JsonRpcInvalidParams(f"{what} must be an integer >= 0, got {value!r}")
@@ -160,8 +169,6 @@ class LivetokServer(LanguageServer):
         self._dirty_since: float | None = None
         self._flush_scheduled = False
         self._published: dict[str, tuple] = {}
-        #: documents over livetok.maxDocumentSize whose diagnostic was sent, and its message
-        self._too_large: dict[str, str] = {}
         #: budget files (livetok.toml, [tool.livetok]): diagnostics and lenses of budgets
         self.budgets = BudgetWatch(publish=self._publish_diagnostics)
         self._progress_n = 0
@@ -467,9 +474,6 @@ class LivetokServer(LanguageServer):
     def _close(self, uri: str) -> None:
         od = self.store.remove(uri)
         self._dirty.pop(uri, None)
-        if self._too_large.pop(uri, None) is not None:
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         self.budgets.forget(uri)
         if od is not None and self.recorder is not None:
             self.recorder.close(uri, od.text())
@@ -562,35 +566,18 @@ class LivetokServer(LanguageServer):
                 info = token_count(od)
             except DocumentUnavailable as exc:
                 log.info("no count for %s: %s", uri, exc)
-                self._publish_too_large(od)
+                if od.too_large is not None:
+                    self._publish_diagnostics(uri, [_too_large_diagnostic(od.too_large)],
+                                              od.version)
                 continue
             except Exception:
                 log.exception("counting %s failed", uri)
                 continue
-            self._publish_too_large(od)
             self.protocol.notify(DID_CHANGE_TOKEN_COUNT, info.to_json())
             try:
                 self._publish_budget(od)
             except Exception:
                 log.exception("budget diagnostic for %s failed", uri)
-
-    def _publish_too_large(self, od: OpenDocument) -> None:
-        """A diagnostic on a document over ``livetok.maxDocumentSize`` (cleared once it is
-        counted again)."""
-        if od.too_large is None:
-            if self._too_large.pop(od.uri, None) is not None:
-                self.text_document_publish_diagnostics(
-                    types.PublishDiagnosticsParams(uri=od.uri, diagnostics=[]))
-            return
-        if self._too_large.get(od.uri) == od.too_large:
-            return
-        self._too_large[od.uri] = od.too_large
-        p = types.Position(0, 0)
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=od.uri, version=od.version, diagnostics=[types.Diagnostic(
-                range=types.Range(start=p, end=p), message=f"livetok: {od.too_large}",
-                severity=types.DiagnosticSeverity.Information, source="livetok",
-                code="too-large")]))
 
     def _publish_budget(self, od: OpenDocument) -> None:
         # a budget file's verdicts where one covers the document, else livetok.budget's

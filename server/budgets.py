@@ -770,11 +770,28 @@ def _chunks(text: str, body_cp: int, rule: ChunkRule,
             secs: list[BudgetSection]) -> list[tuple[str, int, int]]:
     """``(title, start_cp, end_cp)`` of the retrieval chunks of the body."""
     if rule.by == "paragraph":
-        para = re.compile(r"(?:[^\r\n]*\S[^\r\n]*(?:\r\n|\r|\n|$))+")
+        # runs of lines holding a non-space character, by one scan of the lines (a regex
+        # ``(?:[^\r\n]*\S[^\r\n]*(?:\r\n|\r|\n|$))+`` backtracked quadratically on
+        # lines of spaces: 8,000 spaces took 1.1 s)
+        spans: list[tuple[int, int]] = []
+        start = end = -1
+        for m in _LINE.finditer(text, body_cp):
+            if not m.group():
+                break  # the empty match at the end of the text
+            if m.group().isspace():
+                if start >= 0:
+                    spans.append((start, end))
+                    start = -1
+            else:
+                if start < 0:
+                    start = m.start()
+                end = m.end()
+        if start >= 0:
+            spans.append((start, end))
         out = []
-        for m in para.finditer(text, body_cp):
-            first = m.group().strip().splitlines()[0]
-            out.append((first[:40] + ("…" if len(first) > 40 else ""), m.start(), m.end()))
+        for a, b in spans:
+            first = text[a:b].strip().splitlines()[0]
+            out.append((first[:40] + ("…" if len(first) > 40 else ""), a, b))
         return out
     starts = [(s.start_cp, s.heading) for s in secs if s.level <= rule.level]
     bounds = [(body_cp, "(before the first heading)")] + starts

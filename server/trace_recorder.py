@@ -12,6 +12,7 @@ open, when the server stops. Applying every patch to ``startContent`` gives
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import logging
 import os
@@ -37,6 +38,10 @@ class _Session:
         self.txns: list[dict] = []
 
 
+#: numbers the trace files of this process (several sessions may record at once)
+_SERIAL = itertools.count(1)
+
+
 class TraceRecorder:
     """Collects the patches of every open document and writes one file per session."""
 
@@ -44,7 +49,6 @@ class TraceRecorder:
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._open: dict[str, _Session] = {}
-        self._n = 0
 
     def open(self, uri: str, text: str) -> None:
         """Start recording ``uri`` from ``text``."""
@@ -67,8 +71,8 @@ class TraceRecorder:
         if s is None:
             return None
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", s.uri.rsplit("/", 1)[-1])[-80:] or "document"
-        self._n += 1
-        path = self.dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{self._n}-{name}.json.gz"
+        # one counter for the process: sessions of `serve --tcp` each have a recorder
+        path = self.dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(_SERIAL)}-{name}.json.gz"
         data = {"uri": s.uri, "startContent": s.start, "endContent": sanitize(end_text),
                 "txns": s.txns}
         try:

@@ -507,3 +507,28 @@ def test_doctests(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_paragraph_chunks_match_their_definition_in_linear_time():
+    """Paragraph chunks are runs of lines that hold a non-space character: the same spans as
+    that definition written as a regex (which backtracked quadratically on long blank lines),
+    found by one scan of the lines; a document of long blank lines is cheap."""
+    import random
+    import re
+
+    from livetok.server import budgets
+
+    definition = re.compile(r"(?:[^\r\n]*\S[^\r\n]*(?:\r\n|\r|\n|$))+")
+
+    class Rule:
+        by, level = "paragraph", 2
+
+    rng = random.Random(11)
+    for _ in range(2000):
+        text = "".join(rng.choice(["a", " ", "\t", "\n", "\r", "\r\n", "b c", "\u2028", "x  "])
+                       for _ in range(rng.randrange(0, 30)))
+        body = rng.randrange(0, len(text) + 1)
+        want = [(m.start(), m.end()) for m in definition.finditer(text, body)]
+        assert [(a, b) for _, a, b in budgets._chunks(text, body, Rule, [])] == want
+    blank = (" " * 5_000 + "\n") * 20 + "end"
+    assert [(a, b) for _, a, b in budgets._chunks(blank, 0, Rule, [])] == [(len(blank) - 3, len(blank))]
