@@ -351,6 +351,10 @@ class Frame(NamedTuple):
     reason: str = ""
 
 
+#: once this much of the read buffer is consumed, the rest is copied to a fresh buffer
+_RELEASE_BYTES = 1 << 20
+
+
 class Framer:
     """Splits an LSP base-protocol byte stream (``Content-Length`` headers, ``\\r\\n`` line
     ends) into message bodies, and finds its feet again after a bad frame.
@@ -412,8 +416,14 @@ class Framer:
             if self._state == "body":
                 if len(self._buf) - self._pos < self._need:
                     return
-                body = bytes(self._buf[self._pos : self._pos + self._need])
+                with memoryview(self._buf) as view:  # one copy of the body, not two
+                    body = bytes(view[self._pos : self._pos + self._need])
                 self._pos += self._need
+                if self._pos >= _RELEASE_BYTES:
+                    # a big message was read: keep only what follows it, so the buffer's
+                    # memory (as big as that message) goes back now, not at the next read
+                    self._buf = self._buf[self._pos :]
+                    self._pos = 0
                 self._state, problem = "headers", self._problem
                 self._new_header_block()  # before yielding: the caller may stop iterating
                 yield Frame("message", body) if problem is None else Frame("error", body, problem)
