@@ -66,7 +66,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         description="Serve a page with an editor (CodeMirror 6) that talks LSP over WebSocket "
         "to a livetok server in this process: live token count, per-keystroke update time, "
         "token boundaries, selection count, 1 MB / 10 MB samples and editing-trace replay. "
-        "Needs the websockets package (pip install 'livetok[ws]').",
+        "Uses the websockets package (a dependency of livetok).",
     )
     p.add_argument("--port", type=int, default=8765,
                    help="HTTP and WebSocket port (default 8765; 0 picks a free port)")

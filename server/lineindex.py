@@ -20,6 +20,7 @@ lookup is two bisections plus a sum inside one block.
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
 from itertools import accumulate
 from typing import Iterator, NamedTuple
@@ -97,8 +98,11 @@ class LineIndex:
 
     def __init__(self, text: str = "") -> None:
         lengths, terms = _split_lines(text)
-        self._lens: list[list[int]] = [lengths[i : i + _LOAD] for i in range(0, len(lengths), _LOAD)]
-        self._terms: list[list[int]] = [terms[i : i + _LOAD] for i in range(0, len(terms), _LOAD)]
+        # arrays, not lists: 5 bytes a line instead of 16 (a 20 MB file of code has ~500,000)
+        self._lens: list[array[int]] = [array("I", lengths[i : i + _LOAD])
+                                        for i in range(0, len(lengths), _LOAD)]
+        self._terms: list[array[int]] = [array("B", terms[i : i + _LOAD])
+                                         for i in range(0, len(terms), _LOAD)]
         self._block_cps: list[int] = [sum(b) for b in self._lens]
         self._rebuild_prefix()
 
@@ -263,8 +267,8 @@ class LineIndex:
             flat_terms += self._terms[b_hi]
         n_chunks = max(1, -(-len(flat_lens) // _LOAD)) if len(flat_lens) > 2 * _LOAD else 1
         size = -(-len(flat_lens) // n_chunks)
-        new_l = [flat_lens[i : i + size] for i in range(0, len(flat_lens), size)]
-        new_t = [flat_terms[i : i + size] for i in range(0, len(flat_terms), size)]
+        new_l = [array("I", flat_lens[i : i + size]) for i in range(0, len(flat_lens), size)]
+        new_t = [array("B", flat_terms[i : i + size]) for i in range(0, len(flat_terms), size)]
         self._lens[b_lo : b_hi + 1] = new_l
         self._terms[b_lo : b_hi + 1] = new_t
         self._block_cps[b_lo : b_hi + 1] = [sum(b) for b in new_l]
