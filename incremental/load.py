@@ -123,7 +123,7 @@ def read_limited(
         try:
             gzipped = f.peek(2)[:2] == b"\x1f\x8b"
             if not gzipped and size > limit:  # a regular file (devices and pipes say 0)
-                raise error(_too_large(name, what, limit, env, f"{size:,} bytes"))
+                raise error(_too_large(name, what, limit, env, f"{size:,} bytes, more"))
             src = gzip.GzipFile(fileobj=f, mode="rb") if gzipped else f
             blocks: list[bytes] = []
             total = 0

@@ -259,6 +259,12 @@ def check_pieces(encoding: PieceEncoding, text: str, max_piece_cp: int) -> None:
     slice); only a slice longer than the bound is split into pieces. Other encodings are
     split whole.
 
+    >>> from livetok.incremental import get_encoding
+    >>> check_pieces(get_encoding("o200k_base"), "ab\\n" + "=" * 30, 20)
+    Traceback (most recent call last):
+    ...
+    livetok.incremental.stream.PieceTooLongError: a single pre-token longer than 20 code points (a run of 30 '='); ...
+
     Runtime complexity: ``O(1)`` for short texts; ``O(len(text))`` C work otherwise, plus a
     split of the slices over the bound.
     """

@@ -327,3 +327,26 @@ def test_analyze_bad_files(tmp_path) -> None:
     if os.path.exists("/dev/zero"):
         assert "not a regular file" in refused(livetok("analyze", "/dev/zero"), "analyze",
                                                "/dev/zero")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_large_file_counted_by_blocks_equals_tiktoken(tmp_path, monkeypatch, jobs) -> None:
+    """A file over WHOLE_FILE_MAX_BYTES is counted in texts cut where no piece can span, and
+    from a stretch without such a cut (indented lines, then a long run) by the stream: the
+    count is tiktoken's (bounds lowered, in this process)."""
+    from livetok.incremental import get_encoding
+    from livetok.server import cmd_count
+
+    from ._refs import real_text
+
+    for name, value in (("WHOLE_FILE_MAX_BYTES", 50_000), ("LARGE_BLOCK_CP", 40_000),
+                        ("READ_CHUNK_CP", 7_000), ("PARALLEL_MIN_CHARS", 10_000),
+                        ("_PART_CHARS", 5_000)):
+        monkeypatch.setattr(cmd_count, name, value)
+    text = (real_text(300_000)[:300_000] + "中文 😀\r\n" * 100 + "    x = 1\n" * 8_000
+            + "\0" * 60_000 + real_text(100_000)[:50_000])
+    f = tmp_path / "big.txt"
+    f.write_text(text, encoding="utf-8")
+    want = len(tiktoken_ref("o200k_base").encode_ordinary(text))
+    enc = get_encoding("o200k_base")
+    assert cmd_count.count_file(enc, str(f), allow_bar=False, jobs=jobs) == want
