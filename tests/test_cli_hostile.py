@@ -155,7 +155,6 @@ def test_count_vocab_with_bad_ranks(tmp_path, name, ranks, says) -> None:
     ("listval.json", '{"a": [1], "b": 2}', "the id of 'a' is [1]"),
     ("nullval.json", '{"a": null}', "the id of 'a' is null"),
     ("deep.json", "[" * 100_000 + "]" * 100_000, "JSON nested deeper than 16 levels"),
-    ("notjson.json", "{'a': 1}", "not JSON"),
 ])
 def test_count_vocab_bad_encoder_json(tmp_path, name, content, says) -> None:
     f = tmp_path / name
@@ -223,23 +222,43 @@ def test_replay_good_trace_still_works(tmp_path) -> None:
     ("zero.json", {"startContent": "x", "txns": []}, "no patches: nothing to replay"),
     ("past.json", {"startContent": "x", "txns": [{"patches": [[5, 0, "y"]]}]},
      "txns[0].patches[0] = [5, 0, ...] edits outside the text, which has 1 code points"),
-    ("negative.json", {"startContent": "xy", "txns": [{"patches": [[0, -1, "y"]]}]},
-     "edits outside the text"),
-    ("later.json", {"startContent": "xy", "txns": [{"patches": [[0, 2, ""], [1, 0, "z"]]}]},
-     "txns[0].patches[1] = [1, 0, ...] edits outside the text, which has 0 code points"),
     ("string.json", {"txns": [{"patches": [["0", 0, "y"]]}]}, 'is ["0", 0, "y"]; a patch is'),
-    ("float.json", {"txns": [{"patches": [[0.5, 0, "y"]]}]}, "is [0.5, 0, \"y\"]"),
-    ("bool.json", {"txns": [{"patches": [[True, 0, "y"]]}]}, "is [true, 0, \"y\"]"),
-    ("short.json", {"txns": [{"patches": [[0, 0]]}]}, "is [0, 0]"),
-    ("nopatches.json", {"txns": [{"p": []}]}, "txns[0] has no list 'patches'"),
-    ("notxns.json", {"txns": {}}, "no list 'txns'"),
-    ("list.json", [1, 2], "its top level is a JSON list"),
-    ("start.json", {"startContent": 5, "txns": []}, "startContent and endContent must be"),
-    ("bad.json", "{'txns': []}", "not JSON"),
 ])
 def test_replay_refuses_bad_traces(tmp_path, name, data, says) -> None:
     f = _trace(tmp_path, name, data)
     assert says in refused(livetok("replay", str(f)), "replay", f)
+
+
+@pytest.mark.parametrize("data, says", [
+    ({"startContent": "xy", "txns": [{"patches": [[0, -1, "y"]]}]}, "edits outside the text"),
+    ({"startContent": "xy", "txns": [{"patches": [[0, 2, ""], [1, 0, "z"]]}]},
+     "txns[0].patches[1] = [1, 0, ...] edits outside the text, which has 0 code points"),
+    ({"txns": [{"patches": [[0, 0, "y"]]}, {"patches": [[0.5, 0, "y"]]}]},
+     'txns[1].patches[0] is [0.5, 0, "y"]'),
+    ({"txns": [{"patches": [[True, 0, "y"]]}]}, 'is [true, 0, "y"]'),
+    ({"txns": [{"patches": [[0, 0, 5]]}]}, "is [0, 0, 5]"),
+    ({"txns": [{"patches": [[0, 0]]}]}, "is [0, 0]"),
+    ({"txns": [{"patches": ["abc"]}]}, 'is "abc"'),
+    ({"txns": [{"p": []}]}, "txns[0] has no list 'patches'"),
+    ({"txns": [[]]}, "txns[0] has no list 'patches'"),
+    ({"txns": {}}, "no list 'txns'"),
+    ([1, 2], "its top level is a JSON list"),
+    ({"startContent": 5, "txns": []}, "startContent and endContent must be"),
+    ("{'txns': []}", "not JSON"),
+    ('{"txns": [], "x": "\\"[[[[[[[[[[[[[[[[[[[[\\\\"}', "no patches"),  # brackets in a string
+])
+def test_load_trace_says_what_is_wrong(tmp_path, data, says) -> None:
+    """Every other shape a trace must not have, read in this process (the command line turns
+    each :class:`TraceError` into its one line, as above)."""
+    from livetok.server.traces import TraceError, load_trace
+
+    f = _trace(tmp_path, "t.json", data)
+    if says == "no patches":  # not an error of the file: the command refuses it
+        assert load_trace(f).patches == []
+        return
+    with pytest.raises(TraceError) as exc:
+        load_trace(f)
+    assert str(exc.value).startswith(f"{f}: ") and says in str(exc.value), str(exc.value)
 
 
 def test_replay_refuses_damaged_or_huge_input(tmp_path) -> None:
@@ -350,3 +369,26 @@ def test_large_file_counted_by_blocks_equals_tiktoken(tmp_path, monkeypatch, job
     want = len(tiktoken_ref("o200k_base").encode_ordinary(text))
     enc = get_encoding("o200k_base")
     assert cmd_count.count_file(enc, str(f), allow_bar=False, jobs=jobs) == want
+
+
+def test_vocabulary_readers_say_what_is_wrong(tmp_path) -> None:
+    """The core readers' other refusals, in this process: each a ValueError naming the file."""
+    from livetok.incremental.load import VocabularyError, load_gpt2_files
+    from livetok.incremental.sp_model_proto import ModelProtoError, read_model_file
+
+    enc = tmp_path / "encoder.json"
+    for content, says in ((b"{'a': 1}", "not JSON"), (b'{"\xe9": 1}', "not UTF-8"),
+                          (b'{"a": 1.5}', "the id of 'a' is 1.5"),
+                          (b'{"a": true}', "the id of 'a' is true")):
+        enc.write_bytes(content)
+        with pytest.raises(VocabularyError, match=f"^{enc}: .*{says}"):
+            load_gpt2_files(enc)
+    enc.write_text(json.dumps({chr(b): b for b in range(33, 127)}), encoding="utf-8")
+    bpe = tmp_path / "vocab.bpe"
+    bpe.write_text("#version: 0.2\na b c\n", encoding="utf-8")
+    with pytest.raises(VocabularyError, match=f"^{bpe}: line 2 is 'a b c'"):
+        load_gpt2_files(enc, bpe)
+    model = tmp_path / "nan.model"
+    model.write_bytes(_piece("a", float("nan")))
+    with pytest.raises(ModelProtoError, match=f"^{model}: piece 0 .* NaN"):
+        read_model_file(model)
