@@ -31,8 +31,8 @@ from .cli import INPUT_ERRORS, input_error
 #: 4-16 bytes of memory per byte); larger ones are read in texts of about ``LARGE_BLOCK_CP``
 #: code points cut where no piece can span (:func:`_count_by_blocks`)
 WHOLE_FILE_MAX_BYTES = 64 << 20
-#: (the same size: each text's processes start with the parent's piece cache, cold, so
-#: texts of 16 Mi code points cost 18 % more CPU on 70 MB of real text than one text)
+#: as large as a whole read: each text's processes start from the parent's piece cache,
+#: which is cold (texts of 16 Mi code points cost 18 % more CPU on 70 MB of real text)
 LARGE_BLOCK_CP = 64 << 20
 #: files that are not read whole are read in chunks of this many code points
 READ_CHUNK_CP = 1 << 20
@@ -253,7 +253,7 @@ def _count_by_blocks(enc: Any, name: str, max_piece: int, allow_bar: bool, jobs:
         pending_cp += len(chunk)
         if pending_cp < LARGE_BLOCK_CP:
             continue
-        parts = enc.split_blocks("".join(pending), LARGE_BLOCK_CP - LARGE_BLOCK_CP // 4)
+        parts = enc.split_blocks("".join(pending), LARGE_BLOCK_CP // 4)
         if len(parts) < 2:  # no cut: the stream takes it from here, in bounded memory
             return total + count_stream(enc, itertools.chain(parts, chunks),
                                         max_piece_cp=max_piece)
