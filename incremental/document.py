@@ -32,7 +32,7 @@ import logging
 from array import array
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Iterator, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, NamedTuple, Optional, Sequence, Tuple
 
 from .encoding import sanitize
 from .protocol import PieceEncoding
@@ -180,6 +180,34 @@ class Document:
             else:
                 ids, cps, flags = self._encode_pieces(text, 0, list(enc.split(text, 0)))
                 self._seq.replace(0, 0, ids, cps, flags, text)
+
+    @classmethod
+    def from_blocks(
+        cls, blocks: Sequence[str], encoding: str | PieceEncoding = "o200k_base", *,
+        load: int = 256, after_block: Callable[[int], None] | None = None,
+    ) -> Document:
+        """The document of ``"".join(blocks)``, built block by block without joining them.
+
+        ``blocks`` are consecutive slices of a text without surrogates, cut where no piece can
+        span (``Encoding.iter_blocks``). A big text whose ``str`` takes 4 bytes a character
+        (one emoji suffices) then need not stay whole in memory beside the document being
+        built: each block is stored by its own widest character. ``after_block(i)`` is called
+        after block ``i`` is in (the server gives freed memory back to the system there).
+
+        >>> doc = Document.from_blocks(["a = 1\\n", "b = 2\\n"], "cl100k_base")
+        >>> doc.text, doc.token_ids() == doc.encoding.encode("a = 1\\nb = 2\\n")
+        ('a = 1\\nb = 2\\n', True)
+
+        Runtime complexity: as the constructor.
+        """
+        doc = cls("", encoding, load=load)
+        if not (hasattr(doc._enc, "encode_by_piece") and doc._clean is not None):
+            return cls("".join(blocks), encoding, load=load)
+        for i, block in enumerate(blocks):
+            doc._build_bytelevel(block)
+            if after_block is not None:
+                after_block(i)
+        return doc
 
     # -- read access --------------------------------------------------------------------------
 

@@ -64,6 +64,8 @@ log = logging.getLogger(__name__)
 _MAX_COALESCE_S = 0.05
 _LEGEND = types.SemanticTokensLegend(token_types=SEMANTIC_TOKEN_TYPES, token_modifiers=[])
 _MARKDOWN_IDS = frozenset({"markdown", "md", "mdx"})
+#: a didOpen text at least this long is handed over to its document (built by blocks)
+_HANDOFF_CHARS = 1 << 22
 
 __version__ = livetok_version()
 
@@ -397,7 +399,12 @@ class LivetokServer(LanguageServer):
         enc = self._encoding(td.uri, td.language_id)
 
         def build() -> OpenDocument:
-            return OpenDocument(td.uri, td.language_id, td.version, td.text, enc, self.codec,
+            text: str | list[str] = td.text
+            if self.recorder is None and len(td.text) >= _HANDOFF_CHARS:
+                # subtle: the params give the text up, so that the only reference left is
+                # the one handed over (OpenDocument._build_handed drops it before building)
+                text, td.text = [td.text], ""
+            return OpenDocument(td.uri, td.language_id, td.version, text, enc, self.codec,
                                 document_factory=self._factory, warn=self.warn,
                                 max_size=self.settings.max_document_size)
 

@@ -21,11 +21,14 @@ Recovery rules (each logged through the ``warn`` callback):
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
-from livetok.incremental import Document
+from livetok.incremental import Document, sanitize
 
 from .lineindex import LineIndex
 from .positions import LineCol, PositionCodec, PositionError
@@ -45,6 +48,32 @@ log = logging.getLogger(__name__)
 #: ``(start_line, start_col, end_line, end_col)`` in the codec's unit
 LspRange = tuple[int, int, int, int]
 DocumentFactory = Callable[[str, Any], Any]
+#: code points per block of a handed-over text (see ``OpenDocument._build_handed``)
+_HANDOFF_BLOCK = 1 << 20
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # musl and others have no malloc_trim
+        return None
+
+
+_TRIM = _malloc_trim()
+
+
+def return_free_memory() -> None:
+    """Give the C heap's free memory back to the system (glibc's ``malloc_trim``).
+
+    After a big document is built, the blocks and lists of the build are freed into glibc's
+    heap, which keeps them: the server's resident set stayed ~2.5x the text above what it
+    holds. A no-op where ``malloc_trim`` does not exist.
+    """
+    if _TRIM is not None:
+        _TRIM(0)
 
 
 class DocumentError(Exception):
@@ -92,7 +121,7 @@ class OpenDocument:
         uri: str,
         language_id: str,
         version: int,
-        text: str,
+        text: str | list[str],
         encoding: Any,
         codec: PositionCodec | None = None,
         *,
@@ -115,9 +144,16 @@ class OpenDocument:
         self.out_of_sync: str | None = None
         self.broken: str | None = None
         self._broken_text: str | None = None
-        self.lines = LineIndex(text)
         self.doc: Any = None
-        self._build(text)
+        if isinstance(text, list):  # handed over (see _build_handed): take it out of the list
+            box, text = text, text.pop()
+            self.lines = LineIndex(text)
+            box.append(text)
+            del text
+            self._build_handed(box)
+        else:
+            self.lines = LineIndex(text)
+            self._build(text)
 
     # -- state -------------------------------------------------------------------------------
 
@@ -144,6 +180,35 @@ class OpenDocument:
             self._broken_text = text
             self._warn(f"livetok could not tokenize {self.uri} ({self.broken}); "
                        "it keeps tracking the text and retries on the next full-text change")
+
+    def _build_handed(self, box: list[str]) -> None:
+        """Build from the one text in ``box``, which the caller holds nowhere else: a big text
+        is cut into blocks (``Encoding.iter_blocks``) and dropped before the document is built
+        from them (``Document.from_blocks``), so it is not kept whole beside the document.
+
+        A ``str`` takes 1, 2 or 4 bytes a character, by its widest one: 100 MB of text with a
+        single emoji is 400 MB as one ``str`` and ~100 MB as 1 MB blocks. Measured in
+        ``docs/benchmarks-large.md``.
+        """
+        text = box.pop()
+        blocks_of = getattr(self.encoding, "iter_blocks", None)
+        if (blocks_of is None or self._factory is not Document
+                or (self.max_size is not None and len(text) > self.max_size)):
+            self._build(text)
+            return
+        blocks = list(blocks_of(sanitize(text), _HANDOFF_BLOCK))
+        del text
+        try:
+            # the build's freed lists stay in the C heap: give them back every 16 MB or so
+            self.doc = Document.from_blocks(
+                blocks, self.encoding,
+                after_block=lambda i: return_free_memory() if i % 16 == 15 else None)
+            self.broken = self._broken_text = self.too_large = None
+        except Exception:  # the core failed: build from the whole text, which reports it
+            log.exception("tokenizing %s by blocks failed", self.uri)
+            self._build("".join(blocks))
+        del blocks
+        return_free_memory()
 
     @property
     def length(self) -> int:

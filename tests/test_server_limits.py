@@ -99,3 +99,21 @@ async def test_code_lenses_of_a_big_markdown_file_leave_other_documents_served()
         assert len(result) == 80_001  # the document's lens and one per section
         section0 = "## heading 0\n\nsome words for section 0\n\n"
         assert result[1].command.title.startswith(f"{ref_count(section0)} tokens")
+
+
+def test_a_handed_over_text_is_built_by_blocks_and_exact(monkeypatch):
+    """``OpenDocument`` given its text in a list (as the server hands a big didOpen over)
+    builds the document from blocks of that text: same ids, lines and text as from the str;
+    over ``max_size`` it is tracked, not tokenized."""
+    from livetok.incremental import get_encoding
+    from livetok.server import documents
+
+    monkeypatch.setattr(documents, "_HANDOFF_BLOCK", 1000)
+    text = real_text(50_000)[:50_000] + "😀 end"
+    enc = get_encoding("o200k_base")
+    od = documents.OpenDocument("file:///h.txt", "plaintext", 1, [text], enc)
+    od._check()
+    assert od.doc.token_ids() == tiktoken_ref("o200k_base").encode_ordinary(text)
+    assert len(od.doc._seq.chunks) > 20 and od.text() == text
+    small = documents.OpenDocument("file:///s.txt", "plaintext", 1, [text], enc, max_size=10)
+    assert small.doc is None and small.too_large and small.text() == text
