@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
@@ -135,6 +136,30 @@ class Client:
             await asyncio.wait_for(self.count_event.wait(), left)
 
 
+@contextlib.asynccontextmanager
+async def server_session(server: str = "livetok", unit: str = "utf-16",
+                         ) -> AsyncIterator[tuple[asyncio.subprocess.Process, Client]]:
+    """A started and initialized server process and its client; shut down (or killed) after."""
+    proc = await asyncio.create_subprocess_exec(
+        *SERVERS[server], stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL, limit=1 << 26)
+    client = Client(proc)
+    try:
+        await client.request("initialize", {
+            "processId": os.getpid(), "rootUri": None,
+            "capabilities": {"general": {"positionEncodings": [unit]}}})
+        client.notify("initialized", {})
+        yield proc, client
+        await client.request("shutdown", None)
+        client.notify("exit", None)
+        await asyncio.wait_for(proc.wait(), 120)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        client.reader.cancel()
+
+
 @dataclass
 class Run:
     server: str
@@ -156,15 +181,7 @@ def utf16_len(s: str) -> int:
 
 async def one_run(server: str, text: str, keystrokes: int, log: Log) -> Run:
     run = Run(server, len(text))
-    proc = await asyncio.create_subprocess_exec(
-        *SERVERS[server], stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL, limit=1 << 26)
-    client = Client(proc)
-    try:
-        await client.request("initialize", {
-            "processId": os.getpid(), "rootUri": None,
-            "capabilities": {"general": {"positionEncodings": ["utf-16"]}}})
-        client.notify("initialized", {})
+    async with server_session(server) as (proc, client):
         uri = "file:///bench/doc.txt"
         t0 = client.notify("textDocument/didOpen", {"textDocument": {
             "uri": uri, "languageId": "plaintext", "version": 1, "text": text}})
@@ -197,14 +214,15 @@ async def one_run(server: str, text: str, keystrokes: int, log: Log) -> Run:
             run.latencies.append(got - sent)
         for _ in range(5 if server == "livetok" else 0):
             await asyncio.sleep(0.5)
-            for _k in range(BURST):
+            for k in range(BURST):
                 version += 1
+                ch = TYPED[k % len(TYPED)]
                 client.notify("textDocument/didChange", {
                     "textDocument": {"uri": uri, "version": version},
                     "contentChanges": [{"range": {"start": {"line": line, "character": col},
                                                   "end": {"line": line, "character": col}},
-                                        "text": "a"}]})
-                doc_lines[line] += "a"
+                                        "text": ch}]})
+                doc_lines[line] += ch
                 col += 1
             await proc.stdin.drain()  # type: ignore[union-attr]
             last = time.perf_counter()
@@ -217,14 +235,6 @@ async def one_run(server: str, text: str, keystrokes: int, log: Log) -> Run:
         run.ok = last["tokens"] == expected and last["characters"] == len(final_text)
         if not run.ok:
             log(f"  WRONG COUNT from {server}: {last['tokens']} != {expected}")
-        await client.request("shutdown", None)
-        client.notify("exit", None)
-        await asyncio.wait_for(proc.wait(), 60)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        client.reader.cancel()
     return run
 
 
@@ -333,8 +343,8 @@ def main() -> int:
         "the line index's `O(n / 512)` prefix-sum rebuild). didOpen is the other way round: livetok's first "
         "tokenization is pure Python, the baseline's is Rust.",
         "",
-        f"A *burst* is {BURST} keystrokes written without waiting (as a paste of typed text, "
-        "or a client that replays a macro), then a `livetok/tokenCount` request: the column "
+        f"A *burst* is {BURST} keystrokes of prose written without waiting (a client that "
+        "replays a macro, or typing faster than the server answers), then a `livetok/tokenCount` request: the column "
         "gives the time from writing the last keystroke to reading that request's answer "
         "(target: 100 ms), five bursts per size, 0.5 s apart.",
         "",

@@ -27,14 +27,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import os
 import random
 import sys
 import time
 import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -53,7 +51,7 @@ from _common import (  # noqa: E402
     tiktoken_ref,
     write_text,
 )
-from bench_server import SERVERS, Client, utf16_len  # noqa: E402
+from bench_server import server_session, utf16_len  # noqa: E402
 
 ENCODING = "o200k_base"
 SIZE = 1_000_000
@@ -144,16 +142,8 @@ async def server_run(text: str, n_edits: int, warm_edits: int, log: Log) -> Seri
     series = Series("server (resident set)")
     rng = random.Random(11)
     lines = text.split("\n")
-    proc = await asyncio.create_subprocess_exec(
-        *SERVERS["livetok"], stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL, limit=1 << 26)
-    client = Client(proc)
     uri = "file:///soak/doc.txt"
-    try:
-        await client.request("initialize", {
-            "processId": os.getpid(), "rootUri": None,
-            "capabilities": {"general": {"positionEncodings": ["utf-16"]}}})
-        client.notify("initialized", {})
+    async with server_session() as (proc, client):
         client.notify("textDocument/didOpen", {"textDocument": {
             "uri": uri, "languageId": "plaintext", "version": 1, "text": text}})
         await client.wait_count(1, 3600)
@@ -199,14 +189,6 @@ async def server_run(text: str, n_edits: int, warm_edits: int, log: Log) -> Seri
         ref = tiktoken_ref(livetok_encoding(ENCODING))
         final = "\n".join(lines)
         series.ok = last["result"]["tokens"] == len(ref.encode_ordinary(final))
-        await client.request("shutdown", None)
-        client.notify("exit", None)
-        await asyncio.wait_for(proc.wait(), 60)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        client.reader.cancel()
     return series
 
 

@@ -309,8 +309,12 @@ class OpenDocument:
                 self.out_of_sync = None
             return Patch(0, old_len, change.text)
         start, end = self._change_span(change.range)
-        before = self.read(start - 1, start) if start > 0 else ""
-        after = self.read(end, end + 1) if end < self.length else ""
+        # typing inside a line needs nothing read beside the edit (the common case)
+        in_line = ("\n" not in change.text and "\r" not in change.text
+                   and self.lines.within_line(start, end))
+        if not in_line:
+            before = self.read(start - 1, start) if start > 0 else ""
+            after = self.read(end, end + 1) if end < self.length else ""
         if self.doc is not None:
             try:
                 self.doc.edit(start, end, change.text)
@@ -319,7 +323,10 @@ class OpenDocument:
         else:
             assert self._broken_text is not None
             self._broken_text = self._broken_text[:start] + change.text + self._broken_text[end:]
-        self.lines.replace(start, end, change.text, before=before, after=after)
+        if in_line:
+            self.lines.replace_within_line(start, end, change.text)
+        else:
+            self.lines.replace(start, end, change.text, before=before, after=after)
         return Patch(start, end - start, change.text)
 
     def _change_span(self, rng: LspRange) -> tuple[int, int]:

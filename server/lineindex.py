@@ -103,6 +103,9 @@ class LineIndex:
                                         for i in range(0, len(lengths), _LOAD)]
         self._terms: list[array[int]] = [terms[i : i + _LOAD] for i in range(0, len(terms), _LOAD)]
         self._block_cps: list[int] = [sum(b) for b in self._lens]
+        #: ``(line, start_cp, end_cp)`` of the line :meth:`line_of` found last: typing stays in
+        #: one line, and its lookups then skip the block search
+        self._hint: tuple[int, int, int] | None = None
         self._rebuild_prefix()
 
     # -- queries ---------------------------------------------------------------------------
@@ -165,14 +168,20 @@ class LineIndex:
             raise IndexError(f"offset {cp_offset} out of range 0..{self.length}")
         if cp_offset == self.length:
             return self.line_count - 1
+        hint = self._hint
+        if hint is not None and hint[1] <= cp_offset < hint[2]:
+            return hint[0]
         b = bisect_right(self._cum_cps, cp_offset) - 1
         # subtle: empty blocks never exist, so bisect lands on the block holding cp_offset
-        rest = cp_offset - self._cum_cps[b]
-        # the first line of the block whose end lies past ``rest`` (sums and search in C:
+        base = self._cum_cps[b]
+        # the first line of the block whose end lies past the offset (sums and search in C:
         # a Python loop over the block took ~50 us per call)
-        i = bisect_right(list(accumulate(self._lens[b])), rest)
-        if i < len(self._lens[b]):
-            return self._cum_lines[b] + i
+        ends = list(accumulate(self._lens[b]))
+        i = bisect_right(ends, cp_offset - base)
+        if i < len(ends):
+            line = self._cum_lines[b] + i
+            self._hint = (line, base + (ends[i - 1] if i else 0), base + ends[i])
+            return line
         raise AssertionError("unreachable: block totals are out of date")  # pragma: no cover
 
     def lines(self) -> Iterator[LineSpan]:
@@ -214,19 +223,10 @@ class LineIndex:
             )
         if "\n" not in new_text and "\r" not in new_text and not (
             not new_text and before == "\r" and after == "\n"
-        ):
-            # typing inside a line (the common case): when the replaced text lies within one
-            # line's content, no terminator is made or broken and only that line's length
-            # changes (the characters beside the edit cannot pair with the new text, nor
-            # with each other: that needs "\r" + "\n" with nothing left between them)
+        ) and self.within_line(start_cp, end_cp):
             line = self.line_of(start_cp)
-            if end_cp <= self.line_span(line).content_end_cp:
-                b = bisect_right(self._cum_lines, line) - 1
-                delta = len(new_text) - (end_cp - start_cp)
-                self._lens[b][line - self._cum_lines[b]] += delta
-                self._block_cps[b] += delta
-                self._cum_cps = [0, *accumulate(self._block_cps)]
-                return line, line
+            self._resize_line(line, len(new_text) - (end_cp - start_cp))
+            return line, line
         # Widen the edit by one character on each side when that character could pair with
         # the new text into "\r\n" or was half of one: then every "\r\n" that can be formed
         # or broken lies inside the window, and text outside it keeps its line structure.
@@ -248,8 +248,44 @@ class LineIndex:
         self._splice(first, last + 1, new_lens, new_terms)
         return first, first + len(new_lens) - 1
 
+    def within_line(self, start_cp: int, end_cp: int) -> bool:
+        """Whether ``[start_cp, end_cp)`` lies inside one line's content (its terminator
+        excluded), so that replacing it by text without line breaks changes only that line's
+        length, whatever the characters beside it are: except when the whole content of a line
+        that follows a ``\r`` and ends in ``\n`` is deleted (``\r\n`` forms), which the
+        index cannot tell apart, so a range that is a whole line's content is not *within*.
+
+        Runtime complexity: ``O(log n + B)``.
+        """
+        span = self.line_span(self.line_of(start_cp))
+        return end_cp <= span.content_end_cp and not (
+            start_cp == span.start_cp > 0 and end_cp == span.content_end_cp)
+
+    def replace_within_line(self, start_cp: int, end_cp: int, new_text: str) -> int:
+        """Account for ``text[start_cp:end_cp] = new_text`` where :meth:`within_line` holds
+        and ``new_text`` has no ``\r`` or ``\n`` (typing inside a line: nothing to read
+        beside the edit); returns the line.
+
+        Runtime complexity: ``O(log n + B + n / B)``.
+        """
+        assert "\n" not in new_text and "\r" not in new_text, "not within a line"
+        line = self.line_of(start_cp)
+        self._resize_line(line, len(new_text) - (end_cp - start_cp))
+        return line
+
+    def _resize_line(self, line: int, delta: int) -> None:
+        hint = self._hint
+        if hint is not None and hint[0] >= line:  # lines before the one resized stay put
+            h, s0, e0 = hint
+            self._hint = (h, s0, e0 + delta) if h == line else (h, s0 + delta, e0 + delta)
+        b = bisect_right(self._cum_lines, line) - 1
+        self._lens[b][line - self._cum_lines[b]] += delta
+        self._block_cps[b] += delta
+        self._cum_cps = [0, *accumulate(self._block_cps)]
+
     def _splice(self, lo: int, hi: int, lens: list[int], terms: list[int]) -> None:
         """Replace lines ``lo..hi-1`` by the given lines, then rebalance the touched blocks."""
+        self._hint = None
         cum = self._cum_lines
         b_lo = bisect_right(cum, lo) - 1
         b_hi = bisect_right(cum, hi - 1) - 1
@@ -298,6 +334,10 @@ class LineIndex:
             assert all(t > 0 for t in flat_terms[:-1]), "only the last line lacks a terminator"
             assert self._cum_cps == [0, *accumulate(self._block_cps)]
             assert self._cum_lines == [0, *accumulate(len(b) for b in self._lens)]
+            if self._hint is not None:
+                line, start, end = self._hint
+                span = self.line_span(line)
+                assert (span.start_cp, span.end_cp) == (start, end), f"stale hint {self._hint}"
             if text is not None:
                 flat = list(zip([n for b in self._lens for n in b], flat_terms))
                 assert flat == naive_lines(text), "lines differ from naive_lines(text)"
