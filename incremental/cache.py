@@ -20,8 +20,9 @@ editing traces are in ``docs/algorithms.md`` ("Piece caches").
 
 from __future__ import annotations
 
-import os
 from typing import Generic, TypeVar
+
+from .load import size_limit
 
 __all__ = ["GenerationalCache", "DEFAULT_LIMIT", "default_limit"]
 
@@ -37,16 +38,7 @@ def default_limit() -> int:
 
     Raises ``ValueError`` naming the variable when it is not a positive integer.
     """
-    raw = os.environ.get("LIVETOK_PIECE_CACHE", "").strip()
-    if not raw:
-        return DEFAULT_LIMIT
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"LIVETOK_PIECE_CACHE must be a positive number of entries, got {raw!r}")
-    return value
+    return size_limit("LIVETOK_PIECE_CACHE", DEFAULT_LIMIT, unit="entries")
 
 
 class GenerationalCache(dict[K, V], Generic[K, V]):

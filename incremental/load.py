@@ -75,8 +75,9 @@ MAX_JSON_DEPTH = 16
 _READ_BLOCK = 1 << 20
 
 
-def size_limit(env: str, default: int) -> int:
-    """``default``, or the number of bytes the environment variable ``env`` gives.
+def size_limit(env: str, default: int, unit: str = "bytes") -> int:
+    """``default``, or the number (of bytes, or ``unit``) the environment variable ``env``
+    gives; a ``ValueError`` naming the variable when it is not a positive integer.
 
     >>> size_limit("LIVETOK_NO_SUCH_VARIABLE", 1024)
     1024
@@ -88,7 +89,7 @@ def size_limit(env: str, default: int) -> int:
         return default
     if raw.isdigit() and int(raw) > 0:
         return int(raw)
-    raise ValueError(f"${env} is {raw!r}: set it to a number of bytes (1 or more), or unset it")
+    raise ValueError(f"${env} is {raw!r}: set it to a number of {unit} (1 or more), or unset it")
 
 
 def _mib(n: int) -> str:
@@ -250,7 +251,7 @@ def load_tiktoken_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
     Runtime complexity: ``O(file size)``.
     """
     name = os.fspath(path)
-    raw = _read_vocabulary(name)
+    raw = read_vocabulary(name)
     try:
         ranks = _parse_strict(raw)
     except ValueError:  # not in the strict form: read line by line, as tiktoken does
@@ -259,7 +260,9 @@ def load_tiktoken_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
     return ranks
 
 
-def _read_vocabulary(name: str) -> bytes:
+def read_vocabulary(name: str) -> bytes:
+    """The bytes of a vocabulary file, read with the ``LIVETOK_MAX_VOCAB_BYTES`` bound (see
+    :func:`read_limited`). Runtime complexity: ``O(min(file size, bound))``."""
     return read_limited(name, size_limit("LIVETOK_MAX_VOCAB_BYTES", MAX_VOCAB_BYTES),
                         what="vocabulary", env="LIVETOK_MAX_VOCAB_BYTES")
 
@@ -344,7 +347,7 @@ def load_gpt2_files(
     Runtime complexity: ``O(file size)``.
     """
     name = os.fspath(encoder_json)
-    encoder = _read_json_object(name, "GPT-2 encoder.json")
+    encoder = read_json_object(name, "GPT-2 encoder.json")
     table = _gpt2_unmap_table()
 
     def token_bytes(token: str) -> bytes:
@@ -371,13 +374,13 @@ def load_gpt2_files(
     return ranks
 
 
-def _read_json_object(name: str, what: str) -> dict:
+def read_json_object(name: str, what: str) -> dict:
     """The JSON object of the file ``name`` (bounded read, depth checked before parsing).
 
     Runtime complexity: ``O(file size)``.
     """
     try:
-        raw = _read_vocabulary(name)
+        raw = read_vocabulary(name)
     except VocabularyError as exc:
         raise VocabularyError(str(exc).replace("vocabulary", what, 1)) from exc.__cause__
     check_json_depth(raw, MAX_JSON_DEPTH, name, VocabularyError)
@@ -402,7 +405,7 @@ def _check_merges(name: str, encoder_name: str, ranks: dict[bytes, int], token_b
     Runtime complexity: ``O(file size)``.
     """
     try:
-        text = _read_vocabulary(name).decode("utf-8")
+        text = read_vocabulary(name).decode("utf-8")
     except VocabularyError as exc:
         raise VocabularyError(str(exc).replace("vocabulary", "GPT-2 vocab.bpe", 1)) from None
     except UnicodeDecodeError as exc:

@@ -12,7 +12,13 @@ import threading
 from typing import Any, Callable
 
 from .encoding import Encoding
-from .load import VocabularyError, find_vocabulary, load_gpt2_files, load_tiktoken_file
+from .load import (
+    VocabularyError,
+    check_byte_level,
+    find_vocabulary,
+    load_gpt2_files,
+    load_tiktoken_file,
+)
 from .pretokenize import PATTERNS
 
 __all__ = ["get_encoding", "list_encodings", "register_encoding", "is_registered", "ALIASES"]
@@ -193,6 +199,7 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> An
             ranks = load_gpt2_files(p, bpe if os.path.exists(bpe) else None)
         else:
             ranks = load_tiktoken_file(p)
+        check_byte_level(ranks, p)  # an incomplete vocabulary: the error now, not a KeyError later
         return Encoding(
             canonical,
             pat_str=PATTERNS[_PATTERN_OF[canonical]],

@@ -40,7 +40,6 @@ The decision at a cut reads the text only up to the character right of it, hence
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from importlib.util import find_spec
@@ -59,7 +58,7 @@ from .bert_normalize import (
 from .cache import GenerationalCache
 from .e2e_wordpiece import E2EWordPiece
 from .encoding import require_str, sanitize
-from .load import VocabularyError
+from .load import VocabularyError, read_json_object, read_vocabulary
 from .wordpiece import LinMaxMatch
 
 __all__ = [
@@ -511,9 +510,9 @@ def read_vocab_txt(path: str | os.PathLike[str]) -> dict[str, int]:
 
     Runtime complexity: ``O(file size)``.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    try:  # a bounded read: a huge or endless file is an error, not an exhausted memory
+        text = read_vocabulary(os.fspath(path)).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise VocabularyError(f"cannot read vocab.txt {str(path)!r}: {exc}") from exc
     return _vocab_from_lines(text)
 
@@ -632,7 +631,8 @@ def load_wordpiece(
     """
     p = Path(path)
     try:
-        head = p.read_bytes()[:1].lstrip()
+        with open(p, "rb") as f:
+            head = f.read(64).lstrip()[:1]
     except OSError as exc:
         raise VocabularyError(f"cannot read WordPiece vocabulary {str(p)!r}: {exc}") from exc
     label = name or p.stem
@@ -641,10 +641,8 @@ def load_wordpiece(
             raise TypeError(
                 "normalizer options apply to vocab.txt files; a tokenizer.json has its own"
             )
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise VocabularyError(f"cannot read tokenizer.json {str(p)!r}: {exc}") from exc
+        # bounded read, nesting checked before parsing (see load.read_json_object)
+        data = read_json_object(os.fspath(p), "tokenizer.json")
         return _from_tokenizer_json(label, data, str(p))
     return _bert_encoding(label, read_vocab_txt(p), str(p), **normalizer)
 

@@ -392,3 +392,37 @@ def test_vocabulary_readers_say_what_is_wrong(tmp_path) -> None:
     model.write_bytes(_piece("a", float("nan")))
     with pytest.raises(ModelProtoError, match=f"^{model}: piece 0 .* NaN"):
         read_model_file(model)
+
+
+def test_library_refuses_an_incomplete_byte_level_vocabulary(tmp_path):
+    """``get_encoding(name, path=...)`` checks the vocabulary as the CLI does: a file without
+    every single byte is a VocabularyError naming it, not a KeyError at the first odd text."""
+    import base64
+
+    from livetok.incremental import get_encoding
+    from livetok.incremental.load import VocabularyError
+
+    vocab = tmp_path / "small.tiktoken"
+    vocab.write_text("".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(200)))
+    with pytest.raises(VocabularyError, match="small.tiktoken"):
+        get_encoding("cl100k_base", path=vocab)
+
+
+@pytest.mark.parametrize("kind", ["vocab.txt", "tokenizer.json"])
+def test_wordpiece_files_are_read_with_the_bounds(tmp_path, monkeypatch, kind):
+    """A WordPiece ``vocab.txt`` or ``tokenizer.json`` over the size bound, or a JSON nested
+    past the depth bound, is a VocabularyError naming the file (not a MemoryError or a
+    RecursionError)."""
+    from livetok.incremental.load import VocabularyError
+    from livetok.incremental.wordpiece_encoding import load_wordpiece
+
+    big = tmp_path / kind
+    big.write_text("[PAD]\n" * 2000 if kind == "vocab.txt" else '{"model": {}}' + " " * 12000)
+    monkeypatch.setenv("LIVETOK_MAX_VOCAB_BYTES", "10000")
+    with pytest.raises(VocabularyError, match=kind.replace(".", r"\.")):
+        load_wordpiece(big)
+    monkeypatch.delenv("LIVETOK_MAX_VOCAB_BYTES")
+    if kind == "tokenizer.json":
+        big.write_text("[" * 100_000 + "]" * 100_000)
+        with pytest.raises(VocabularyError, match="tokenizer.json"):
+            load_wordpiece(big)
