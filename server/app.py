@@ -34,6 +34,7 @@ from pygls.lsp.server import LanguageServer
 from livetok.incremental import Document, get_encoding
 
 from .background import Background
+from .bigtext import TextParts
 from .budget_watch import BudgetWatch
 from .config import DEFAULT_ENCODING, Settings, SettingsError, parse_settings
 from .documents import (
@@ -400,10 +401,16 @@ class LivetokServer(LanguageServer):
 
         def build() -> OpenDocument:
             text: str | list[str] = td.text
-            if self.recorder is None and len(td.text) >= _HANDOFF_CHARS:
+            if isinstance(text, TextParts):  # a big didOpen decoded in blocks (bigtext.py)
+                try:
+                    text = text.join() if self.recorder is not None else text.take()
+                except ValueError as exc:  # decoded only now: it was not a JSON string
+                    self.warn(f"livetok: ignored the didOpen of {td.uri}: {exc}")
+                    raise
+            elif self.recorder is None and len(text) >= _HANDOFF_CHARS:
                 # subtle: the params give the text up, so that the only reference left is
                 # the one handed over (OpenDocument._build_handed drops it before building)
-                text, td.text = [td.text], ""
+                text, td.text = [text], ""
             return OpenDocument(td.uri, td.language_id, td.version, text, enc, self.codec,
                                 document_factory=self._factory, warn=self.warn,
                                 max_size=self.settings.max_document_size)
@@ -416,7 +423,7 @@ class LivetokServer(LanguageServer):
                         message=f"{n:,} tokens in {time.perf_counter() - started:.1f} s")))
             self.store.add(od)
             if self.recorder is not None:
-                self.recorder.open(td.uri, td.text)
+                self.recorder.open(td.uri, od.text())
             self._mark_dirty(td.uri)
             if not self.budgets.dynamic:  # no file watcher: an opened budget file is re-read
                 self._budget_files_changed([td.uri])

@@ -50,6 +50,8 @@ LspRange = tuple[int, int, int, int]
 DocumentFactory = Callable[[str, Any], Any]
 #: code points per block of a handed-over text (see ``OpenDocument._build_handed``)
 _HANDOFF_BLOCK = 1 << 20
+#: a handed-over text's uncut tail longer than this takes the rest of the text whole
+_MAX_TAIL = 1 << 25
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -74,6 +76,32 @@ def return_free_memory() -> None:
     """
     if _TRIM is not None:
         _TRIM(0)
+
+
+def _safe_blocks(parts: list[str], blocks_of: Callable[[str, int], Iterator[str]],
+                 ) -> Iterator[str]:
+    """The text of ``parts`` (emptied as it goes) as sanitized blocks of about
+    ``_HANDOFF_BLOCK`` code points cut where no piece can span: each part is cut with the
+    uncut tail of the one before, which waits for the next part. A tail that grows past
+    ``_MAX_TAIL`` (a text with no cut point for that long) takes the rest of the parts whole.
+
+    Runtime complexity: ``O(total length)`` (``O(n * _MAX_TAIL / part)`` in the worst case).
+    """
+    parts.reverse()
+    tail = ""
+    while parts:
+        text = tail + parts.pop()
+        if len(text) > _MAX_TAIL:
+            parts.reverse()
+            text += "".join(parts)
+            parts.clear()
+        # sanitized block by block (one C call over a 400 MB str held the interpreter lock
+        # for ~0.1 s); the cuts read only ASCII characters, which sanitizing never changes
+        cut = list(blocks_of(text, _HANDOFF_BLOCK))
+        tail = cut.pop() if parts else ""
+        yield from map(sanitize, cut)
+    if tail:
+        yield sanitize(tail)
 
 
 class DocumentError(Exception):
@@ -145,12 +173,9 @@ class OpenDocument:
         self.broken: str | None = None
         self._broken_text: str | None = None
         self.doc: Any = None
-        if isinstance(text, list):  # handed over (see _build_handed): take it out of the list
-            box, text = text, text.pop()
-            self.lines = LineIndex(text)
-            box.append(text)
-            del text
-            self._build_handed(box)
+        if isinstance(text, list):  # handed over in parts (see _build_handed)
+            self.lines = LineIndex.from_parts(text)
+            self._build_handed(text)
         else:
             self.lines = LineIndex(text)
             self._build(text)
@@ -181,25 +206,25 @@ class OpenDocument:
             self._warn(f"livetok could not tokenize {self.uri} ({self.broken}); "
                        "it keeps tracking the text and retries on the next full-text change")
 
-    def _build_handed(self, box: list[str]) -> None:
-        """Build from the one text in ``box``, which the caller holds nowhere else: a big text
-        is cut into blocks (``Encoding.iter_blocks``) and dropped before the document is built
-        from them (``Document.from_blocks``), so it is not kept whole beside the document.
+    def _build_handed(self, parts: list[str]) -> None:
+        """Build from ``parts``, consecutive pieces of the text that the caller holds nowhere
+        else (the list is emptied): the document is built from blocks re-cut where no piece
+        can span (``Encoding.iter_blocks``, ``Document.from_blocks``), so the whole text is
+        never one ``str`` beside the document.
 
         A ``str`` takes 1, 2 or 4 bytes a character, by its widest one: 100 MB of text with a
         single emoji is 400 MB as one ``str`` and ~100 MB as 1 MB blocks. Measured in
         ``docs/benchmarks-large.md``.
         """
-        text = box.pop()
         blocks_of = getattr(self.encoding, "iter_blocks", None)
+        n = sum(map(len, parts))
         if (blocks_of is None or self._factory is not Document
-                or (self.max_size is not None and len(text) > self.max_size)):
+                or (self.max_size is not None and n > self.max_size)):
+            text = "".join(parts)
+            parts.clear()
             self._build(text)
             return
-        # sanitized block by block (one C call over a 400 MB str held the interpreter lock
-        # for ~0.1 s); the cuts read only ASCII characters, which sanitizing never changes
-        blocks = [sanitize(block) for block in blocks_of(text, _HANDOFF_BLOCK)]
-        del text
+        blocks = list(_safe_blocks(parts, blocks_of))
         try:
             # the build's freed lists stay in the C heap: give them back every 16 MB or so
             self.doc = Document.from_blocks(

@@ -108,6 +108,36 @@ class LineIndex:
         self._hint: tuple[int, int, int] | None = None
         self._rebuild_prefix()
 
+    @classmethod
+    def from_parts(cls, parts: list[str]) -> LineIndex:
+        """The index of ``"".join(parts)``, without joining them (the parts of a big text,
+        see ``bigtext.py``).
+
+        Runtime complexity: ``O(total length)``.
+        """
+        lengths = array("I")
+        terms = array("B")
+        carry = ""
+        for k, part in enumerate(parts):
+            text = carry + part
+            # a "\r" at the end may pair with a "\n" at the start of the next part
+            carry = "\r" if text.endswith("\r") and k + 1 < len(parts) else ""
+            if carry:
+                text = text[:-1]
+            lens, ts = _split_lines(text)
+            if lengths:  # the last line so far was not ended: this part's first line goes on
+                lens[0] += lengths.pop()
+                terms.pop()
+            lengths.extend(lens)
+            terms.extend(ts)
+        self = cls("")
+        if lengths:
+            self._lens = [lengths[i : i + _LOAD] for i in range(0, len(lengths), _LOAD)]
+            self._terms = [terms[i : i + _LOAD] for i in range(0, len(terms), _LOAD)]
+            self._block_cps = [sum(b) for b in self._lens]
+            self._rebuild_prefix()
+        return self
+
     # -- queries ---------------------------------------------------------------------------
 
     @property

@@ -39,6 +39,9 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRp
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from .bigtext import MIN_BYTES as BIG_TEXT_BYTES
+from .bigtext import split_text_member
+
 __all__ = [
     "TOKEN_COUNT",
     "DID_CHANGE_TOKEN_COUNT",
@@ -155,8 +158,14 @@ class LivetokProtocol(LanguageServerProtocol):
 
         Runtime complexity: ``O(len(body))``.
         """
+        parts = None
+        split = split_text_member(body) \
+            if isinstance(body, bytes) and len(body) >= BIG_TEXT_BYTES else None
         try:
-            data = json.loads(body)
+            if split is not None:  # a big didOpen: its text in blocks (see bigtext.py)
+                data, parts = split
+            else:
+                data = json.loads(body)
         except RecursionError:  # nested deeper than the C parser's recursion guard allows
             self._refuse_deep(_leading_id(body), None)
             return None
@@ -181,7 +190,10 @@ class LivetokProtocol(LanguageServerProtocol):
                 f"a message id must be an integer or a string, not {type(msg_id).__name__}"))
             return None
         try:
-            return self.structure_message(data)
+            message = self.structure_message(data)
+            if parts is not None:
+                message.params.text_document.text = parts
+            return message
         except Exception as exc:
             reason = _describe(exc)
             method = data.get("method")
