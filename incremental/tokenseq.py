@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
+from collections import deque
 from itertools import accumulate
 from typing import Iterator, Sequence
 
@@ -62,6 +63,11 @@ POS_SHIFT = 32
 _POS_MASK = (1 << POS_SHIFT) - 1
 
 
+#: chunks whose cumulative sums are kept at once (all documents together; see Chunk.cum)
+CUM_CACHED = 4096
+_cum_kept: deque[Chunk] = deque()
+
+
 class Chunk:
     """A run of consecutive tokens with their text (edited in place by
     :meth:`TokenSeq.replace`: its arrays by slice assignment, its text and counts replaced)."""
@@ -75,13 +81,22 @@ class Chunk:
         self.text = text
         self.ncounted = len(ids) - flags.count(_PH)
         self.has_ps = _PS in flags or _PH in flags
-        self._cum: list[int] | None = None
+        self._cum: array[int] | None = None
 
-    def cum(self) -> list[int]:
-        """``cum[i]``: code points before token ``i`` in this chunk (length ``n + 1``)."""
+    def cum(self) -> array[int]:
+        """``cum[i]``: code points before token ``i`` in this chunk (length ``n + 1``).
+
+        Kept until the chunk is edited, for the last :data:`CUM_CACHED` chunks that needed
+        one (in every document): as an array, 4 bytes a token. As a list of ints it took ~36
+        bytes a token, and reading a whole document (semantic tokens, a full range count)
+        left one on every chunk: ~9x the text.
+        """
         c = self._cum
         if c is None:
-            c = self._cum = [0, *accumulate(self.cps)]
+            c = self._cum = array("I", accumulate(self.cps, initial=0))
+            _cum_kept.append(self)
+            while len(_cum_kept) > CUM_CACHED:
+                _cum_kept.popleft()._cum = None  # (harmless when it is this chunk again)
         return c
 
     def __len__(self) -> int:
@@ -684,7 +699,7 @@ class TokenSeq:
             assert c.has_ps == any(f & PIECE_START for f in c.flags), f"chunk {k}: has_ps"
             assert set(c.flags) <= _FLAG_VALUES, f"chunk {k}: flags {set(c.flags) - _FLAG_VALUES}"
             if c._cum is not None:
-                assert c._cum == [0, *accumulate(c.cps)], f"chunk {k}: stale cum"
+                assert list(c._cum) == [0, *accumulate(c.cps)], f"chunk {k}: stale cum"
             assert len(c) <= 2 * self.load + 1 or len(chunks) == 1, f"chunk {k} too large: {len(c)}"
         assert self.total_cp == sum(len(c.text) for c in chunks), "total_cp"
         assert self.total_counted == sum(c.ncounted for c in chunks), "total_counted"

@@ -87,3 +87,23 @@ def test_document_builds_block_by_block(monkeypatch):
         assert doc._seq.cps_type == "B"
         assert doc.token_ids() == tiktoken_ref(name).encode_ordinary(text)
         assert len(doc._seq.chunks) > 10
+
+
+def test_chunk_sums_kept_for_a_bounded_number_of_chunks(monkeypatch):
+    """Reading a whole document (token_at everywhere, as semantic tokens or hovers do) keeps
+    the per-chunk cumulative sums of at most CUM_CACHED chunks (every chunk kept one before:
+    ~9x the text), and the answers stay right."""
+    from livetok.incremental import tokenseq
+
+    monkeypatch.setattr(tokenseq, "CUM_CACHED", 8)
+    text = real_text(20_000)[:20_000]
+    doc = Document(text, encoding="cl100k_base", load=16)
+    assert len(doc._seq.chunks) > 100
+    ref = tiktoken_ref("cl100k_base")
+    for cp in range(0, len(text), 7):
+        tok = doc.token_at(cp)
+        assert tok.start <= cp < tok.end or tok.start == tok.end
+    assert sum(c._cum is not None for c in doc._seq.chunks) <= 8
+    doc.edit(100, 100, "inserted ")
+    doc._check()
+    assert doc.token_ids() == ref.encode_ordinary(doc.text)
