@@ -161,26 +161,20 @@ def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
                 f"got {v!r}"
             )
         out = replace(out, encoding_by_language={**out.encoding_by_language, **v})
-    if "contextWindow" in raw:
-        v = raw["contextWindow"]
-        out = replace(out, context_window=None if v is None
-                      else _int(v, "contextWindow", minimum=1))
-    if "budget" in raw:
-        v = raw["budget"]
-        out = replace(out, budget=None if v is None else _int(v, "budget", minimum=0))
+    # integer settings: key, field, minimum, the value null gives (None: off)
+    for key, name, minimum, null in (("contextWindow", "context_window", 1, None),
+                                     ("budget", "budget", 0, None),
+                                     ("progressThreshold", "progress_threshold", 0,
+                                      defaults.progress_threshold),
+                                     ("maxDocumentSize", "max_document_size", 0, None)):
+        if key in raw:
+            v = raw[key]
+            out = replace(out, **{name: null if v is None else _int(v, key, minimum=minimum)})
     if "semanticTokens" in raw:
         v = raw["semanticTokens"]
         if v is not None and not isinstance(v, bool):
             raise SettingsError(f"livetok.semanticTokens must be true or false, got {v!r}")
         out = replace(out, semantic_tokens=bool(v))
-    if "progressThreshold" in raw:
-        v = raw["progressThreshold"]
-        out = replace(out, progress_threshold=defaults.progress_threshold if v is None
-                      else _int(v, "progressThreshold", minimum=0))
-    if "maxDocumentSize" in raw:
-        v = raw["maxDocumentSize"]
-        out = replace(out, max_document_size=None if v is None
-                      else _int(v, "maxDocumentSize", minimum=0))
     if "positionEncoding" in raw:
         v = raw["positionEncoding"]
         if v is not None and v not in _POSITION_ENCODINGS:
