@@ -89,10 +89,12 @@ def settle_big_build() -> None:
     Subtle: a document's chunks are objects the collector tracks (~400,000 for 100 MB), and
     each full collection walked them all while holding the interpreter lock: 30 ms at 40 MB,
     the slowest round trip of the other documents during a 100 MB open. Frozen objects are
-    still freed when nothing refers to them; only a reference cycle alive at the freeze
-    would never be collected (the server makes none that outlive a message).
+    still freed when nothing refers to them; a reference cycle that is already garbage at
+    the freeze would stay, so the young generations (where new garbage is) are collected
+    first, which is cheap.
     """
     return_free_memory()
+    gc.collect(1)
     gc.freeze()
 
 
