@@ -182,6 +182,13 @@ def machine_info() -> dict[str, str]:
     }
 
 
+def write_page(path: Path, md: list[str], info_start: dict[str, str], log: Log,
+               command: str) -> None:
+    """Write a benchmark page: ``md`` followed by its Machine section."""
+    md = [*md, "## Machine", "", machine_section(info_start, log.elapsed, command), ""]
+    write_text(path, "\n".join(md))
+
+
 def machine_section(info_start: dict[str, str], elapsed: float, command: str) -> str:
     end_load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     rows = [

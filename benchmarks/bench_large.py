@@ -39,13 +39,12 @@ from _common import (  # noqa: E402
     fmt_s,
     livetok_encoding,
     machine_info,
-    machine_section,
     md_table,
     median,
     percentile,
     real_text,
     tiktoken_ref,
-    write_text,
+    write_page,
 )
 from bench_server import server_session  # noqa: E402
 from bench_soak import _rss  # noqa: E402
@@ -178,13 +177,9 @@ def main() -> int:
                   "first round trip", "later round trips: n: median / p99 / max",
                   "count = tiktoken"], rows, align="rrrrrrrl"),
         "",
-        "## Machine",
-        "",
-        machine_section(info, log.elapsed, " ".join(["python benchmarks/bench_large.py",
-                                                      *sys.argv[1:]])),
-        "",
     ]
-    write_text(Path(args.out), "\n".join(md))
+    write_page(Path(args.out), md, info, log,
+               " ".join(["python benchmarks/bench_large.py", *sys.argv[1:]]))
     return 0 if all(r.ok for r in runs) else 1
 
 

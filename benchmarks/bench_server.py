@@ -50,14 +50,13 @@ from _common import (  # noqa: E402
     fmt_size,
     livetok_encoding,
     machine_info,
-    machine_section,
     md_table,
     median,
     percentile,
     pyplot,
     real_text,
     tiktoken_ref,
-    write_text,
+    write_page,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -353,12 +352,8 @@ def main() -> int:
         "[benchmarks-soak.md](benchmarks-soak.md); big files while others are edited: "
         "[benchmarks-large.md](benchmarks-large.md).",
         "",
-        "## Machine",
-        "",
-        machine_section(info, log.elapsed, command),
-        "",
     ]
-    write_text(Path(args.out), "\n".join(md))
+    write_page(Path(args.out), md, info, log, command)
     return 0 if all(r.ok for r in runs) else 1
 
 

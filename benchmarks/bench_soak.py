@@ -43,13 +43,12 @@ from _common import (  # noqa: E402
     fmt_s,
     livetok_encoding,
     machine_info,
-    machine_section,
     md_table,
     median,
     pyplot,
     real_text,
     tiktoken_ref,
-    write_text,
+    write_page,
 )
 from bench_server import server_session, utf16_len  # noqa: E402
 
@@ -70,6 +69,18 @@ class Series:
     per_edit: list[float] = field(default_factory=list)
     warm_index: int = 0
     ok: bool = False
+
+    def sample(self, k: int, memory: int, times: list[float], warm: int, log: Log,
+               what: str) -> None:
+        """Record a sample after ``k`` edits (``times``: the stretch's seconds per edit)."""
+        self.edits.append(k)
+        self.memory.append(memory)
+        self.per_edit.append(median(times))
+        if k <= warm:
+            self.warm_index = len(self.edits) - 1
+        if len(self.edits) % 10 == 0:
+            log(f"  {self.what.split()[0]}: {k:,} edits, {what} {memory / 1e6:.1f} MB, "
+                f"median {self.per_edit[-1] * 1e6:.1f} us per edit")
 
     @property
     def growth(self) -> int:
@@ -112,15 +123,8 @@ def core_run(text: str, n_edits: int, log: Log) -> Series:
         times.append(time.perf_counter() - t)
         if k % step == 0:
             gc.collect()
-            series.edits.append(k)
-            series.memory.append(tracemalloc.get_traced_memory()[0])
-            series.per_edit.append(median(times))
+            series.sample(k, tracemalloc.get_traced_memory()[0], times, warm, log, "traced")
             times = []
-            if k <= warm:
-                series.warm_index = len(series.edits) - 1
-            if len(series.edits) % 10 == 0:
-                log(f"  core: {k:,} edits, traced {series.memory[-1] / 1e6:.1f} MB, "
-                    f"median {series.per_edit[-1] * 1e6:.1f} us")
     tracemalloc.stop()
     ref = tiktoken_ref(livetok_encoding(ENCODING))
     series.ok = doc.token_ids() == ref.encode_ordinary(doc.text)
@@ -176,15 +180,8 @@ async def server_run(text: str, n_edits: int, warm_edits: int, log: Log) -> Seri
             batch_times.append((time.perf_counter() - t) / BATCH)
             k = k0 + BATCH
             if k % step == 0:
-                series.edits.append(k)
-                series.memory.append(_rss(proc.pid))
-                series.per_edit.append(median(batch_times))
+                series.sample(k, _rss(proc.pid), batch_times, warm_edits, log, "RSS")
                 batch_times = []
-                if k <= warm_edits:
-                    series.warm_index = len(series.edits) - 1
-                if len(series.edits) % 10 == 0:
-                    log(f"  server: {k:,} edits, RSS {series.memory[-1] / 1e6:.1f} MB, "
-                        f"median {series.per_edit[-1] * 1e6:.0f} us per edit")
         last = await client.request("livetok/tokenCount", {"textDocument": {"uri": uri}})
         ref = tiktoken_ref(livetok_encoding(ENCODING))
         final = "\n".join(lines)
@@ -285,12 +282,8 @@ def main() -> int:
         "includes `tracemalloc`'s cost on every allocation; the server run's includes the "
         "client's JSON encoding and the round trip.",
         "",
-        "## Machine",
-        "",
-        machine_section(info, log.elapsed, command),
-        "",
     ]
-    write_text(Path(args.out), "\n".join(md))
+    write_page(Path(args.out), md, info, log, command)
     return 0 if all(s.ok for s in runs) else 1
 
 
