@@ -175,7 +175,7 @@ class Document:
         self.stats = EditStats()
         text = sanitize(text)
         if text:
-            if hasattr(enc, "encode_by_piece") and clean is not None:
+            if self._builds_by_blocks():
                 self._build_bytelevel(text)
             else:
                 ids, cps, flags = self._encode_pieces(text, 0, list(enc.split(text, 0)))
@@ -201,7 +201,7 @@ class Document:
         Runtime complexity: as the constructor.
         """
         doc = cls("", encoding, load=load)
-        if not (hasattr(doc._enc, "encode_by_piece") and doc._clean is not None):
+        if not doc._builds_by_blocks():
             return cls("".join(blocks), encoding, load=load)
         for i, block in enumerate(blocks):
             doc._build_bytelevel(block)
@@ -463,6 +463,10 @@ class Document:
         if end > n:
             raise ValueError(f"range ({start}, {end}) runs past the end of the text ({n} code points)")
         return start, end
+
+    def _builds_by_blocks(self) -> bool:
+        """Whether the first build goes block by block (byte-level BPE with per-piece ids)."""
+        return self._clean is not None and hasattr(self._enc, "encode_by_piece")
 
     def _build_bytelevel(self, text: str) -> None:
         """Initial build for byte-level BPE encodings, one block of text at a time.
