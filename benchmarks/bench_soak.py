@@ -276,7 +276,8 @@ def main() -> int:
     md += [
         "What is bounded and how: pygls's table of pending handlers no longer keeps an entry "
         "per notification (it held one per `didOpen`/`didChange`/`didClose`: ~1.9 KB per "
-        "edit), and every piece memo of the encodings is a two-generation cache of at most "
+        "edit as issue 15 measured it), "
+        "and every piece memo of the encodings is a two-generation cache of at most "
         "`LIVETOK_PIECE_CACHE` entries per generation (default 16,384; see "
         "[algorithms](algorithms.md#piece-caches)). The time per edit in the core run "
         "includes `tracemalloc`'s cost on every allocation; the server run's includes the "
