@@ -455,7 +455,7 @@ def sweep_tables(results: list[AdvResult]) -> tuple[str, str]:
 TIKTOKEN_COUNT = r"""
 import sys, tiktoken
 from livetok.incremental.load import find_vocabulary
-from livetok.incremental.pretokenize import PATTERNS
+from livetok.incremental.bytelevel.pretokenize import PATTERNS
 name, path = sys.argv[1], sys.argv[2]
 ranks, _ = find_vocabulary(name)
 enc = tiktoken.Encoding(name, pat_str=PATTERNS[name], mergeable_ranks=ranks, special_tokens={})

@@ -40,13 +40,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import tokenizers  # noqa: E402
 from tokenizers import BertWordPieceTokenizer, models  # noqa: E402
 
-from livetok.incremental.bert_normalize import pre_tokenize  # noqa: E402
-from livetok.incremental.wordpiece import (  # noqa: E402
+from livetok.incremental.wordpiece.bert_normalize import pre_tokenize  # noqa: E402
+from livetok.incremental.wordpiece.linmaxmatch import (  # noqa: E402
     LinMaxMatch,
     max_match_reference,
     max_match_trie,
 )
-from livetok.incremental.wordpiece_encoding import load_bert_uncased  # noqa: E402
+from livetok.incremental.wordpiece.encoding import load_bert_uncased  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "wordpiece.md"

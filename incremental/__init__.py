@@ -5,7 +5,7 @@ switch with one import: ``import livetok.incremental.tiktoken_compat as tiktoken
 """
 
 from .document import Document, EditResult, TokenInfo
-from .encoding import Encoding, UnknownTokenError, join_surrogates, sanitize
+from .bytelevel.encoding import Encoding, UnknownTokenError, join_surrogates, sanitize
 from .load import VocabularyError
 from .models import encoding_for_model, encoding_name_for_model
 from .protocol import PieceEncoding

@@ -11,7 +11,7 @@ import os
 import threading
 from typing import Any, Callable
 
-from .encoding import Encoding
+from .bytelevel.encoding import Encoding
 from .load import (
     VocabularyError,
     check_byte_level,
@@ -19,7 +19,7 @@ from .load import (
     load_gpt2_files,
     load_tiktoken_file,
 )
-from .pretokenize import PATTERNS
+from .bytelevel.pretokenize import PATTERNS
 
 __all__ = ["get_encoding", "list_encodings", "register_encoding", "is_registered", "ALIASES"]
 
@@ -109,13 +109,13 @@ def _variant_of(base: str, name: str) -> Callable[[], Any]:
 
 
 def _bert() -> Any:
-    from .wordpiece import load_bert_uncased  # optional module (issue: Fast WordPiece)
+    from .wordpiece.linmaxmatch import load_bert_uncased  # optional module (issue: Fast WordPiece)
 
     return load_bert_uncased()
 
 
 def _mistral() -> Any:
-    from .sentencepiece_bpe import load_mistral_v1  # optional module (issue: SentencePiece)
+    from .sentencepiece.encoding import load_mistral_v1  # optional module (issue: SentencePiece)
 
     return load_mistral_v1()
 
@@ -182,11 +182,11 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> An
     canonical = ALIASES.get(name, name)
     if path is not None:
         if canonical == "bert-base-uncased":
-            from .wordpiece import load_wordpiece
+            from .wordpiece.linmaxmatch import load_wordpiece
 
             return load_wordpiece(os.fspath(path))
         if canonical == "mistral-7b-v0.1":
-            from .sentencepiece_bpe import load_sentencepiece
+            from .sentencepiece.encoding import load_sentencepiece
 
             return load_sentencepiece(os.fspath(path))
         if canonical not in _PATTERN_OF:

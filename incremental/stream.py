@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from .encoding import join_surrogates, sanitize
+from .bytelevel.encoding import join_surrogates, sanitize
 from .protocol import PieceEncoding
 
 __all__ = ["encode_stream", "count_stream", "check_pieces", "StreamStats", "PieceTooLongError",
@@ -160,7 +160,7 @@ def encode_stream(
     except that tiktoken-style encodings (``joins_surrogate_pairs``) first join a pair into its
     character, as tiktoken does (:func:`.join_surrogates`), also when chunks cut it.
 
-    >>> from livetok.incremental.sentencepiece_bpe import load_mistral_v1
+    >>> from livetok.incremental.sentencepiece.encoding import load_mistral_v1
     >>> enc = load_mistral_v1()                                   # doctest: +SKIP
     >>> list(encode_stream(enc, ["Hel", "lo wor", "ld"])) == enc.encode("Hello world")  # doctest: +SKIP
     True

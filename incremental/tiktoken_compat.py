@@ -31,8 +31,8 @@ import threading
 from typing import AbstractSet, Any, Collection, Iterable, Literal, Mapping
 
 from . import registry
-from .encoding import Encoding as _Encoding
-from .encoding import _unpickle
+from .bytelevel.encoding import Encoding as _Encoding
+from .bytelevel.encoding import _unpickle
 from .models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING, _encoding_for_model
 from .models import encoding_name_for_model
 

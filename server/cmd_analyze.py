@@ -12,7 +12,7 @@ For a BPE vocabulary (a SentencePiece ``.model`` file or a registered encoding n
 are all splits of all pieces; the report gives properness, unreachable pieces and never-useful
 rules (the chain bound is quadratic in the rule count and is not computed there).
 
-The handler only loads and prints; the analysis is :mod:`livetok.incremental.merge_rules`.
+The handler only loads and prints; the analysis is :mod:`livetok.incremental.analysis.merge_rules`.
 
 The analyses cost a high power of the rule lengths (16 rules ``a a``, ``aa aa``, ... make a
 rule 65,536 symbols long), so they run on a step budget, ``--max-steps`` (default
@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from livetok.incremental import merge_rules as mr
+from livetok.incremental.analysis import merge_rules as mr
 from livetok.incremental.load import read_limited, size_limit
 
 from .cli import INPUT_ERRORS, input_error
@@ -80,7 +80,7 @@ def _is_model_file(path: Path) -> bool:
 def report_dictionary(D: mr.Dictionary, out: Callable[[str], None], *, max_len: int = 10,
                       budget: int = 20000, steps: mr.StepBudget | None = None) -> None:
     """Print the report for an explicit dictionary (see module docstring); ``steps`` bounds
-    the work (:class:`~livetok.incremental.merge_rules.AnalysisStopped` when it runs out)."""
+    the work (:class:`~livetok.incremental.analysis.merge_rules.AnalysisStopped` when it runs out)."""
     out(f"rules: {len(D)}; alphabet: {D.alphabet!r}; max |uv| = {D.max_rule_len}")
     viol = mr.proper_violations(D)
     if viol:
@@ -125,14 +125,14 @@ def _vocabulary_of(target: str) -> tuple[str, dict]:
     """``{piece: key}`` (lower key merges first) of a .model file or an encoding name."""
     path = Path(target)
     if os.path.exists(target):
-        from livetok.incremental.sentencepiece_bpe import load_sentencepiece
+        from livetok.incremental.sentencepiece.encoding import load_sentencepiece
 
         enc = load_sentencepiece(path)
     else:
         from livetok.incremental import get_encoding
 
         enc = get_encoding(target)
-    from livetok.incremental.sentencepiece_bpe import SentencePieceEncoding
+    from livetok.incremental.sentencepiece.encoding import SentencePieceEncoding
 
     if isinstance(enc, SentencePieceEncoding):  # higher score first
         return enc.name, {p: enc._neg_scores[i] for p, i in enc._piece_ids.items()}

@@ -3,7 +3,7 @@
 Hypothesis runs seeded (``derandomize``) with an example count taken from the environment:
 ``LIVETOK_EXAMPLES`` (default 60) so CI stays fast and a long fuzz is one variable away::
 
-    LIVETOK_EXAMPLES=5000 .venv/bin/python -m pytest tests/test_document_stateful.py
+    LIVETOK_EXAMPLES=5000 .venv/bin/python -m pytest tests/property/test_document.py
 """
 
 from __future__ import annotations

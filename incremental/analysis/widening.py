@@ -1,0 +1,135 @@
+"""Algorithm 1 of *Formalizing BPE Tokenization* on SentencePiece BPE, and how far it widens.
+
+Algorithm 1 (Berglund & van der Merwe) re-tokenizes an edit by encoding a window
+``u_i … u_n (edit) u'_1 … u'_j`` of old tokens around it and gluing the result in once the
+window's first token equals ``u_i`` and its last equals ``u'_j`` (steps 2-3); otherwise it widens
+by one old token on each side that disagrees (steps 4-5). Theorem 1 (via Corollary 2) makes the
+glued result exact. Corollary 2 needs Lemma 2, which holds for SentencePiece's order too: the
+queue order restricted to one token's span — score, then position — is that span's own order.
+
+:func:`glue_edit` is that algorithm on one normalized string with :func:`~.sentencepiece_bpe.sp_bpe`,
+and :func:`measure_widening` (``python -m livetok.incremental.analysis.widening``) makes random edits inside
+long spans of real text — whole lines, *without* the piece split, i.e. the paper's setting of a
+text with no pre-tokenization — and reports how many widening steps each edit needed. The
+numbers are in ``docs/sentencepiece.md``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Sequence
+
+from ..sentencepiece.encoding import SentencePieceEncoding, sp_bpe
+
+__all__ = ["glue_edit", "measure_widening"]
+
+
+def _tokens(enc: SentencePieceEncoding, s: str) -> list[tuple[int, int]]:
+    return sp_bpe(s, enc._piece_ids, enc._neg_scores, enc._unused)
+
+
+def glue_edit(
+    enc: SentencePieceEncoding,
+    old: str,
+    old_spans: Sequence[tuple[int, int]],
+    start: int,
+    end: int,
+    new_text: str,
+) -> tuple[list[tuple[int, int]], int]:
+    """Token spans of ``old[:start] + new_text + old[end:]`` by Algorithm 1, and its widenings.
+
+    ``old`` is a normalized string and ``old_spans`` its :func:`sp_bpe` tokens.
+
+    Runtime complexity: ``O((w + k) log (w + k))`` per step for a window of ``w`` code points
+    around the edit, ``k`` steps.
+    """
+    new = old[:start] + new_text + old[end:]
+    delta = len(new_text) - (end - start)
+    left = [sp for sp in old_spans if sp[1] <= start]  # tau_1, a prefix of the old tokens
+    right = [(s + delta, e + delta) for s, e in old_spans if s >= end]  # tau_2, shifted
+    i = len(left) - 1  # window starts at left[i] (or at 0 when i < 0)
+    j = 0  # window ends with right[j] (or at the end when j >= len(right))
+    steps = 0
+    while True:
+        ws = left[i][0] if i >= 0 else 0
+        we = right[j][1] if j < len(right) else len(new)
+        v = [(s + ws, e + ws) for s, e in _tokens(enc, new[ws:we])]
+        left_ok = i <= 0 or (v and v[0] == left[i])
+        right_ok = j >= len(right) - 1 or (v and v[-1] == right[j])
+        if left_ok and right_ok:
+            out = left[: max(i, 0)] + v + right[j + 1 :]
+            return out, steps
+        steps += 1
+        if not left_ok:
+            i -= 1
+        if not right_ok:
+            j += 1
+
+
+def measure_widening(
+    enc: SentencePieceEncoding,
+    spans_text: Sequence[str],
+    *,
+    edits: int = 2000,
+    seed: int = 0,
+    verify: bool = True,
+) -> Counter[int]:
+    """Histogram ``{steps: edits}`` of Algorithm 1 widenings for random small edits.
+
+    Each edit picks a text, a position, and inserts, deletes or replaces 1-3 code points
+    (taken from the same text, so the script does not change). With ``verify`` every glued
+    result is checked against a full re-encode.
+
+    Runtime complexity: ``O(edits · L log L)`` for texts of ``L`` code points.
+    """
+    rng = random.Random(seed)
+    hist: Counter[int] = Counter()
+    norm = [enc.normalize(t, at_text_start=False) for t in spans_text if len(t) >= 8]
+    if not norm:
+        raise ValueError("measure_widening needs texts of at least 8 code points")
+    cache: dict[int, list[tuple[int, int]]] = {}
+    for _ in range(edits):
+        k = rng.randrange(len(norm))
+        s = norm[k]
+        spans = cache.get(k)
+        if spans is None:
+            spans = cache[k] = _tokens(enc, s)
+        a = rng.randrange(len(s))
+        kind = rng.choice(("insert", "delete", "replace"))
+        n = rng.randint(1, 3)
+        src = rng.randrange(len(s))
+        ins = s[src : src + n] if kind != "delete" else ""
+        b = a if kind == "insert" else min(len(s), a + n)
+        got, steps = glue_edit(enc, s, spans, a, b, ins)
+        if verify:
+            new = s[:a] + ins + s[b:]
+            assert got == _tokens(enc, new), (s, a, b, ins)
+        hist[steps] += 1
+    return hist
+
+
+def _main() -> None:  # pragma: no cover - measurement script
+    import argparse
+
+    from ..sentencepiece.encoding import load_mistral_v1
+    from .corpus import cjk_texts, real_text
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--edits", type=int, default=3000)
+    ap.add_argument("--min-len", type=int, default=40)
+    args = ap.parse_args()
+    enc = load_mistral_v1()
+    latin = [ln for ln in real_text(400_000).splitlines()[200:] if len(ln) >= args.min_len]
+    cjk = [ln for t in cjk_texts() for ln in t.splitlines() if len(ln) >= args.min_len // 2]
+    for label, texts in (("Latin (traces, stdlib)", latin), ("CJK (cjkencodings)", cjk)):
+        hist = measure_widening(enc, texts, edits=args.edits)
+        total = sum(hist.values())
+        mean = sum(k * v for k, v in hist.items()) / total
+        print(f"{label}: {len(texts)} lines, {total} edits, mean {mean:.2f} steps")
+        for k in sorted(hist):
+            print(f"  {k:3d} steps: {hist[k]:6d}  ({100 * hist[k] / total:5.1f}%)")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _main()

@@ -1,0 +1,710 @@
+"""SentencePiece BPE encodings (Llama / Mistral ``tokenizer.model``), our own implementation.
+
+The model file is read by :mod:`.sp_model_proto` (no ``protobuf``, no ``sentencepiece`` at run
+time). Encoding follows SentencePiece's ``bpe::Model::Encode`` and
+``SentencePieceProcessor::Encode``:
+
+1. **Normalize** (only the identity normalizer is supported, which is what Llama and Mistral
+   models declare): prepend the *dummy prefix* ``▁`` when ``add_dummy_prefix`` is set and turn
+   every U+0020 into ``▁`` (U+2581) when ``escape_whitespaces`` is set. Nothing else changes,
+   so code point ``i`` of the text is code point ``i`` (or ``i + 1`` after the dummy prefix) of
+   the normalized text.
+2. **BPE** with the SentencePiece semantics of Definition 3 of *Formalizing BPE Tokenization*
+   (Berglund & van der Merwe): start from single characters and repeatedly merge the adjacent
+   pair whose concatenation is the vocabulary piece with the *highest score*, the leftmost such
+   pair on ties. In the paper's terms the dictionary has a rule ``u ⋄ v`` for each split of each
+   piece ``uv``, prioritised by ``score(uv)``; one subtlety the paper's strict rule order does
+   not have is that pieces may share a score (Mistral's 15 whitespace pieces ``▁▁`` ... all
+   score ``-1e9``), and SentencePiece then takes the leftmost pair among *all* pieces of that
+   score. :func:`sp_bpe` implements it with the priority queue over a linked list of symbols of
+   *Byte Pair Encoding and Data Structures* (``shared/papers/003``, "Priority Queue + Linked
+   List"): ``O(n log n)``; :func:`sp_bpe_naive` is the ``O(n^2)`` reference.
+3. **Ids**: a final symbol that is no vocabulary piece is unknown: with ``byte_fallback`` it
+   becomes one ``<0xXX>`` token per UTF-8 byte, otherwise ``unk_id``, and a run of consecutive
+   unknown symbols becomes a single ``unk_id`` (as ``PopulateSentencePieceText`` does). Pieces of
+   type UNUSED are re-split into the two symbols that formed them (``resegment``).
+
+**Pieces** (the :class:`~livetok.incremental.protocol.PieceEncoding` contract). A merge only
+ever forms a vocabulary piece, so no symbol ever spans a position ``i`` where the two
+characters ``c[i-1] c[i]`` occur together in *no* vocabulary piece: cutting the text there
+changes nothing (each side's merges are the restriction of the whole string's merge sequence
+to that side, because the queue's order restricted to one side is that side's own order).
+This is exactly how the model's training-time ``split_by_whitespace`` / ``split_digits`` /
+``split_by_unicode_script`` shows up in its vocabulary: no Mistral piece has ``▁`` after another
+character, and no piece holds an ASCII digit next to anything. We therefore derive the pieces
+from the vocabulary itself: a *piece boundary* is every position whose character pair is not
+*joinable* (inside some piece; or both characters unknown when there is no byte fallback, since
+their ``unk`` tokens would be fused). This is finer than splitting by whitespace (most CJK
+characters are pieces of their own and split too) and needs one character of look-ahead, so
+``horizon(start) = end of the piece + 1``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import sys
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Iterator, Mapping, Sequence
+
+import regex
+
+from ..cache import GenerationalCache
+from ..bytelevel.encoding import require_str, sanitize
+from .model_proto import (
+    ModelProtoError,
+    ModelType,
+    PieceType,
+    SentencePieceModel,
+    parse_model_proto,
+    read_model_file,
+)
+
+__all__ = [
+    "PieceIdError",
+    "SentencePieceEncoding",
+    "SentencePieceModelError",
+    "load_sentencepiece",
+    "load_mistral_v1",
+    "find_mistral_v1",
+    "sp_bpe",
+    "sp_bpe_naive",
+]
+
+#: SentencePiece's whitespace symbol
+SPACE = "\u2581"
+#: coarse words longer than this are encoded piece by piece (finest split) instead of whole
+_LONG_WORD = 64
+
+
+class PieceIdError(IndexError, ValueError):
+    """A token id out of range: an ``IndexError``, as sentencepiece raises, and a
+    ``ValueError``, as livetok raised before, so either ``except`` catches it."""
+
+
+class SentencePieceModelError(ModelProtoError):
+    """The ``.model`` file declares something this implementation does not reproduce."""
+
+
+# --- the BPE of Definition 3 with SentencePiece's tie-breaking -----------------------------
+
+
+def sp_bpe(
+    s: str,
+    piece_ids: Mapping[str, int],
+    neg_scores: Sequence[float],
+    unused: frozenset[int] = frozenset(),
+) -> list[tuple[int, int]]:
+    """Code-point spans ``(start, end)`` of the final BPE symbols of ``s`` (priority queue).
+
+    Definition 3 of *Formalizing BPE Tokenization*, with SentencePiece's order: highest score
+    first (``neg_scores[id]`` is minus the score), leftmost on ties. The symbols form a linked
+    list stored in arrays indexed by start position (``end[i]`` is the end of the symbol that
+    starts at ``i``, ``-1`` once it is absorbed; ``prev[i]`` its left neighbour); candidate
+    pairs sit in a binary heap keyed ``(-score, left)`` and stale entries are dropped when
+    popped, as in *Byte Pair Encoding and Data Structures* and ``bpe_model.cc``. A final symbol
+    whose piece is UNUSED is re-split into the two symbols last seen forming it.
+
+    >>> ids = {"a": 0, "b": 1, "ab": 2, "ba": 3}
+    >>> sp_bpe("aba", ids, [0.0, 0.0, -2.0, -1.0])   # "ab" scores 2, "ba" 1: merge "ab" first
+    [(0, 2), (2, 3)]
+
+    Runtime complexity: ``O(n log n)`` for ``n = len(s)``.
+    """
+    n = len(s)
+    if n <= 1:
+        return [(0, n)] if n else []
+    get = piece_ids.get
+    end = list(range(1, n + 1))
+    prev = list(range(-1, n - 1))
+    heap: list[tuple[float, int, int, int]] = []
+    rev: dict[str, tuple[str, str]] = {}
+    push = heapq.heappush
+
+    def add(left: int, right: int) -> None:
+        e = end[right]
+        pid = get(s[left:e])
+        if pid is None:
+            return
+        push(heap, (neg_scores[pid], left, right, e))
+        if unused and pid in unused:
+            # subtle: SentencePiece keeps the *last* pushed split of an unused piece
+            rev[s[left:e]] = (s[left:right], s[right:e])
+
+    for i in range(n - 1):
+        pid = get(s[i : i + 2])
+        if pid is not None:
+            heap.append((neg_scores[pid], i, i + 1, i + 2))
+            if unused and pid in unused:
+                rev[s[i : i + 2]] = (s[i], s[i + 1])
+    heapq.heapify(heap)
+    pop = heapq.heappop
+    while heap:
+        _, left, right, e = pop(heap)
+        # stale when left was absorbed or has absorbed right, or right has grown since
+        if end[left] != right or end[right] != e:
+            continue
+        end[left] = e
+        end[right] = -1
+        if e < n:
+            prev[e] = left
+            add(left, e)
+        p = prev[left]
+        if p >= 0:
+            add(p, left)
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < n:
+        e = end[i]
+        if rev:
+            _resegment(s, i, e, rev, piece_ids, unused, out)
+        else:
+            out.append((i, e))
+        i = e
+    return out
+
+
+def _resegment(
+    s: str,
+    i: int,
+    e: int,
+    rev: dict[str, tuple[str, str]],
+    piece_ids: Mapping[str, int],
+    unused: frozenset[int],
+    out: list[tuple[int, int]],
+) -> None:
+    w = s[i:e]
+    pid = piece_ids.get(w)
+    split = rev.get(w) if pid is not None and pid in unused else None
+    if split is None:
+        out.append((i, e))
+        return
+    m = i + len(split[0])
+    _resegment(s, i, m, rev, piece_ids, unused, out)
+    _resegment(s, m, e, rev, piece_ids, unused, out)
+
+
+def sp_bpe_naive(s: str, piece_ids: Mapping[str, int], neg_scores: Sequence[float]) -> list[str]:
+    """Reference for :func:`sp_bpe`: scan all pairs, merge the best, repeat (no UNUSED logic).
+
+    >>> sp_bpe_naive("aba", {"a": 0, "b": 1, "ab": 2, "ba": 3}, [0.0, 0.0, -2.0, -1.0])
+    ['ab', 'a']
+
+    Runtime complexity: ``O(n^2)``.
+    """
+    parts = list(s)
+    while len(parts) > 1:
+        best: tuple[float, int] | None = None
+        for i in range(len(parts) - 1):
+            pid = piece_ids.get(parts[i] + parts[i + 1])
+            if pid is not None and (best is None or neg_scores[pid] < best[0]):
+                best = (neg_scores[pid], i)
+        if best is None:
+            break
+        i = best[1]
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    return parts
+
+
+# --- the encoding ----------------------------------------------------------------------------
+
+
+class SentencePieceEncoding:
+    """A SentencePiece BPE model as a livetok encoding (ids equal ``SentencePieceProcessor``'s).
+
+    >>> enc = load_mistral_v1()                      # doctest: +SKIP
+    >>> enc.encode("Hello world")                    # doctest: +SKIP
+    [22557, 1526]
+    """
+
+    supports_glue = True
+
+    def __init__(self, model: SentencePieceModel, *, name: str, source: str = "") -> None:
+        ts, ns = model.trainer_spec, model.normalizer_spec
+        if ts.model_type != ModelType.BPE:
+            kind = {1: "unigram", 3: "word", 4: "char"}.get(ts.model_type, str(ts.model_type))
+            raise SentencePieceModelError(
+                f"{name}: this is a {kind} SentencePiece model; livetok implements BPE models "
+                "only (model_type: BPE), such as Llama's or Mistral's tokenizer.model"
+            )
+        if ns.precompiled_charsmap:
+            raise SentencePieceModelError(
+                f"{name}: the model's normalizer {ns.name!r} rewrites text (precompiled "
+                "charsmap); livetok supports the identity normalizer only (Llama/Mistral)"
+            )
+        if ns.remove_extra_whitespaces:
+            raise SentencePieceModelError(
+                f"{name}: remove_extra_whitespaces=true is not supported (it makes a piece's "
+                "tokens depend on the end of the text); Llama/Mistral models set it false"
+            )
+        if ts.treat_whitespace_as_suffix:
+            raise SentencePieceModelError(
+                f"{name}: treat_whitespace_as_suffix=true is not supported"
+            )
+        if any(t == PieceType.USER_DEFINED for t in model.types):
+            raise SentencePieceModelError(
+                f"{name}: the model has user-defined pieces, which SentencePiece matches "
+                "before BPE; livetok does not implement that matcher yet"
+            )
+        self.name = name
+        self.source = source
+        self.model = model
+        self._pieces = list(model.pieces)
+        self._types = list(model.types)
+        n = len(self._pieces)
+        self.add_dummy_prefix = ns.add_dummy_prefix
+        self.escape_whitespaces = ns.escape_whitespaces
+        self.byte_fallback = ts.byte_fallback
+        self.unk_surface = ts.unk_surface
+        #: the whitespace symbol of the normalized text
+        self.space = SPACE if ns.escape_whitespaces else " "
+        # pieces the BPE may form (SentencePiece's ``pieces_``) and the other, reserved ones
+        self._piece_ids: dict[str, int] = {}
+        self._reserved: dict[str, int] = {}
+        unk_id = -1
+        for i, (p, t) in enumerate(zip(self._pieces, self._types)):
+            if not p:
+                raise SentencePieceModelError(f"{name}: piece {i} is empty")
+            target = (
+                self._piece_ids
+                if t in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
+                else self._reserved
+            )
+            if p in target:
+                raise SentencePieceModelError(f"{name}: piece {p!r} occurs twice")
+            target[p] = i
+            if t == PieceType.UNKNOWN:
+                unk_id = i
+        if unk_id < 0:
+            raise SentencePieceModelError(f"{name}: the model has no unknown piece (<unk>)")
+        self.unk_id = unk_id
+        self.bos_id = ts.bos_id
+        self.eos_id = ts.eos_id
+        self._neg_scores = [-s for s in model.scores]
+        self._unused = frozenset(
+            i for i, t in enumerate(self._types) if t == PieceType.UNUSED
+        )
+        self._byte_ids: list[int] = []
+        if self.byte_fallback:
+            for b in range(256):
+                bid = self._reserved.get(f"<0x{b:02X}>")
+                if bid is None or self._types[bid] != PieceType.BYTE:
+                    raise SentencePieceModelError(
+                        f"{name}: byte_fallback is set but byte piece <0x{b:02X}> is missing"
+                    )
+                self._byte_ids.append(bid)
+        self._byte_of = {bid: b for b, bid in enumerate(self._byte_ids)}
+        # joinable character pairs: adjacent characters inside some formable piece
+        pairs: set[str] = set()
+        for p in self._piece_ids:
+            for k in range(len(p) - 1):
+                pairs.add(p[k : k + 2])
+        self._pairs = frozenset(pairs)
+        # the same pairs as they appear in the raw text (a space normalizes to ``▁``)
+        raw = set(pairs)
+        if self.escape_whitespaces:
+            for pr in pairs:
+                if SPACE in pr:
+                    a, b = pr
+                    for x in {a, " "} if a == SPACE else {a}:
+                        for y in {b, " "} if b == SPACE else {b}:
+                            raw.add(x + y)
+        self._raw_pairs = frozenset(raw)
+        self._known_chars = frozenset(p for p in self._piece_ids if len(p) == 1) | frozenset(
+            p for p in self._reserved if len(p) == 1
+        )
+        self._join_unknown = not self.byte_fallback
+        self.max_piece_len = max(len(p) for p in self._piece_ids) if self._piece_ids else 1
+        # Coarse words: a whitespace run starts a new word when no formable piece has the
+        # space symbol after another character (checked here, true for Llama/Mistral); the
+        # finest pieces are then found inside each word by the pair test.
+        sp = self.space
+        ws_chars = " \u2581" if self.escape_whitespaces else " "
+        coarse_ok = not any(
+            p[k] == sp and p[k - 1] != sp for p in self._piece_ids for k in range(1, len(p))
+        ) and (sp in self._known_chars or not self._join_unknown)
+        cls = regex.escape(ws_chars)
+        if coarse_ok:
+            self._coarse = regex.compile(f"[{cls}]+[^{cls}]*|[^{cls}]+")
+        else:
+            self._coarse = regex.compile(r"(?s).+")
+        self._cache: GenerationalCache[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]]
+        self._cache = GenerationalCache()
+        self._cut_cache: GenerationalCache[str, tuple[int, ...]] = GenerationalCache()
+        self.n_vocab = n
+
+    # -- vocabulary ---------------------------------------------------------------------------
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The vocabulary piece of ``token_id`` (``▁`` for spaces); :class:`PieceIdError` (an
+        ``IndexError``, as sentencepiece raises) for an id out of range, negative ones too.
+
+        Runtime complexity: ``O(1)``.
+        """
+        self._check_id(token_id)
+        return self._pieces[token_id]
+
+    def _check_id(self, token_id: int) -> None:
+        """Raise :class:`PieceIdError` unless ``0 <= token_id < n_vocab``."""
+        if not 0 <= token_id < self.n_vocab:
+            raise PieceIdError(
+                f"token id {token_id} out of range 0..{self.n_vocab - 1} of {self.name}"
+            )
+
+    def piece_to_id(self, piece: str) -> int:
+        """Id of ``piece``, or ``unk_id`` when it is not in the vocabulary.
+
+        Runtime complexity: ``O(len(piece))`` (hashing).
+        """
+        pid = self._piece_ids.get(piece)
+        if pid is None:
+            pid = self._reserved.get(piece, self.unk_id)
+        return pid
+
+    def score(self, token_id: int) -> float:
+        """Merge score of ``token_id`` (higher merges first).
+
+        Runtime complexity: ``O(1)``.
+        """
+        return -self._neg_scores[token_id]
+
+    # -- normalization ------------------------------------------------------------------------
+
+    def normalize(self, text: str, *, at_text_start: bool = True) -> str:
+        """The normalized text SentencePiece runs BPE on (dummy prefix, spaces as ``▁``).
+
+        >>> enc = load_mistral_v1()                  # doctest: +SKIP
+        >>> enc.normalize("a b")                     # doctest: +SKIP
+        '▁a▁b'
+
+        Runtime complexity: ``O(len(text))``.
+        """
+        if self.escape_whitespaces:
+            text = text.replace(" ", SPACE)
+        if at_text_start and self.add_dummy_prefix and text:
+            text = self.space + text
+        return text
+
+    # -- encoding -----------------------------------------------------------------------------
+
+    def _ids_and_lens(self, norm: str) -> tuple[list[int], list[int]]:
+        """Ids of a normalized string and the normalized code points each id covers."""
+        spans = sp_bpe(norm, self._piece_ids, self._neg_scores, self._unused)
+        ids: list[int] = []
+        lens: list[int] = []
+        get = self._piece_ids.get
+        prev_unk = False
+        for s, e in spans:
+            w = norm[s:e]
+            pid = get(w)
+            if pid is None:
+                pid = self._reserved.get(w, self.unk_id)
+            if pid == self.unk_id:
+                if self.byte_fallback:
+                    # subtle: the character goes to its first byte token, 0 to the others
+                    first = True
+                    for b in w.encode("utf-8"):
+                        ids.append(self._byte_ids[b])
+                        lens.append(e - s if first else 0)
+                        first = False
+                elif prev_unk:
+                    lens[-1] += e - s  # SentencePiece fuses a run of unknowns into one <unk>
+                else:
+                    ids.append(pid)
+                    lens.append(e - s)
+                prev_unk = True
+            else:
+                ids.append(pid)
+                lens.append(e - s)
+                prev_unk = False
+        return ids, lens
+
+    def _encode_piece_cached(self, piece: str, at_text_start: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        key = (piece, at_text_start)
+        hit = self._cache.recall(key)
+        if hit is not None:
+            return hit
+        norm = self.normalize(sanitize(piece), at_text_start=at_text_start)
+        ids, lens = self._ids_and_lens(norm)
+        if at_text_start and self.add_dummy_prefix and lens:
+            lens[0] -= 1  # the dummy prefix is not in the text
+            assert lens[0] >= 0
+        hit = (tuple(ids), tuple(lens))
+        if len(piece) <= _LONG_WORD:
+            self._cache.put(key, hit)
+        return hit
+
+    def encode_piece(self, piece: str, *, at_text_start: bool = False) -> list[int]:
+        """Token ids of one piece of :meth:`split` (``at_text_start``: it starts the text).
+
+        >>> enc = load_mistral_v1()                  # doctest: +SKIP
+        >>> enc.encode_piece("Hello", at_text_start=True)  # doctest: +SKIP
+        [22557]
+
+        Runtime complexity: ``O(m log m)`` for a piece of ``m`` code points, ``O(m)`` cached.
+        """
+        return list(self._encode_piece_cached(piece, at_text_start)[0])
+
+    def token_cp_lens(
+        self, piece: str, ids: Sequence[int], *, at_text_start: bool = False
+    ) -> list[int]:
+        """Code points of ``piece`` each token of ``ids`` covers (byte-fallback runs: first).
+
+        Runtime complexity: as :meth:`encode_piece`.
+        """
+        got_ids, lens = self._encode_piece_cached(piece, at_text_start)
+        if list(got_ids) != list(ids):
+            raise ValueError(
+                "token_cp_lens: ids are not the encoding of this piece; pass the ids that "
+                "encode_piece(piece, at_text_start=...) returned for the same piece"
+            )
+        return list(lens)
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``, equal to ``SentencePieceProcessor.encode(text)`` (no BOS).
+
+        Runtime complexity: ``O(n)`` splitting plus ``O(m log m)`` per uncached piece.
+        """
+        require_str(text, "encode")
+        text = sanitize(text)
+        out: list[int] = []
+        extend = out.extend
+        cache_get = self._cache.get
+        first = True
+        for m in self._coarse.finditer(text):
+            word = m.group()
+            hit = cache_get((word, first))
+            if hit is not None:
+                extend(hit[0])
+            elif len(word) <= _LONG_WORD:
+                extend(self._encode_piece_cached(word, first)[0])
+            else:
+                # long word (CJK, minified code): encode its finest pieces, each cacheable
+                for a, b in self._word_pieces(word):
+                    extend(self._encode_piece_cached(word[a:b], first and a == 0)[0])
+            first = False
+        return out
+
+    def count(self, text: str) -> int:
+        """Number of tokens of ``text``.
+
+        Runtime complexity: as :meth:`encode`.
+        """
+        return len(self.encode(text))
+
+    def pieces(self, text: str) -> list[tuple[int, int]]:
+        """Code point spans ``(start, end)`` of the pieces of ``text`` (the spans of
+        :meth:`split`, which tile the text), as ``Encoding.pieces``.
+
+        Runtime complexity: ``O(len(text))``.
+        """
+        require_str(text, "pieces")
+        return list(self.split(sanitize(text), 0))
+
+    def encode_reference(self, text: str) -> list[int]:
+        """Slow reference: BPE of the *whole* normalized text by :func:`sp_bpe_naive`.
+
+        No splitting, no cache, no UNUSED resegmentation: the obviously-correct Definition 3.
+
+        Runtime complexity: ``O(n^2)``.
+        """
+        norm = self.normalize(sanitize(text))
+        out: list[int] = []
+        prev_unk = False
+        for w in sp_bpe_naive(norm, self._piece_ids, self._neg_scores):
+            pid = self.piece_to_id(w)
+            if pid == self.unk_id and self.byte_fallback:
+                out.extend(self._byte_ids[b] for b in w.encode("utf-8"))
+            elif not (pid == self.unk_id and prev_unk):
+                out.append(pid)
+            prev_unk = pid == self.unk_id
+        return out
+
+    # -- decoding -----------------------------------------------------------------------------
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes ``token_id`` stands for (``▁`` as a space; control tokens: empty);
+        :class:`PieceIdError` for an id out of range.
+
+        Runtime complexity: ``O(len(piece))``.
+        """
+        self._check_id(token_id)
+        b = self._byte_of.get(token_id)
+        if b is not None:
+            return bytes([b])
+        t = self._types[token_id]
+        if t == PieceType.CONTROL:
+            return b""
+        if t == PieceType.UNKNOWN:
+            return self.unk_surface.encode("utf-8")
+        p = self._pieces[token_id]
+        if self.escape_whitespaces:
+            p = p.replace(SPACE, " ")
+        return p.encode("utf-8")
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids``: the inverse of :meth:`encode` on text without unknowns.
+
+        The dummy prefix's space is dropped from the first token, as SentencePiece does; an id
+        out of range raises :class:`PieceIdError` (an ``IndexError``), as in sentencepiece.
+
+        Runtime complexity: ``O(total bytes)``.
+        """
+        out = bytearray()
+        leading = self.add_dummy_prefix
+        for tid in ids:
+            bs = self.token_bytes(tid)
+            if leading and tid not in self._byte_of and bs:
+                if bs.startswith(b" ") and not out:
+                    bs = bs[1:]
+                leading = False
+            out += bs
+        return out.decode("utf-8", errors="replace")
+
+    # -- pieces (PieceEncoding protocol) ---------------------------------------------------------
+
+    def _joinable(self, a: str, b: str) -> bool:
+        """Whether no piece boundary may separate adjacent characters ``a`` and ``b``."""
+        if a + b in self._raw_pairs:
+            return True
+        if not self._join_unknown:
+            return False
+        if self.escape_whitespaces:
+            a = SPACE if a == " " else a
+            b = SPACE if b == " " else b
+        return a not in self._known_chars and b not in self._known_chars
+
+    def _word_pieces(self, word: str) -> tuple[tuple[int, int], ...]:
+        """Finest pieces of one coarse word, as spans relative to the word (cached)."""
+        cuts = self._cut_cache.recall(word)
+        if cuts is None:
+            joinable = self._joinable
+            pairs = self._raw_pairs
+            cl = [0]
+            for i in range(1, len(word)):
+                if word[i - 1 : i + 1] not in pairs and not joinable(word[i - 1], word[i]):
+                    cl.append(i)
+            cl.append(len(word))
+            cuts = tuple(cl)
+            if len(word) <= _LONG_WORD:
+                self._cut_cache.put(word, cuts)
+        return tuple(zip(cuts, cuts[1:]))
+
+    def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
+        """Yield ``(start_cp, end_cp)`` of each piece of ``text[pos:]`` (``pos`` a boundary).
+
+        A boundary is every position whose character pair is not joinable (module docstring),
+        so ``split(text, pos)`` is the tail of ``split(text)`` for every boundary ``pos``.
+
+        >>> enc = load_mistral_v1()                  # doctest: +SKIP
+        >>> [("hi  there 42"[s:e]) for s, e in enc.split("hi  there 42")]  # doctest: +SKIP
+        ['hi', '  there', ' ', '4', '2']
+
+        Runtime complexity: ``O(len(text) - pos)`` for the whole iteration, lazily.
+        """
+        for m in self._coarse.finditer(text, pos):
+            s0 = m.start()
+            for a, b in self._word_pieces(m.group()):
+                yield s0 + a, s0 + b
+
+    def horizon(self, text: str, start: int, limit: int) -> int:
+        """End of the piece at ``start`` plus one (the character that ends it), or ``>= limit``.
+
+        Runtime complexity: ``O(min(h, limit) - start)``.
+        """
+        n = len(text)
+        stop = min(n, max(limit, start + 1))
+        joinable = self._joinable
+        pairs = self._raw_pairs
+        i = start + 1
+        while i < stop:
+            if text[i - 1 : i + 1] not in pairs and not joinable(text[i - 1], text[i]):
+                return i + 1
+            i += 1
+        return n + 1 if stop == n else stop
+
+    # -- invariants -----------------------------------------------------------------------------
+
+    def _check(self) -> None:
+        """Assert the vocabulary tables are consistent (for tests).
+
+        Runtime complexity: ``O(vocabulary size)``.
+        """
+        for p, i in self._piece_ids.items():
+            assert self._pieces[i] == p, (p, i)
+        for p, i in self._reserved.items():
+            assert self._pieces[i] == p, (p, i)
+        assert len(self._piece_ids) + len(self._reserved) == self.n_vocab
+        assert self._types[self.unk_id] == PieceType.UNKNOWN
+        for (piece, _first), (ids, lens) in self._cache.items():
+            assert len(ids) == len(lens) and sum(lens) == len(piece), (piece, ids, lens)
+
+    def __repr__(self) -> str:
+        return f"<SentencePieceEncoding {self.name!r} n_vocab={self.n_vocab}>"
+
+
+# --- loading -------------------------------------------------------------------------------------
+
+
+def load_sentencepiece(path: str | os.PathLike[str], *, name: str | None = None) -> SentencePieceEncoding:
+    """Load a SentencePiece BPE ``.model`` file as an encoding.
+
+    Runtime complexity: ``O(file size)``.
+    """
+    p = Path(path)
+    model = read_model_file(p)
+    return SentencePieceEncoding(model, name=name or p.stem, source=str(p))
+
+
+def find_mistral_v1() -> Path | None:
+    """Path of ``tokenizer.model.v1`` (Mistral 7B v0.1) from the installed ``mistral-common``.
+
+    Looked up without importing ``mistral_common`` (its imports pull in heavy dependencies):
+    ``LIVETOK_MISTRAL_V1_FILE`` first, then the package's data folder via
+    ``importlib.util.find_spec``, then every ``site-packages`` folder on ``sys.path``.
+
+    Runtime complexity: ``O(len(sys.path))`` file checks.
+    """
+    env = os.environ.get("LIVETOK_MISTRAL_V1_FILE")
+    if env:
+        return Path(env)
+    rel = Path("mistral_common") / "data" / "tokenizer.model.v1"
+    try:
+        spec = find_spec("mistral_common")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        for loc in spec.submodule_search_locations:
+            cand = Path(loc) / "data" / "tokenizer.model.v1"
+            if cand.is_file():
+                return cand
+    for entry in sys.path:
+        cand = Path(entry) / rel
+        if cand.is_file():
+            return cand
+    return None
+
+
+_MISTRAL: SentencePieceEncoding | None = None
+
+
+def load_mistral_v1() -> SentencePieceEncoding:
+    """The ``mistral-7b-v0.1`` encoding (32,000 pieces, byte fallback), loaded once.
+
+    Raises :class:`SentencePieceModelError` saying how to install the model when it is absent.
+
+    Runtime complexity: ``O(file size)`` the first time, ``O(1)`` after.
+    """
+    global _MISTRAL
+    if _MISTRAL is None:
+        path = find_mistral_v1()
+        if path is None:
+            raise SentencePieceModelError(
+                "mistral-7b-v0.1: tokenizer.model.v1 not found; install it with "
+                "`pip install --no-deps mistral-common` or set LIVETOK_MISTRAL_V1_FILE to a "
+                "tokenizer.model file"
+            )
+        _MISTRAL = load_sentencepiece(path, name="mistral-7b-v0.1")
+    return _MISTRAL
+

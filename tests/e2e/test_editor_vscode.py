@@ -1,0 +1,309 @@
+"""The livetok extension inside a real VS Code: code-server (VS Code's workbench served to a
+browser) runs headless, Chromium drives it with Playwright, and the packaged ``.vsix`` (built
+by ``tests/e2e/test_vscode_extension.py``'s steps) is installed with ``--install-extension``.
+
+What it checks, on a Markdown file holding emoji and CJK text:
+
+- the status bar and the code lens show tiktoken's count for the file;
+- issue 19: *livetok: Restart Server*, then ``livetok.encoding`` saved 0.2 s later (while
+  the new server starts) — the status bar, the count and the lens switch to ``cl100k_base``
+  and stay exact after more typing (fails on the extension before the fix: no
+  ``workspace/didChangeConfiguration`` was sent);
+- the livetok output channel logs no error: no ``livetok/tokenCount failed`` for the file
+  opened while the server starts, no ``Server process exited with code 0`` as an error.
+
+The server is started through a wrapper that waits ``START_DELAY_S`` before running
+``livetok serve``, so "while the server starts" is a window of seconds rather than a race
+the machine's speed decides.
+
+Installs code-server (about a minute, once, into ``~/.cache/livetok-editors``) with
+``scripts/install-editors.sh vscode`` when it is missing, and Chromium with apt; skips,
+saying why, when either cannot be had, or without node/npm. Nothing is fetched from a
+marketplace: the extension gallery points at a closed local port, and the browser aborts
+every request that does not go to code-server. ``LIVETOK_VSIX=path`` tests that ``.vsix``
+instead of building one (e.g. one built from an older commit, to see the test fail).
+
+Slow (``LIVETOK_SLOW=1``): about 45 s with code-server installed and the extension built,
+plus ~35 s for the build and ~60 s for the first install.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from .._refs import tiktoken_ref
+from .test_vscode_extension import build_extension
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTALL = ROOT / "scripts" / "install-editors.sh"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        shutil.which("npm") is None or shutil.which("node") is None,
+        reason="node and npm are needed to build the extension and install code-server",
+    ),
+]
+sync_api = pytest.importorskip(
+    "playwright.sync_api",
+    reason="the VS Code test drives Chromium with the playwright package (pip install playwright)")
+
+CHROMIUM_FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+START_DELAY_S = 3.0
+TEXT = "# Notes\n\nHello world, 你好世界 😀 and some more words.\n\n## Part two\n\nLast line 👩\u200d💻.\n"
+TYPED = " Typed 日本語のテキスト 🎉 here"
+# A closed port: the gallery (marketplace) requests fail at once instead of leaving the machine.
+NO_GALLERY = json.dumps({"serviceUrl": "http://127.0.0.1:9/gallery",
+                         "itemUrl": "http://127.0.0.1:9/item",
+                         "resourceUrlTemplate": "http://127.0.0.1:9/resource"})
+USER_SETTINGS = {
+    "workbench.startupEditor": "none",
+    "workbench.enableExperiments": False,
+    "workbench.tips.enabled": False,
+    "telemetry.telemetryLevel": "off",
+    "update.mode": "none",
+    "extensions.autoCheckUpdates": False,
+    "extensions.autoUpdate": False,
+    "extensions.ignoreRecommendations": True,
+    "security.workspace.trust.enabled": False,
+    "git.enabled": False,
+    # typing must produce exactly the typed text
+    "editor.quickSuggestions": {"other": "off", "comments": "off", "strings": "off"},
+    "editor.suggestOnTriggerCharacters": False,
+    "editor.wordBasedSuggestions": "off",
+    "editor.acceptSuggestionOnEnter": "off",
+    "editor.autoClosingBrackets": "never",
+    "editor.autoClosingQuotes": "never",
+    "files.insertFinalNewline": False,
+    "files.trimTrailingWhitespace": False,
+}
+
+
+def code_server() -> str:
+    """code-server's executable, installed by ``scripts/install-editors.sh`` if need be."""
+    proc = subprocess.run(["bash", str(INSTALL), "vscode"], capture_output=True, text=True,
+                          timeout=900)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines or not os.access(lines[-1], os.X_OK):
+        pytest.skip(f"code-server could not be installed: {proc.stderr.strip()[-600:]}")
+    return lines[-1]
+
+
+def chromium() -> str:
+    exe = os.environ.get("LIVETOK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.path.exists(exe):
+        subprocess.run(["bash", str(INSTALL), "chromium"], capture_output=True, timeout=600)
+        exe = shutil.which("chromium") or ""
+    if not exe or not os.path.exists(exe):
+        pytest.skip("no Chromium: apt-get install chromium (or set LIVETOK_CHROMIUM)")
+    return exe
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(what: str, check: Callable[[], object], timeout: float,
+               describe: Callable[[], str] = lambda: "") -> object:
+    """Poll ``check`` until it returns something truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}. {describe()}")
+        time.sleep(0.1)
+
+
+class Workbench:
+    """One code-server with the extension installed, a workspace, and a Chromium page on it."""
+
+    def __init__(self, base: Path, vsix: Path) -> None:
+        self.base = base
+        self.ws = base / "workspace"
+        (self.ws / ".vscode").mkdir(parents=True)
+        self.doc = self.ws / "notes.md"
+        self.doc.write_text(TEXT, encoding="utf-8")
+        # the server, started late on purpose (see the module docstring)
+        wrapper = base / "slow-livetok"
+        wrapper.write_text(f"#!/bin/sh\nsleep {START_DELAY_S}\n"
+                           f"exec {sys.executable} -m livetok.server serve\n")
+        wrapper.chmod(0o755)
+        self.workspace_settings = {"livetok.server.path": str(wrapper), "livetok.server.args": []}
+        self.write_settings()
+        self.user = base / "user-data"
+        (self.user / "User").mkdir(parents=True)
+        (self.user / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS))
+        (base / "config.yaml").write_text("auth: none\n")
+        self.env = {**os.environ, "EXTENSIONS_GALLERY": NO_GALLERY,
+                    "XDG_CONFIG_HOME": str(base / "config"), "XDG_DATA_HOME": str(base / "data")}
+        self.common = ["--user-data-dir", str(self.user), "--extensions-dir", str(base / "extensions"),
+                       "--config", str(base / "config.yaml")]
+        self.vsix = vsix
+
+    def write_settings(self, **changes: object) -> None:
+        self.workspace_settings.update(changes)
+        (self.ws / ".vscode" / "settings.json").write_text(json.dumps(self.workspace_settings))
+
+    def install(self, exe: str) -> None:
+        proc = subprocess.run([exe, *self.common, "--install-extension", str(self.vsix)],
+                              env=self.env, capture_output=True, text=True, timeout=120)
+        assert "successfully installed" in proc.stdout, proc.stdout + proc.stderr
+
+    def start(self, exe: str) -> None:
+        self.port = free_port()
+        self.log = open(self.base / "code-server.log", "w")
+        self.proc = subprocess.Popen(
+            [exe, *self.common, "--auth", "none", "--bind-addr", f"127.0.0.1:{self.port}",
+             "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+             "--disable-getting-started-override", "--ignore-last-opened", str(self.ws)],
+            env=self.env, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+        def listening() -> bool:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return True
+            except OSError:
+                return self.proc.poll() is not None  # died: stop waiting, fail below
+        wait_until("code-server to listen", listening, 60, self.server_log)
+        assert self.proc.poll() is None, f"code-server exited: {self.server_log()}"
+
+    def server_log(self) -> str:
+        return "code-server log: " + (self.base / "code-server.log").read_text()[-2000:]
+
+    def output_channel(self) -> str:
+        """The livetok output channel as VS Code logged it."""
+        logs = sorted((self.user / "logs").rglob("*-livetok.log"))
+        return "".join(p.read_text(encoding="utf-8") for p in logs)
+
+    def close(self) -> None:
+        if getattr(self, "proc", None) is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.log.close()
+
+
+@pytest.fixture(scope="module")
+def workbench(tmp_path_factory: pytest.TempPathFactory):
+    exe = code_server()
+    browser_exe = chromium()
+    vsix_env = os.environ.get("LIVETOK_VSIX")
+    vsix = Path(vsix_env) if vsix_env else build_extension(tmp_path_factory)["vsix"]
+    assert isinstance(vsix, Path) and vsix.is_file(), f"no .vsix at {vsix}"
+    wb = Workbench(tmp_path_factory.mktemp("code-server"), vsix)
+    try:
+        wb.install(exe)
+        wb.start(exe)
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=browser_exe, headless=True,
+                                         args=CHROMIUM_FLAGS)
+            context = browser.new_context(viewport={"width": 1400, "height": 900})
+            local = (f"http://127.0.0.1:{wb.port}/", f"ws://127.0.0.1:{wb.port}/", "data:", "blob:")
+            outside: list[str] = []
+
+            def only_local(route) -> None:
+                if route.request.url.startswith(local):
+                    route.continue_()
+                else:
+                    outside.append(route.request.url)
+                    route.abort()
+            context.route("**/*", only_local)
+            page = context.new_page()
+            page.goto(f"http://127.0.0.1:{wb.port}/?folder={wb.ws}")
+            page.wait_for_selector(".monaco-workbench", timeout=90_000)
+            wb.page = page
+            wb.outside = outside
+            yield wb
+            browser.close()
+    finally:
+        wb.close()
+
+
+def status_text(page) -> str:
+    items = page.locator("[id='livetok.livetok']")
+    return items.first.inner_text() if items.count() else ""
+
+
+def lens_text(page) -> str:
+    return " | ".join(page.locator(".codelens-decoration").all_inner_texts())
+
+
+def expect_count(wb: Workbench, encoding: str, text: str, timeout: float) -> int:
+    """Wait until the status bar and the lens show tiktoken's count of ``text`` in ``encoding``."""
+    n = len(tiktoken_ref(encoding).encode_ordinary(text))
+    status = re.compile(rf"^{n:,} tokens? · {encoding}( · .*)?$")
+    wait_until(f"the status bar to show {n:,} {encoding} tokens",
+               lambda: status.match(status_text(wb.page).strip()), timeout,
+               lambda: f"status bar: {status_text(wb.page)!r}; lens: {lens_text(wb.page)!r}; "
+                       f"output channel:\n{wb.output_channel()[-1500:]}")
+    wait_until(f"the code lens to show {n:,} {encoding} tokens",
+               lambda: f"{n:,} tokens · {encoding}" in lens_text(wb.page), 20,
+               lambda: f"lens: {lens_text(wb.page)!r}")
+    return n
+
+
+def run_command(page, title: str) -> None:
+    """Run a command from the Command Palette by its title."""
+    page.keyboard.press("F1")
+    box = page.locator(".quick-input-widget input")
+    box.wait_for(state="visible", timeout=10_000)
+    box.fill(f">{title}")
+    page.locator(".quick-input-list .monaco-list-row", has_text=title).first.wait_for(timeout=10_000)
+    page.keyboard.press("Enter")
+
+
+def test_counts_and_settings_change_during_restart(workbench: Workbench) -> None:
+    wb, page = workbench, workbench.page
+    # open the file at once: the server is still starting (START_DELAY_S)
+    page.keyboard.press("Control+P")
+    page.locator(".quick-input-widget input").fill("notes.md")
+    page.locator(".quick-input-list .monaco-list-row", has_text="notes.md").first.wait_for(timeout=15_000)
+    page.keyboard.press("Enter")
+    page.locator(".monaco-editor .view-lines").first.wait_for(timeout=15_000)
+    expect_count(wb, "o200k_base", TEXT, timeout=90)
+
+    # issue 19: the setting is saved 0.2 s after the restart, while the new server starts
+    run_command(page, "livetok: Restart Server")
+    time.sleep(0.2)
+    wb.write_settings(**{"livetok.encoding": "cl100k_base"})
+    expect_count(wb, "cl100k_base", TEXT, timeout=60)
+
+    # and it stays right while typing
+    page.locator(".monaco-editor .view-lines").first.click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type(TYPED)
+    page.keyboard.press("Control+S")
+    wait_until("the typed text to be saved",
+               lambda: TYPED in wb.doc.read_text(encoding="utf-8"), 20)
+    saved = wb.doc.read_text(encoding="utf-8")
+    assert saved == TEXT + TYPED, f"the editor typed something else: {saved!r}"
+    expect_count(wb, "cl100k_base", saved, timeout=30)
+
+    # the output channel: the restart's clean exit is not an error; nothing failed
+    wait_until("the restart's exit in the output channel",
+               lambda: "exited normally (code 0)" in wb.output_channel(), 20,
+               lambda: f"output channel:\n{wb.output_channel()}")
+    log = wb.output_channel()
+    assert "[Error" not in log and "failed" not in log, f"output channel:\n{log}"
+    assert wb.outside == [], f"the page asked for outside resources: {wb.outside[:5]}"
