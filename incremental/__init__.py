@@ -5,11 +5,12 @@ switch with one import: ``import livetok.incremental.tiktoken_compat as tiktoken
 """
 
 from .document import Document, EditResult, TokenInfo
-from .bytelevel.encoding import Encoding, UnknownTokenError, join_surrogates, sanitize
+from .bytelevel.encoding import Encoding, UnknownTokenError
 from .load import VocabularyError
 from .models import encoding_for_model, encoding_name_for_model
 from .protocol import PieceEncoding
 from .registry import get_encoding, list_encodings, register_encoding
+from .text import join_surrogates, sanitize
 
 __all__ = [
     "Document",

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Callable, Iterator, NamedTuple, Optional, Sequence, Tuple
 
-from .bytelevel.encoding import sanitize
+from .text import sanitize
 from .protocol import PieceEncoding
 from .registry import get_encoding
 from .tokenseq import CLEAN, PIECE_START, PLACEHOLDER, SeqView, TokenSeq

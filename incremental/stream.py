@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from .bytelevel.encoding import join_surrogates, sanitize
+from .text import join_surrogates, sanitize
 from .protocol import PieceEncoding
 
 __all__ = ["encode_stream", "count_stream", "check_pieces", "StreamStats", "PieceTooLongError",

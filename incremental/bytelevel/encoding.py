@@ -7,16 +7,10 @@ tiktoken's ``encode`` gets tiktoken's behaviour by saying so: ``allowed_special`
 named special tokens spelled in the text into their ids, and ``disallowed_special`` (tiktoken's
 default is ``"all"``, livetok's is none) raises ``ValueError`` where the text spells one.
 
-Surrogates: a Python ``str`` can hold code points U+D800..U+DFFF (JSON ``"\\ud800"``
-escapes, for instance), which have no UTF-8 encoding. The methods that return ids only
-(``encode``, ``count``, ``encode_batch``, ``encode_stream``, ``split_blocks``) do what tiktoken
-does (:func:`join_surrogates`): a high+low surrogate *pair* stored as two code points becomes the
-one character it stands for (``"\\ud83d\\udc4d"`` is 👍) and every other surrogate becomes
-U+FFFD. The methods that return code point offsets (``pieces``, ``encode_by_piece``) and the
-:class:`~livetok.incremental.Document` replace *each* surrogate by U+FFFD (:func:`sanitize`), one
-for one, so that offsets never move: for them a pair is two U+FFFD. The two agree on every text
-without a pair, and pairs do not arise from JSON (``json.loads`` joins escaped pairs), files or
-editors; a text that holds one can be passed through :func:`join_surrogates` first.
+Surrogates: the methods that return ids only (``encode``, ``count``, ...) join a surrogate
+pair as tiktoken does (:func:`~livetok.incremental.text.join_surrogates`), those that return
+code point offsets (``pieces``, ``encode_by_piece``) replace each surrogate by U+FFFD
+(:func:`~livetok.incremental.text.sanitize`); :mod:`livetok.incremental.text` says why.
 """
 
 from __future__ import annotations
@@ -33,13 +27,13 @@ import regex
 from .bpe import _SCAN_MAX, _scan_ids, bpe_encode
 from ..cache import GenerationalCache
 from .pretokenize import PATTERNS, Pretokenizer
+from ..text import join_surrogates, require_str, sanitize
 
 if TYPE_CHECKING:
     from ..stream import StreamStats
 
-__all__ = ["Encoding", "UnknownTokenError", "join_surrogates", "sanitize"]
+__all__ = ["Encoding", "UnknownTokenError"]
 
-_SURROGATE = regex.compile(r"[\ud800-\udfff]")
 #: the name :class:`Pretokenizer` knows each tiktoken pattern by
 _PATTERN_NAMES = {pat: name for name, pat in PATTERNS.items()}
 #: bytes that are *not* UTF-8 continuation bytes (0b10xxxxxx), for counting characters
@@ -116,51 +110,6 @@ class _PieceCache(GenerationalCache[str, tuple[int, ...]]):
         # costs it a re-encode, never a wrong id
         while self._call_only:
             self.forget(self._call_only.pop())
-
-
-def require_str(text: object, method: str) -> None:
-    """Raise the ``TypeError`` every encoding's ``encode``, ``count`` and ``pieces`` give for a
-    text that is not a ``str`` (bytes, ``None``), naming the method and the type."""
-    if not isinstance(text, str):
-        raise TypeError(f"{method}() takes str, not {type(text).__name__}")
-
-
-def sanitize(text: str) -> str:
-    """Replace every surrogate code point by U+FFFD (one for one; see module docstring).
-
-    >>> sanitize("a\\ud800b") == "a\\ufffdb"
-    True
-
-    Runtime complexity: ``O(len(text))``; no copy when there is nothing to replace.
-    """
-    if text.isascii():  # O(1): CPython records it in the string
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
-    return text
-
-
-def join_surrogates(text: str) -> str:
-    """The text tiktoken encodes for ``text``: each surrogate pair joined into the character it
-    stands for, every other surrogate replaced by U+FFFD (see module docstring). This is
-    tiktoken's own fallback, ``text.encode("utf-16", "surrogatepass").decode("utf-16",
-    "replace")``, so the ids stay tiktoken's; unlike :func:`sanitize` it shortens a text that
-    holds a pair.
-
-    >>> join_surrogates("a\\ud83d\\udc4d\\ud800") == "a\\U0001f44d\\ufffd"
-    True
-
-    Runtime complexity: ``O(len(text))``; no copy when there is no surrogate.
-    """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
 
 
 class UnknownTokenError(KeyError, ValueError):

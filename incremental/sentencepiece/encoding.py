@@ -51,7 +51,7 @@ from typing import Iterator, Mapping, Sequence
 import regex
 
 from ..cache import GenerationalCache
-from ..bytelevel.encoding import require_str, sanitize
+from ..text import require_str, sanitize
 from .model_proto import (
     ModelProtoError,
     ModelType,

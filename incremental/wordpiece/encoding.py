@@ -57,7 +57,7 @@ from .bert_normalize import (
 )
 from ..cache import GenerationalCache
 from .e2e import E2EWordPiece
-from ..bytelevel.encoding import require_str, sanitize
+from ..text import require_str, sanitize
 from ..load import VocabularyError, read_json_object, read_vocabulary
 from .linmaxmatch import LinMaxMatch
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from livetok.incremental import Document
-from livetok.incremental.bytelevel.encoding import sanitize
+from livetok.incremental.text import sanitize
 
 from ..unit.test_wordpiece_bert import NASTY, bert, corpus, hf_bert, hf_ids
 

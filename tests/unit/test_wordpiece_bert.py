@@ -34,7 +34,7 @@ from tokenizers import (
 import livetok.incremental.wordpiece.encoding as wpe
 from livetok.incremental import PieceEncoding, VocabularyError, get_encoding
 from livetok.incremental.wordpiece.bert_normalize import BertNormalizer, pre_tokenize
-from livetok.incremental.bytelevel.encoding import sanitize
+from livetok.incremental.text import sanitize
 from livetok.incremental.wordpiece.linmaxmatch import LinMaxMatch
 from livetok.incremental.wordpiece.encoding import (
     BERT_UNCASED_VOCAB_SHA256,
