@@ -9,8 +9,10 @@ encoding the line prefix, so a bug in the server's codec cannot hide in the test
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import os
+import re
 import sys
 import uuid
 from concurrent.futures import Future
@@ -40,6 +42,42 @@ def naive_position(text: str, cp: int, unit: str) -> types.Position:
     line = prefix.count("\n") + prefix.count("\r") - prefix.count("\r\n")
     start = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
     return types.Position(line=line, character=units_of(prefix[start:], unit))
+
+
+def token_spans(text: str, token_bytes: list[bytes], unit: str) -> list[tuple[int, int, int, int]]:
+    """The semantic tokens (line, col, length, type) that the tokens ``token_bytes`` of
+    ``text`` should get, the slow way: a token owns the characters whose first UTF-8 byte it
+    holds, token ``k`` has type ``k % 2``, and spans are cut at line breaks (not coloured).
+    Equal spans for every token mean the same token boundaries as the reference's ids."""
+    char_of_byte = [i for i, ch in enumerate(text) for _ in range(len(ch.encode("utf-8", "surrogatepass")))]
+    is_lead = [(b & 0xC0) != 0x80 for b in text.encode("utf-8", "surrogatepass")]
+    # line starts the way naive_position counts them (\r\n is one break)
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+    out = []
+    pos = 0
+    for k, tok in enumerate(token_bytes):
+        chars = [char_of_byte[b] for b in range(pos, pos + len(tok)) if is_lead[b]]
+        pos += len(tok)
+        if not chars:
+            continue
+        s, e = chars[0], chars[-1] + 1
+        for m in re.finditer(r"[^\r\n]+", text[s:e]):
+            cp = s + m.start()
+            line = bisect.bisect_right(starts, cp) - 1
+            col = units_of(text[starts[line]:cp], unit)
+            out.append((line, col, units_of(m.group(), unit), k % 2))
+    return out
+
+
+def decode_semantic(data: list[int]) -> list[tuple[int, int, int, int]]:
+    """LSP's relative semantic token data as absolute (line, col, length, type)."""
+    out, line, col = [], 0, 0
+    for i in range(0, len(data), 5):
+        dl, dc, n, t, _mods = data[i : i + 5]
+        line += dl
+        col = col + dc if dl == 0 else dc
+        out.append((line, col, n, t))
+    return out
 
 
 def capabilities(unit: str | None = "utf-16", *, progress: bool = False) -> types.ClientCapabilities:

@@ -4,8 +4,11 @@ The client keeps its own copy of every document and checks the server's counts a
 tiktoken (built offline from our vocabulary) on that copy. Positions are computed by the
 slow reference in ``_lsp.py``, not by the server's codec.
 
-Default run: a prefix of each shared trace (``LIVETOK_TRACE_TXNS``, default 6000
-transactions); ``LIVETOK_SLOW=1`` replays the full traces in every position encoding.
+Default run: each shared trace in each position encoding, bounded: a prefix
+(``LIVETOK_TRACE_TXNS``, default 1500 transactions) with emoji, CJK and astral characters typed
+in, and windows around the edits that make the trace what it is (``landmarks``); the full
+traces are replayed at document level in ``tests/property/test_document_traces.py``.
+``LIVETOK_SLOW=1`` replays the full traces through the server in every position encoding.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .._lsp import (
     SERVER,
     TIMEOUT,
     ClientDoc,
+    decode_semantic,
     expect_error,
     naive_position,
     notify,
@@ -34,22 +38,30 @@ from .._lsp import (
     result_dict,
     session,
     token_count,
+    token_spans,
 )
 from .._refs import real_text, tiktoken_ref
 from ..conftest import TRACES
 
 TRACE_NAMES = ["sveltecomponent", "rustcode", "seph-blog1", "friendsforever_flat"]
-PREFIX = int(os.environ.get("LIVETOK_TRACE_TXNS", "6000"))
-CHECK_EVERY = 50
+UNITS = ["utf-16", "utf-8", "utf-32"]
+#: transactions of each trace replayed from its start in the default run
+PREFIX = int(os.environ.get("LIVETOK_TRACE_TXNS", "1500"))
+#: transactions replayed around each landmark of a trace (see ``landmarks``)
+WINDOW = 200
+CHECK_EVERY = 50  # the count against tiktoken
+SPANS_EVERY = 500  # the token spans (semantic tokens) against tiktoken's tokens
 INVALID_PARAMS, METHOD_NOT_FOUND, INVALID_REQUEST, PARSE_ERROR = -32602, -32601, -32600, -32700
 REQUEST_FAILED = -32803
+
+Txn = list[tuple[int, int, str]]
 
 
 def ref_count(text: str, name: str = "o200k_base") -> int:
     return len(tiktoken_ref(name).encode_ordinary(text))
 
 
-def load_txns(name: str) -> tuple[str, list[list[tuple[int, int, str]]]]:
+def load_txns(name: str) -> tuple[str, list[Txn]]:
     path = TRACES / f"{name}.json.gz"
     if not path.exists():
         pytest.skip(f"shared trace {path} is absent (tests read ../shared/traces/)")
@@ -57,16 +69,20 @@ def load_txns(name: str) -> tuple[str, list[list[tuple[int, int, str]]]]:
     return data["startContent"], [[tuple(p) for p in t["patches"]] for t in data["txns"]]
 
 
-def with_emoji_and_cjk(txns: list, seed: int = 5) -> list:
+def apply(text: str, txn: Txn) -> str:
+    for pos, n_del, ins in txn:
+        text = text[:pos] + ins + text[pos + n_del:]
+    return text
+
+
+def with_emoji_and_cjk(txns: list[Txn], text: str = "", seed: int = 5) -> list[Txn]:
     """The same editing session with emoji, CJK and combining marks typed into it: after
     every 7th transaction, insert one at a random point of the text as it stands then."""
     rng = random.Random(seed)
     extras = ["😀", "中文", "👩‍💻", "é", "日本語のテキスト", "🎉🎉", "한국어", "e\u0301", "𝔘𝔫𝔦"]
-    text = ""
     out = []
     for i, txn in enumerate(txns):
-        for pos, n_del, ins in txn:
-            text = text[:pos] + ins + text[pos + n_del:]
+        text = apply(text, txn)
         out.append(txn)
         if i % 7 == 6:
             pos = rng.randrange(len(text) + 1)
@@ -76,8 +92,63 @@ def with_emoji_and_cjk(txns: list, seed: int = 5) -> list:
     return out
 
 
-async def replay(client: LanguageClient, uri: str, start: str, txns: list, unit: str) -> ClientDoc:
-    """Send each transaction as one didChange; compare with tiktoken every 50 and at the end."""
+def landmarks(start: str, txns: list[Txn]) -> dict[str, int]:
+    """The transaction where a trace first does each kind of edit that a prefix may never
+    reach: several patches at once, a delete across a line break, non-ASCII text; and its
+    biggest insert (a paste), biggest delete and insert of the most lines."""
+    found: dict[str, int] = {}
+    best = {"biggest insert": (0, -1), "biggest delete": (0, -1), "most lines inserted": (0, -1)}
+    text = start
+    for i, txn in enumerate(txns):
+        if len(txn) > 1:
+            found.setdefault("several patches", i)
+        for pos, n_del, ins in txn:
+            if "\n" in text[pos:pos + n_del]:
+                found.setdefault("delete across lines", i)
+            if not (ins + text[pos:pos + n_del]).isascii():
+                found.setdefault("non-ASCII", i)
+            for key, size in (("biggest insert", len(ins)), ("biggest delete", n_del),
+                              ("most lines inserted", ins.count("\n"))):
+                if size > best[key][0]:
+                    best[key] = (size, i)
+            text = text[:pos] + ins + text[pos + n_del:]
+    return found | {key: i for key, (_, i) in best.items() if i >= 0}
+
+
+def trace_windows(start: str, txns: list[Txn]) -> list[tuple[str, list[Txn]]]:
+    """(text before, transactions) of the windows of ``WINDOW`` transactions around each
+    landmark, overlapping ones merged."""
+    spans: list[list[int]] = []
+    for i in sorted(set(landmarks(start, txns).values())):
+        a, b = max(0, i - WINDOW // 4), min(len(txns), i - WINDOW // 4 + WINDOW)
+        if spans and a <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], b)
+        else:
+            spans.append([a, b])
+    out, text, done = [], start, 0
+    for a, b in spans:
+        for txn in txns[done:a]:
+            text = apply(text, txn)
+        out.append((text, txns[a:b]))
+        for txn in txns[a:b]:
+            text = apply(text, txn)
+        done = b
+    return out
+
+
+async def check_spans(client: LanguageClient, doc: ClientDoc) -> None:
+    """The server's semantic tokens (one span per token) are tiktoken's tokens of the text."""
+    got = result_dict(await request(client, "textDocument/semanticTokens/full",
+                                    {"textDocument": {"uri": doc.uri}}))
+    enc = tiktoken_ref("o200k_base")
+    want = token_spans(doc.text, enc.decode_tokens_bytes(enc.encode_ordinary(doc.text)), doc.unit)
+    assert decode_semantic(got["data"]) == want, f"token spans differ at version {doc.version}"
+
+
+async def replay(client: LanguageClient, uri: str, start: str, txns: list[Txn], unit: str, *,
+                 spans_every: int = 0) -> ClientDoc:
+    """Send each transaction as one didChange; compare the count with tiktoken every
+    ``CHECK_EVERY`` and at the end, and the token spans every ``spans_every`` (0: never)."""
     doc = ClientDoc(client, uri, start, unit)
     for i, txn in enumerate(txns, 1):
         doc.change(txn)
@@ -85,6 +156,8 @@ async def replay(client: LanguageClient, uri: str, start: str, txns: list, unit:
             got = await token_count(client, uri)
             assert (got["version"], got["characters"]) == (doc.version, len(doc.text)), (i, got)
             assert got["tokens"] == ref_count(doc.text), f"after {i} transactions"
+        if spans_every and i % spans_every == 0:
+            await check_spans(client, doc)
     return doc
 
 
@@ -108,29 +181,45 @@ async def wait_for_count(client: LanguageClient, uri: str, version: int, timeout
 # -- trace replay ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("unit", ["utf-16", "utf-8", "utf-32"])
-async def test_trace_with_emoji_and_cjk(unit):
-    start, txns = load_txns("sveltecomponent")
-    txns = with_emoji_and_cjk(txns[: PREFIX // 2])
-    async with session(unit) as client:
+@pytest.mark.parametrize("unit", UNITS)
+@pytest.mark.parametrize("name", TRACE_NAMES)
+async def test_trace_prefix_and_landmarks(name, unit):
+    """Default run: each real trace in each position encoding, bounded. Its first ``PREFIX``
+    transactions with emoji, CJK, astral characters and combining marks typed in (every 7th
+    transaction), then a window of the raw trace around each landmark (``landmarks``: the
+    trace's own non-ASCII text, multi-patch and multi-line edits, its biggest paste and
+    delete), each opened at the text the trace had there. The count is checked every 50
+    transactions, the token spans every 500 and at the end of each part."""
+    start, txns = load_txns(name)
+    async with session(unit, options={"semanticTokens": True}) as client:
         assert client.init_result.capabilities.position_encoding == unit  # type: ignore[attr-defined]
-        doc = await replay(client, "file:///trace/emoji.svelte", start, txns, unit)
-        assert re.search(r"[^\x00-\x7f]", doc.text)
+        doc = await replay(client, f"file:///trace/{name}.txt", start,
+                           with_emoji_and_cjk(txns[:PREFIX], start), unit, spans_every=SPANS_EVERY)
+        assert re.search(r"[\U00010000-\U0010ffff]", doc.text) and re.search(r"[一-龥]", doc.text)
+        await check_spans(client, doc)
+        for k, (text, part) in enumerate(trace_windows(start, txns)):
+            doc = await replay(client, f"file:///trace/{name}-{k}.txt", text, part, unit,
+                               spans_every=SPANS_EVERY)
+            assert doc.text == apply(text, [p for txn in part for p in txn])
+            await check_spans(client, doc)
+            doc.close()
 
 
-# the whole traces in UTF-16 (the default unit) run in CI, about 25 s each; again in UTF-8
-# and UTF-32 with emoji and CJK inserted, on demand
-@pytest.mark.parametrize("unit", ["utf-16", pytest.param("utf-8", marks=pytest.mark.slow),
-                                  pytest.param("utf-32", marks=pytest.mark.slow)])
+# the whole traces: in UTF-16 as recorded (the client's text must end as the trace's), in UTF-8
+# and UTF-32 with emoji and CJK typed in; about 25 s each on an idle 2-core machine (seph-blog1,
+# 137,000 didChange messages, 30-200 s)
+@pytest.mark.slow
+@pytest.mark.parametrize("unit", UNITS)
 @pytest.mark.parametrize("name", TRACE_NAMES)
 async def test_full_trace(name, unit):
     start, txns = load_txns(name)
     data = json.loads(gzip.decompress((TRACES / f"{name}.json.gz").read_bytes()))
-    async with session(unit) as client:
-        doc = await replay(client, f"file:///trace/{name}.txt", start, with_emoji_and_cjk(txns)
-                           if unit != "utf-16" else txns, unit)
+    async with session(unit, options={"semanticTokens": True}) as client:
+        doc = await replay(client, f"file:///trace/{name}.txt", start, with_emoji_and_cjk(txns, start)
+                           if unit != "utf-16" else txns, unit, spans_every=10 * SPANS_EVERY)
         if unit == "utf-16":
             assert doc.text == data["endContent"]
+        await check_spans(client, doc)
         # the pushed count of the last version agrees too
         note = await wait_for_count(client, doc.uri, doc.version)
         assert note["tokens"] == ref_count(doc.text)
