@@ -21,8 +21,15 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import scanstring
-from typing import Any
+from json import decoder as _json_decoder
+from typing import Any, Callable
+
+#: ``json``'s own string scanner: ``scanstring(s, end, strict)`` decodes the string literal
+#: that starts after the quote at ``end - 1`` into ``(value, index after its closing quote)``.
+#: Public at run time but missing from typeshed's ``json.decoder`` stub, hence the ignore.
+scanstring: Callable[[str, int, bool], tuple[str, int]] = (
+    _json_decoder.scanstring  # type: ignore[attr-defined]
+)
 
 __all__ = ["TextParts", "split_text_member", "MIN_BYTES"]
 

@@ -294,14 +294,13 @@ class _Validator:
 
     def integer(self, value: Any, key: str, what: str, rule: int | None, *, minimum: int = 0,
                 maximum: int | None = None) -> int | None:
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= minimum and (
-            maximum is None or value <= maximum)
-        if not ok:
-            bound = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
-            self.problem(f"{what}.{key}", f"{what}: {key!r} must be an integer {bound}, "
-                         f"got {value!r}", rule=rule)
-            return None
-        return value
+        if isinstance(value, int) and not isinstance(value, bool) and value >= minimum and (
+                maximum is None or value <= maximum):
+            return value
+        bound = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
+        self.problem(f"{what}.{key}", f"{what}: {key!r} must be an integer {bound}, "
+                     f"got {value!r}", rule=rule)
+        return None
 
     def encoding(self, value: Any, key: str, what: str, rule: int | None) -> str | None:
         known = _known_encodings()

@@ -18,7 +18,7 @@ import importlib
 import os
 import sys
 import zlib
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeAlias
 
 #: what a bad file or option raises (a ``ValueError`` subclass such as ``VocabularyError``
 #: from the readers, which check what they read; ``OSError`` for a missing file, a directory,
@@ -37,6 +37,9 @@ _OS_HINTS = {
 
 _EPILOG = ("exit status: 0 done; 1 a check failed or an internal error (LIVETOK_DEBUG=1 "
            "shows its traceback); 2 a bad input or option, said in one line on stderr")
+
+#: what each subcommand's ``add_parser`` receives: :func:`build_parser`'s subparsers action
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 #: subcommand modules, in the order ``livetok --help`` lists them
 _COMMANDS = [

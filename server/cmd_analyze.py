@@ -29,12 +29,20 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable, Mapping
 
 from livetok.incremental.analysis import merge_rules as mr
 from livetok.incremental.load import read_limited, size_limit
 
-from .cli import INPUT_ERRORS, input_error
+from .cli import INPUT_ERRORS, Subparsers, input_error
+
+#: a BPE vocabulary as :func:`merge_rules.analyze_vocabulary` reads it, ``{piece: key}`` with
+#: the lower key merging first: a SentencePiece model's pieces and negated scores, or a
+#: byte-level encoding's mergeable ranks
+Priorities = Mapping[str, float] | Mapping[bytes, int]
+
+#: what a bad target raises: :data:`INPUT_ERRORS` and ``KeyError``
+_INPUT_ERRORS: tuple[type[BaseException], ...] = (*INPUT_ERRORS, KeyError)
 
 #: explicit dictionaries with more rules than this skip the O(|D|^2) chain bound
 CHAIN_LIMIT = 3000
@@ -48,7 +56,7 @@ DEFAULT_MAX_STEPS = 30_000_000
 MAX_RULES_BYTES = 16 << 20
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "analyze",
         help="analyse a BPE dictionary: proper? useful rules? SP vs HF? lookahead?",
@@ -121,7 +129,7 @@ def report_dictionary(D: mr.Dictionary, out: Callable[[str], None], *, max_len: 
             f"(Definition 7's sufficient lookahead: {suff})")
 
 
-def _vocabulary_of(target: str) -> tuple[str, dict]:
+def _vocabulary_of(target: str) -> tuple[str, Priorities]:
     """``{piece: key}`` (lower key merges first) of a .model file or an encoding name."""
     path = Path(target)
     if os.path.exists(target):
@@ -145,7 +153,7 @@ def _vocabulary_of(target: str) -> tuple[str, dict]:
     return enc.name, dict(ranks)
 
 
-def report_vocabulary(name: str, prio: dict, out: Callable[[str], None], *,
+def report_vocabulary(name: str, prio: Priorities, out: Callable[[str], None], *,
                       steps: mr.StepBudget | None = None) -> None:
     """Print the report for a whole BPE vocabulary; ``steps`` bounds the work."""
     a = mr.analyze_vocabulary(prio, steps=steps)
@@ -219,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except BrokenPipeError:
         raise
-    except (*INPUT_ERRORS, KeyError) as e:
+    except _INPUT_ERRORS as e:
         sys.stdout.flush()
         return input_error("analyze", e, target if path.exists() else None)
     return 0

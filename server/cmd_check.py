@@ -34,6 +34,7 @@ from .budgets import (
     load_config,
     write_baseline,
 )
+from .cli import Subparsers
 from .cmd_count import PARALLEL_MIN_CHARS, count_parallel, default_jobs
 from .walk import iter_files
 
@@ -42,7 +43,7 @@ PARALLEL_MIN_BYTES = 1 << 20
 EXIT_OK, EXIT_OVER, EXIT_CONFIG = 0, 1, 2
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "check",
         help="check token budgets (for CI and pre-commit)",

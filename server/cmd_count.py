@@ -25,7 +25,7 @@ from livetok.incremental import get_encoding, list_encodings
 from livetok.incremental.load import MAX_VOCAB_BYTES, check_byte_level, size_limit
 from livetok.incremental.stream import MAX_PIECE_CP, check_pieces, count_stream
 
-from .cli import INPUT_ERRORS, input_error
+from .cli import INPUT_ERRORS, Subparsers, input_error
 
 #: regular files up to this many bytes are read whole (the fast paths need the whole text:
 #: 4-16 bytes of memory per byte); larger ones are read in texts of about ``LARGE_BLOCK_CP``
@@ -45,7 +45,7 @@ PARALLEL_MIN_CHARS = 4 << 20
 _PART_CHARS = 1 << 20
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "count",
         help="count tokens in files (like wc)",
@@ -93,7 +93,7 @@ def _count_part(i: int) -> tuple[int, int]:
 
 
 def count_parallel(
-    enc: Any, text: str, jobs: int, progress: Callable[[int], None] | None = None
+    enc: Any, text: str, jobs: int, progress: Callable[[int], object] | None = None
 ) -> int | None:
     """Token count of ``text`` by ``jobs`` forked processes, or ``None`` when that is not
     possible (not on Linux, an encoding without :meth:`split_blocks`, a text without cut
@@ -135,7 +135,7 @@ def count_parallel(
         _WORK = None
 
 
-def count_text(enc: Any, text: str, progress: Callable[[int], None] | None = None) -> int:
+def count_text(enc: Any, text: str, progress: Callable[[int], object] | None = None) -> int:
     """Token count of ``text``, reporting code points done to ``progress`` as it goes.
 
     Runtime complexity: as ``enc.encode``.
@@ -229,7 +229,7 @@ def count_file(enc: Any, name: str, *, stream: bool = False, allow_bar: bool = T
         return count_stream(enc, _reported(chunks, bar.update), max_piece_cp=max_piece)
 
 
-def _reported(chunks: Iterator[str], progress: Callable[[int], Any]) -> Iterator[str]:
+def _reported(chunks: Iterator[str], progress: Callable[[int], object]) -> Iterator[str]:
     for chunk in chunks:
         yield chunk
         progress(len(chunk))

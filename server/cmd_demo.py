@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 if TYPE_CHECKING:
+    from .cli import Subparsers
     from .demo_site import DemoSite, list_traces
 
 __all__ = ["add_parser", "run", "serve_demo", "find_traces_dir", "exposure_warning",
@@ -59,7 +60,7 @@ MAX_DOCUMENT_CHARS = 16 << 20
 MAX_SEND_QUEUE_BYTES = 16 << 20
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "demo",
         help="open a browser editor with live token counts",
@@ -150,7 +151,7 @@ def _capped_server_class() -> type:
 
         # subtle: the server replaces ``settings`` whole (at initialize, on each configuration
         # change), so the setter is the one place where the ceiling always applies
-        @property  # type: ignore[override]
+        @property
         def settings(self) -> Settings:
             return self._settings
 

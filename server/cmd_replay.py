@@ -17,7 +17,7 @@ from typing import Any, Callable
 from livetok.incremental import Document, get_encoding, list_encodings
 from livetok.incremental.load import read_limited, size_limit
 
-from .cli import INPUT_ERRORS, input_error
+from .cli import INPUT_ERRORS, Subparsers, input_error
 from .traces import Trace, iter_patches, load_trace
 
 #: the most bytes ``--base`` may hold (``LIVETOK_MAX_BASE_BYTES``): the document built from
@@ -25,7 +25,7 @@ from .traces import Trace, iter_patches, load_trace
 MAX_BASE_BYTES = 64 << 20
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "replay",
         help="replay an editing trace, verify tokens against a full encode, report latency",

@@ -15,7 +15,10 @@ import secrets
 import stat
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .cli import Subparsers
 
 __all__ = ["add_parser", "run", "parse_address", "parse_size", "exposure_warning"]
 
@@ -84,7 +87,7 @@ def exposure_warning(host: str, port: int, transport: str) -> str | None:
             f"port {port} can open a session and send documents to it; {guard}")
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "serve",
         help="run the language server (stdio by default)",

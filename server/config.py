@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeVar
 from urllib.parse import unquote, urlparse
 
 __all__ = ["Settings", "SettingsError", "parse_settings"]
@@ -95,6 +95,18 @@ def _int(value: Any, key: str, *, minimum: int) -> int:
     if value < minimum:
         raise SettingsError(f"livetok.{key} must be >= {minimum}, got {value!r}")
     return int(value)
+
+
+_Unset = TypeVar("_Unset", bound="int | None")
+
+
+def _int_setting(raw: Mapping[str, Any], key: str, current: _Unset, null: _Unset, *,
+                 minimum: int) -> int | _Unset:
+    """``raw[key]`` checked by :func:`_int`, ``null`` for a JSON null, ``current`` if absent."""
+    if key not in raw:
+        return current
+    value = raw[key]
+    return null if value is None else _int(value, key, minimum=minimum)
 
 
 def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
@@ -161,15 +173,16 @@ def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
                 f"got {v!r}"
             )
         out = replace(out, encoding_by_language={**out.encoding_by_language, **v})
-    # integer settings: key, field, minimum, the value null gives (None: off)
-    for key, name, minimum, null in (("contextWindow", "context_window", 1, None),
-                                     ("budget", "budget", 0, None),
-                                     ("progressThreshold", "progress_threshold", 0,
-                                      defaults.progress_threshold),
-                                     ("maxDocumentSize", "max_document_size", 0, None)):
-        if key in raw:
-            v = raw[key]
-            out = replace(out, **{name: null if v is None else _int(v, key, minimum=minimum)})
+    # integer settings: null turns a limit off, and gives progressThreshold its default
+    out = replace(
+        out,
+        context_window=_int_setting(raw, "contextWindow", out.context_window, None, minimum=1),
+        budget=_int_setting(raw, "budget", out.budget, None, minimum=0),
+        progress_threshold=_int_setting(raw, "progressThreshold", out.progress_threshold,
+                                        defaults.progress_threshold, minimum=0),
+        max_document_size=_int_setting(raw, "maxDocumentSize", out.max_document_size, None,
+                                       minimum=0),
+    )
     if "semanticTokens" in raw:
         v = raw["semanticTokens"]
         if v is not None and not isinstance(v, bool):

@@ -23,7 +23,7 @@ import re
 from array import array
 from bisect import bisect_right
 from itertools import accumulate
-from typing import Iterator, NamedTuple
+from typing import Iterator, NamedTuple, Sequence
 
 __all__ = ["LineIndex", "LineSpan", "naive_lines"]
 
@@ -95,6 +95,10 @@ class LineIndex:
     >>> idx.line_count, idx.length
     (1, 4)
     """
+
+    #: prefix sums over blocks of code points and of lines (set by :meth:`_rebuild_prefix`)
+    _cum_cps: list[int]
+    _cum_lines: list[int]
 
     def __init__(self, text: str = "") -> None:
         lengths, terms = _split_lines(text)
@@ -313,7 +317,7 @@ class LineIndex:
         self._block_cps[b] += delta
         self._cum_cps = [0, *accumulate(self._block_cps)]
 
-    def _splice(self, lo: int, hi: int, lens: list[int], terms: list[int]) -> None:
+    def _splice(self, lo: int, hi: int, lens: Sequence[int], terms: Sequence[int]) -> None:
         """Replace lines ``lo..hi-1`` by the given lines, then rebalance the touched blocks."""
         self._hint = None
         cum = self._cum_lines

@@ -20,7 +20,7 @@ import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, TypedDict
 
 from livetok.incremental import sanitize
 
@@ -31,11 +31,18 @@ __all__ = ["TraceRecorder"]
 log = logging.getLogger(__name__)
 
 
+class _Transaction(TypedDict):
+    """One ``didChange`` as the trace file holds it (the patches are JSON arrays)."""
+
+    time: str
+    patches: list[tuple[int, int, str]]
+
+
 class _Session:
     def __init__(self, uri: str, text: str) -> None:
         self.uri = uri
         self.start = sanitize(text)
-        self.txns: list[dict] = []
+        self.txns: list[_Transaction] = []
 
 
 #: numbers the trace files of this process (several sessions may record at once)
@@ -62,7 +69,7 @@ class TraceRecorder:
         # the core sees lone surrogates as U+FFFD; record what it saw, so replays agree
         s.txns.append({
             "time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-            "patches": [[p.pos, p.n_deleted, sanitize(p.inserted)] for p in patches],
+            "patches": [(p.pos, p.n_deleted, sanitize(p.inserted)) for p in patches],
         })
 
     def close(self, uri: str, end_text: str) -> Path | None:
