@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install livetok with its test dependencies into .venv (created if missing) and run the
-# whole test suite. Extra arguments go to pytest. Fails when no test ran.
+# whole test suite (tests marked slow skip unless LIVETOK_SLOW=1), in parallel with
+# pytest-xdist: LIVETOK_WORKERS workers (default auto: one per CPU; 0 runs in this process).
+# Extra arguments go to pytest. Fails when no test ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-dev.sh test
@@ -18,7 +20,7 @@ if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/de
     || echo "scripts/test.sh: could not install ${missing[*]}; their tests will skip" >&2
 fi
 set +e
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest -n "${LIVETOK_WORKERS:-auto}" --dist loadgroup --durations=15 "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

@@ -1,5 +1,11 @@
 """Shared test configuration.
 
+Tests are sorted by kind (``tests/README.md``): ``unit/``, ``property/`` (hypothesis,
+stateful machines, real traces at document level) and ``e2e/`` (processes: the server under
+an LSP client, editors, the browser demo, the command line). Tests marked ``slow`` are skipped
+unless ``LIVETOK_SLOW=1``. Under pytest-xdist (``scripts/test.sh`` runs ``-n auto --dist
+loadgroup``) the files of ``ONE_WORKER`` keep their tests in one worker.
+
 Hypothesis runs seeded (``derandomize``) with an example count taken from the environment:
 ``LIVETOK_EXAMPLES`` (default 60) so CI stays fast and a long fuzz is one variable away::
 
@@ -30,7 +36,33 @@ SHARED = ROOT.parent / "shared"
 TRACES = SHARED / "traces"
 
 
+#: the folders of tests/, each a marker of its tests
+KINDS = ("unit", "property", "e2e")
+
+#: test files whose tests share one pytest-xdist worker (a group of ``--dist loadgroup``):
+#: a module-scoped fixture too costly to build twice (the VS Code extension's npm build, which
+#: ``test_editor_vscode.py`` reuses; a browser; the demo server; the mkdocs site), or an
+#: installer that takes the apt/dpkg lock (the editors' tests install their editor if missing)
+ONE_WORKER = {
+    "test_vscode_extension.py": "vscode",
+    "test_editor_vscode.py": "vscode",
+    "test_demo_browser.py": "demo-browser",
+    "test_demo_server.py": "demo-server",
+    "test_docs_build.py": "docs-site",
+    "test_editor_emacs.py": "apt",
+    "test_server_neovim.py": "apt",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's hook reads the groups
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        kind = item.path.parent.name
+        if kind in KINDS:  # -m unit, -m "not e2e", ...
+            item.add_marker(getattr(pytest.mark, kind))
+        group = ONE_WORKER.get(item.path.name)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
     if os.environ.get("LIVETOK_SLOW") == "1":
         return
     skip = pytest.mark.skip(reason="slow test: set LIVETOK_SLOW=1 to run it")
