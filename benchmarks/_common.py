@@ -14,14 +14,13 @@ import platform
 import statistics
 import subprocess
 import sys
-import sysconfig
 import time
-import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+from livetok.incremental.analysis import corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -35,60 +34,12 @@ MB = 1_000_000
 # -- corpus ------------------------------------------------------------------------------------
 
 
-def stdlib_root() -> Path:
-    """The standard library of the running Python (its ``.py`` sources and ``.txt``/``.rst``)."""
-    return Path(sysconfig.get_paths()["stdlib"])
-
-
-@lru_cache(maxsize=None)
-def _corpus_files() -> list[Path]:
-    root = stdlib_root()
-    found: list[tuple[str, Path]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in ("site-packages", "__pycache__")]
-        for f in filenames:
-            if f.endswith((".py", ".txt", ".rst")):
-                p = Path(dirpath, f)
-                found.append((p.relative_to(root).as_posix(), p))
-    return [p for _, p in sorted(found)]
-
-
-@lru_cache(maxsize=None)
-def _corpus(min_chars: int) -> str:
-    parts: list[str] = []
-    total = 0
-    for p in _corpus_files():
-        try:
-            t = p.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
-        parts.append(t)
-        total += len(t)
-        if total >= min_chars:
-            break
-    text = "".join(parts)
-    if len(text) < min_chars:
-        # a small stdlib: repeat it (stated by corpus_note when it happens)
-        text = (text * (min_chars // max(1, len(text)) + 1))
-    return text
-
-
-@lru_cache(maxsize=1)
-def whole_corpus() -> str:
-    """The whole corpus of :func:`real_text` (every file once, never repeated)."""
-    parts = []
-    for p in _corpus_files():
-        try:
-            parts.append(p.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, OSError):
-            continue
-    return "".join(parts)
-
-
-def real_text(n_chars: int) -> str:
-    """The first ``n_chars`` code points of the corpus: every ``.py``, ``.txt`` and ``.rst`` file
-    of the standard library (not site-packages), sorted by path, read as UTF-8, concatenated."""
-    return _corpus(max(n_chars, 1))[:n_chars]
+# the one corpus reader (livetok.incremental.analysis.corpus); these names are the benchmarks'
+stdlib_root = corpus.stdlib_dir
+#: the first ``n_chars`` code points of the standard library's text (see ``corpus.stdlib_text``)
+real_text = corpus.stdlib_text
+#: the whole corpus of :func:`real_text` (every file once, never repeated)
+whole_corpus = corpus.whole_stdlib_text
 
 
 def corpus_note() -> str:
@@ -97,34 +48,15 @@ def corpus_note() -> str:
             f"and concatenated; each size is a prefix of that text (sliced in code points).")
 
 
-@lru_cache(maxsize=None)
-def _cjk_letters() -> str:
-    """The CJK letters (general category Lo, from U+3000 up) of the real prose samples in the
-    standard library's ``test/cjkencodings/*-utf8.txt``, each distinct file once, in order."""
-    d = stdlib_root() / "test" / "cjkencodings"
-    seen: set[str] = set()
-    out: list[str] = []
-    for p in sorted(d.glob("*-utf8.txt")):
-        t = p.read_text(encoding="utf-8")
-        if t in seen:
-            continue
-        seen.add(t)
-        out.append("".join(c for c in t if ord(c) >= 0x3000 and unicodedata.category(c) == "Lo"))
-    s = "".join(out)
-    if not s:  # no test data installed: a fixed sentence (Chinese), stated in the note
-        s = "派森语言是一种功能强大而完善的通用型计算机程序设计语言已经具有十多年的发展历史"
-    return s
-
-
 def cjk_text(n_chars: int) -> str:
     """``n_chars`` CJK letters without spaces or punctuation (one o200k/cl100k piece)."""
-    s = _cjk_letters()
+    s = corpus.cjk_letters()
     return (s * (n_chars // len(s) + 1))[:n_chars]
 
 
 def cjk_note() -> str:
     return ("CJK: the letters (category Lo) of the real Chinese/Japanese/Korean prose samples in "
-            f"`{stdlib_root() / 'test/cjkencodings'}/*-utf8.txt` ({len(_cjk_letters()):,} "
+            f"`{stdlib_root() / 'test/cjkencodings'}/*-utf8.txt` ({len(corpus.cjk_letters()):,} "
             "distinct letters of text, punctuation and spaces removed so the input is one piece), "
             "repeated to size.")
 

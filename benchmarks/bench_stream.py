@@ -95,7 +95,7 @@ def _tiktoken(name: str):
     import tiktoken
 
     # tiktoken would download its vocabulary; build it from livetok's offline copy instead
-    from livetok.incremental.load import find_vocabulary
+    from livetok.incremental.find import find_vocabulary
     from livetok.incremental.bytelevel.pretokenize import PATTERNS
 
     ranks, _source = find_vocabulary(name)
@@ -162,7 +162,7 @@ def one(mode: str, name: str, path: str) -> dict:
     elif mode == "sentencepiece":
         import sentencepiece as spm
 
-        from livetok.incremental.sentencepiece.encoding import find_mistral_v1
+        from livetok.incremental.find import find_mistral_v1
 
         sp = spm.SentencePieceProcessor(model_file=str(find_mistral_v1()))
         base = _peak_rss_kb()

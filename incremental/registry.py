@@ -1,4 +1,5 @@
-"""Names of the encodings livetok knows, and how each is built offline.
+"""Names of the encodings livetok knows, how each is built offline, and the one cache of the
+loaded encodings: each is built once, from what a finder of :mod:`.find` finds, and kept here.
 
 >>> from livetok.incremental import list_encodings
 >>> "o200k_base" in list_encodings()
@@ -7,21 +8,20 @@ True
 
 from __future__ import annotations
 
+import copyreg
 import os
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from .bytelevel.encoding import Encoding
-from .load import (
-    VocabularyError,
-    check_byte_level,
-    find_vocabulary,
-    load_gpt2_files,
-    load_tiktoken_file,
-)
 from .bytelevel.pretokenize import PATTERNS
+from .find import find_vocabulary
+from .load import VocabularyError, check_byte_level, load_gpt2_files, load_tiktoken_file
 
-__all__ = ["get_encoding", "list_encodings", "register_encoding", "is_registered", "ALIASES"]
+__all__ = ["get_encoding", "list_encodings", "register_encoding", "is_registered", "derived",
+           "ALIASES"]
+
+T = TypeVar("T")
 
 _SPECIALS: dict[str, dict[str, int]] = {
     "r50k_base": {"<|endoftext|>": 50256},
@@ -108,14 +108,17 @@ def _variant_of(base: str, name: str) -> Callable[[], Any]:
     return build
 
 
+# the WordPiece and SentencePiece families are imported when first asked for, not at start-up
+
+
 def _bert() -> Any:
-    from .wordpiece.linmaxmatch import load_bert_uncased  # optional module (issue: Fast WordPiece)
+    from .wordpiece.load import load_bert_uncased
 
     return load_bert_uncased()
 
 
 def _mistral() -> Any:
-    from .sentencepiece.encoding import load_mistral_v1  # optional module (issue: SentencePiece)
+    from .sentencepiece.encoding import load_mistral_v1
 
     return load_mistral_v1()
 
@@ -129,7 +132,9 @@ _FACTORIES: dict[str, Callable[[], Any]] = {
     "bert-base-uncased": _bert,
     "mistral-7b-v0.1": _mistral,
 }
-_LOADED: dict[str, Any] = {}
+#: the one cache of loaded encodings: ``name -> encoding`` for :func:`get_encoding`, and
+#: ``(name, kind) -> object`` for what other modules derive from one (:func:`derived`)
+_LOADED: dict[str | tuple[str, str], Any] = {}
 _LOCK = threading.Lock()
 #: one lock per name being loaded: a second caller (the language server's preload thread and
 #: its first didOpen) waits for the first load instead of building the vocabulary again
@@ -140,7 +145,8 @@ def register_encoding(name: str, factory: Callable[[], Any]) -> None:
     """Make ``get_encoding(name)`` build its encoding with ``factory()`` (lazily, once)."""
     with _LOCK:
         _FACTORIES[name] = factory
-        _LOADED.pop(name, None)
+        for key in [k for k in _LOADED if k == name or isinstance(k, tuple) and k[0] == name]:
+            del _LOADED[key]
 
 
 def list_encodings() -> list[str]:
@@ -151,14 +157,46 @@ def list_encodings() -> list[str]:
     return sorted(_FACTORIES)
 
 
-def is_registered(enc: object) -> bool:
-    """Whether ``enc`` is the encoding :func:`get_encoding` returns for its name (so that a
-    pickle of it may be just the name).
+def is_registered(enc: object, kind: str | None = None) -> bool:
+    """Whether ``enc`` is the encoding :func:`get_encoding` returns for its name (with
+    ``kind``: the object :func:`derived` keeps under its name and ``kind``), so that a pickle
+    of it may be just the name.
 
     Runtime complexity: ``O(1)``.
     """
+    name = getattr(enc, "name", None)
+    if not isinstance(name, str):
+        return False
     with _LOCK:
-        return _LOADED.get(getattr(enc, "name", None)) is enc  # type: ignore[arg-type]
+        return _LOADED.get(name if kind is None else (name, kind)) is enc
+
+
+def derived(name: str, kind: str, build: Callable[[], T]) -> T:
+    """The object ``build()`` returned the first time it was asked for under ``(name, kind)``,
+    kept in the registry's cache beside the encoding ``name`` (and dropped with it by
+    :func:`register_encoding`): ``tiktoken_compat`` keeps its encodings with tiktoken's
+    defaults here. ``build`` runs under the registry's lock, so it must be quick.
+
+    Runtime complexity: ``O(1)`` after the first call.
+    """
+    with _LOCK:
+        got = _LOADED.get((name, kind))
+        if got is None:
+            got = _LOADED[(name, kind)] = build()
+    return got  # type: ignore[no-any-return]
+
+
+def _reduce(enc: Encoding) -> tuple[Any, ...]:
+    """Pickling of byte-level encodings (registered with :mod:`copyreg`), as tiktoken's: an
+    encoding that :func:`get_encoding` returns travels as its name and is loaded again on the
+    other side; any other as :meth:`Encoding.__reduce__` says (its vocabulary, pattern and
+    special tokens)."""
+    if is_registered(enc):
+        return get_encoding, (enc.name,)
+    return enc.__reduce__()
+
+
+copyreg.pickle(Encoding, _reduce)
 
 
 def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Any:
@@ -182,7 +220,7 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> An
     canonical = ALIASES.get(name, name)
     if path is not None:
         if canonical == "bert-base-uncased":
-            from .wordpiece.linmaxmatch import load_wordpiece
+            from .wordpiece.load import load_wordpiece
 
             return load_wordpiece(os.fspath(path))
         if canonical == "mistral-7b-v0.1":
@@ -234,5 +272,7 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> An
             enc = factory()
         except ImportError as exc:
             raise VocabularyError(f"encoding {canonical!r} is not available here: {exc}") from exc
+        if isinstance(enc, Encoding) and type(enc) not in copyreg.dispatch_table:
+            copyreg.pickle(type(enc), _reduce)  # a subclass: pickled by name too
         with _LOCK:
             return _LOADED.setdefault(canonical, enc)

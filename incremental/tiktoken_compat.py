@@ -27,7 +27,6 @@ ValueError: Encountered text corresponding to disallowed special token '<|endoft
 
 from __future__ import annotations
 
-import threading
 from typing import AbstractSet, Any, Collection, Iterable, Literal, Mapping
 
 from . import registry
@@ -49,10 +48,8 @@ __all__ = [
 #: tiktoken's encodings that livetok has, in tiktoken's order (``p50k_base``/``p50k_edit``:
 #: no package ships them; ``get_encoding`` reads them from a file you pass it)
 _NAMES = ("gpt2", "r50k_base", "cl100k_base", "o200k_base", "o200k_harmony")
-
-_ENCODINGS: dict[str, Encoding] = {}
-_LOCK = threading.Lock()
-
+#: the key under which the registry keeps these encodings beside its own (``registry.derived``)
+_KIND = "tiktoken defaults"
 
 class Encoding(_Encoding):
     """livetok's :class:`~livetok.incremental.Encoding` with tiktoken's constructor and
@@ -138,9 +135,7 @@ class Encoding(_Encoding):
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickling as tiktoken's: one of :func:`get_encoding`'s encodings travels as its name."""
-        with _LOCK:
-            registered = _ENCODINGS.get(self.name) is self
-        if registered:
+        if registry.is_registered(self, _KIND):
             return get_encoding, (self.name,)
         return _unpickle, (type(self), self._constructor_args())
 
@@ -159,20 +154,14 @@ def get_encoding(encoding_name: str) -> Encoding:
     """
     if not isinstance(encoding_name, str):
         raise ValueError(f"Expected a string in get_encoding, got {type(encoding_name)}")
-    enc = _ENCODINGS.get(encoding_name)
-    if enc is not None:
-        return enc
     base = registry.get_encoding(encoding_name)  # ValueError for an unknown name
     if not isinstance(base, _Encoding):
         raise ValueError(
             f"{encoding_name!r} is not a tiktoken-style encoding; tiktoken_compat has "
             f"{', '.join(list_encoding_names())}; use livetok.incremental.get_encoding for it"
         )
-    with _LOCK:
-        enc = _ENCODINGS.get(encoding_name)
-        if enc is None:
-            enc = _ENCODINGS[encoding_name] = base._variant(base.name, cls=Encoding)  # type: ignore[assignment]
-    return enc  # type: ignore[return-value]
+    # kept in the registry's cache, beside the encoding it shares its vocabulary with
+    return registry.derived(base.name, _KIND, lambda: base._variant(base.name, cls=Encoding))
 
 
 def list_encoding_names() -> list[str]:

@@ -1,8 +1,16 @@
-"""The livetok language server: LSP handlers that translate protocol types and call the core.
+"""The livetok language server: its LSP handlers and the state they share.
 
-Each handler converts lsprotocol types to plain values (code point offsets through the
-position codec), calls :mod:`.documents` / :mod:`.features`, and converts the answer back.
-Errors map to JSON-RPC errors in one place (:func:`_answers`):
+Handlers are plain functions ``handler(ls, params)`` registered as in pygls's examples, with
+a decorator naming the LSP method. A server is made per connection (``livetok serve --tcp``,
+the demo's websockets), so :func:`feature` records the handlers and each
+:class:`LivetokServer` registers them with pygls's own ``self.feature`` when it is created.
+A keystroke passes through five functions (``docs/architecture.md``): :func:`did_change` ->
+``OpenDocument.apply`` -> ``Document.edit`` -> ``TokenSeq.replace``, then
+:meth:`LivetokServer.publish` once the input waiting to be read is handled.
+
+Handlers convert lsprotocol types to plain values (code point offsets through the position
+codec), call :mod:`.documents` / :mod:`.features`, and convert the answer back. A request's
+errors map to JSON-RPC errors in one place (:func:`_compute`):
 
 =============================  ===========================================
 ``UnknownDocument``            ``InvalidParams`` (-32602): open it first
@@ -10,80 +18,122 @@ Errors map to JSON-RPC errors in one place (:func:`_answers`):
 ``DocumentUnavailable``        ``RequestFailed`` (-32803): how to re-sync
 =============================  ===========================================
 
-Notifications cannot be answered: their problems are logged to stderr and sent to the
-client as ``window/logMessage`` warnings, and never stop the server or touch other
-documents. See ``transport.py`` for the concurrency model and ``background.py`` for big
-documents, which are tokenized in a worker thread.
+Notifications cannot be answered: a notification handler that raises is reported by pygls
+to :meth:`LivetokServer.report_server_error`, which logs it to stderr and sends the client a
+``window/logMessage`` warning; it never stops the server or touches other documents. See
+``transport.py`` for the concurrency model and ``background.py`` for big documents, which
+are tokenized in a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
 import logging
 import threading
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Generator, TypeVar, cast
 
 from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import FeatureNotificationError, JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
-from livetok.incremental import Document, get_encoding
+from livetok.incremental import Document, PieceEncoding, get_encoding
 
+from . import features
 from .background import Background
 from .bigtext import TextParts
 from .budget_watch import BudgetWatch
 from .config import DEFAULT_ENCODING, Settings, SettingsError, parse_settings
 from .documents import (
+    DocumentFactory,
     DocumentStore,
     DocumentUnavailable,
     OpenDocument,
+    Patch,
     TextChange,
     UnknownDocument,
 )
-from .features import (
-    SEMANTIC_TOKEN_TYPES,
-    code_lenses,
-    hover,
-    markdown_sections,
-    semantic_tokens,
-    token_count,
-)
-from .positions import PositionCodec, PositionError
+from .positions import PositionCodec, PositionError, Unit
 from .protocol import DID_CHANGE_TOKEN_COUNT, REQUEST_FAILED, TOKEN_COUNT, LivetokProtocol
 from .trace_recorder import TraceRecorder
 from .version import livetok_version
 
-__all__ = ["LivetokServer", "create_server"]
+if TYPE_CHECKING:
+    from pygls.server import ServerErrors
+
+__all__ = ["LivetokServer", "create_server", "feature", "request"]
 
 log = logging.getLogger(__name__)
 
-#: a notification burst is flushed at least this often even if input never pauses
+#: a notification burst is published at least this often even if input never pauses
 _MAX_COALESCE_S = 0.05
-_LEGEND = types.SemanticTokensLegend(token_types=SEMANTIC_TOKEN_TYPES, token_modifiers=[])
+_LEGEND = types.SemanticTokensLegend(token_types=features.SEMANTIC_TOKEN_TYPES,
+                                     token_modifiers=[])
 _MARKDOWN_IDS = frozenset({"markdown", "md", "mdx"})
+#: what the client is told when a notification handler raised
+_FAILED = "livetok: handling a notification failed ({}); the server keeps running"
 #: a didOpen text at least this long is handed over to its document (built by blocks)
 _HANDOFF_CHARS = 1 << 22
 
 __version__ = livetok_version()
 
+F = TypeVar("F", bound=Callable[..., Any])
+#: ``heavy(ls, od)``: answering takes time linear in a big document (see :func:`_answer`)
+Heavy = Callable[["LivetokServer", OpenDocument], bool]
+#: the handlers every new server registers: (LSP method, options, ``handler(ls, params)``)
+_FEATURES: list[tuple[str, Any, Callable[..., Any]]] = []
 
-def _answers(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Map livetok's document errors to JSON-RPC errors for a request handler."""
 
-    @functools.wraps(fn)
-    def wrapper(params: Any) -> Any:
-        try:
-            return fn(params)
-        except (UnknownDocument, PositionError) as exc:
-            raise JsonRpcInvalidParams(str(exc)) from exc
-        except DocumentUnavailable as exc:
-            raise JsonRpcException(message=str(exc), code=REQUEST_FAILED) from exc
+def feature(method: str, options: Any = None) -> Callable[[F], F]:
+    """pygls's ``@server.feature(method, options)`` for a server made per connection:
+    ``handler(ls, params)`` is registered on every :class:`LivetokServer` created after."""
 
-    return wrapper
+    def record(handler: F) -> F:
+        _FEATURES.append((method, options, handler))
+        return handler
+
+    return record
+
+
+def request(method: str, options: Any = None, *, heavy: Heavy | None = None,
+            ) -> Callable[[F], F]:
+    """:func:`feature` for a request: ``handler(ls, params)`` returns the answer, which
+    :func:`_answer` gives at once or at the request's place in its document's backlog."""
+
+    def record(handler: F) -> F:
+        _FEATURES.append((method, options, functools.partial(_answer, handler=handler,
+                                                             heavy=heavy)))
+        return handler
+
+    return record
+
+
+def _compute(handler: Callable[..., Any], ls: LivetokServer, params: Any) -> Any:
+    """``handler(ls, params)``, with livetok's document errors as JSON-RPC errors."""
+    try:
+        return handler(ls, params)
+    except (UnknownDocument, PositionError) as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
+    except DocumentUnavailable as exc:
+        raise JsonRpcException(message=str(exc), code=REQUEST_FAILED) from exc
+
+
+def _outcome(handler: Callable[..., Any], ls: LivetokServer, params: Any) -> tuple[bool, Any]:
+    """``(True, answer)`` or ``(False, error)``: computed off the loop, settled on it."""
+    try:
+        return True, _compute(handler, ls, params)
+    except Exception as exc:  # answered as the error it is, on the loop's thread
+        return False, exc
+
+
+def _settle(fut: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    if not fut.cancelled():
+        if outcome[0]:
+            fut.set_result(outcome[1])
+        else:
+            fut.set_exception(outcome[1])
 
 
 async def _wait_for(fut: asyncio.Future[Any]) -> Any:
@@ -91,19 +141,38 @@ async def _wait_for(fut: asyncio.Future[Any]) -> Any:
     return await fut
 
 
-def _reports(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Log a notification handler's failure instead of letting it escape."""
+def _answer(ls: LivetokServer, params: Any, *, handler: Callable[..., Any],
+            heavy: Heavy | None) -> Generator[Any, Any, Any]:
+    """Answer a request at once or, when its document is busy with background work, at its
+    place in that document's backlog (see ``background.py``).
 
-    @functools.wraps(fn)
-    def wrapper(self: LivetokServer, params: Any) -> None:
-        try:
-            fn(self, params)
-        except Exception as exc:
-            log.exception("%s failed", fn.__name__)
-            self.warn(f"livetok: {fn.__name__.strip('_')} failed ({type(exc).__name__}: {exc}); "
-                      "the server keeps running")
+    ``heavy(ls, od)`` says when answering takes time linear in a big document (the sections
+    of a long Markdown file, semantic tokens of a whole big file): the answer is then
+    computed in the worker thread, as a big didOpen is, so other documents are served
+    meanwhile; this document's later messages wait for it, in order.
 
-    return wrapper
+    Subtle: a generator, not a coroutine. pygls runs it synchronously up to its first
+    ``yield``, so an answer that needs no waiting goes out before the next message is read;
+    a coroutine would run after the messages already read, and could see later changes.
+    """
+    uri = _uri_of(params)
+    if uri is not None and heavy is not None and not ls.background.busy(uri):
+        od = ls.store.find(uri)
+        if od is not None and od.length >= ls.settings.progress_threshold and heavy(ls, od):
+            fut_w: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            if ls.background.start(uri, functools.partial(_outcome, handler, ls, params),
+                                   functools.partial(_settle, fut_w)):
+                return (yield _wait_for, (fut_w,), {})
+    if uri is None or not ls.background.busy(uri):
+        return _compute(handler, ls, params)
+    fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    def in_turn() -> None:
+        if not fut.cancelled():
+            _settle(fut, _outcome(handler, ls, params))
+
+    ls.background.defer(uri, in_turn)
+    return (yield _wait_for, (fut,), {})
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -148,7 +217,7 @@ class LivetokServer(LanguageServer):
         *,
         record_trace: str | None = None,
         position_encoding: str | None = None,
-        document_factory: Callable[[str, Any], Any] = Document,
+        document_factory: DocumentFactory = Document,
     ) -> None:
         super().__init__(
             "livetok",
@@ -162,113 +231,25 @@ class LivetokServer(LanguageServer):
         self.store = DocumentStore()
         self.codec = PositionCodec("utf-16")
         #: ``--position-encoding``: the unit used whatever the client announces
-        self._forced_unit = position_encoding
+        self.forced_unit = position_encoding
         self.recorder = TraceRecorder(record_trace) if record_trace else None
-        self._factory = document_factory
-        self._progress_ok = False
-        self._refresh_lenses = False
-        self._refresh_semantic = False
+        self.factory = document_factory
+        self.progress_ok = False
+        self.refresh_lenses = False
+        self.refresh_semantic = False
         self._dirty: dict[str, None] = {}
         self._dirty_since: float | None = None
-        self._flush_scheduled = False
-        self._published: dict[str, tuple] = {}
+        self._publish_scheduled = False
+        self._published: dict[str, tuple[Any, ...]] = {}
         #: budget files (livetok.toml, [tool.livetok]): diagnostics and lenses of budgets
         self.budgets = BudgetWatch(publish=self._publish_diagnostics)
         self._progress_n = 0
         self.background = Background()
         self.protocol.on_invalid_notification = self._on_invalid_notification
-        self._register()
+        for method, options, handler in _FEATURES:
+            self.feature(method, options)(handler)
 
-    # -- plumbing --------------------------------------------------------------------------------
-
-    def _register(self) -> None:
-        def f(method: str, options: Any = None) -> Callable[[Callable[..., Any]], Any]:
-            # pygls tags handlers with attributes, which bound methods cannot carry
-            def register(fn: Callable[..., Any]) -> Any:
-                if inspect.isgeneratorfunction(fn):
-                    def handler(params: Any) -> Any:  # pygls runs generators step by step
-                        return (yield from fn(params))
-                else:
-                    def handler(params: Any) -> Any:
-                        return fn(params)
-
-                handler.__name__ = getattr(fn, "__name__", method)
-                return self.feature(method, options)(handler)
-
-            return register
-
-        f(types.INITIALIZE)(self._initialize)
-        f(types.SHUTDOWN)(self._shutdown)
-        f(types.TEXT_DOCUMENT_DID_OPEN)(self._did_open)
-        f(types.TEXT_DOCUMENT_DID_CHANGE)(self._did_change)
-        f(types.TEXT_DOCUMENT_DID_CLOSE)(self._did_close)
-        f(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(self._did_change_configuration)
-        f(types.INITIALIZED)(self._initialized)
-        f(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(self._did_change_watched_files)
-        f(types.TEXT_DOCUMENT_DID_SAVE)(self._did_save)
-        f(TOKEN_COUNT)(self._request(self._token_count))
-        f(types.TEXT_DOCUMENT_HOVER)(self._request(self._hover))
-        f(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
-            self._request(self._code_lens, lambda od: od.language_id in _MARKDOWN_IDS))
-        # with the legend as options, pygls advertises {legend, full: true, range: true}
-        f(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, _LEGEND)(
-            self._request(self._semantic_full, lambda od: self.settings.semantic_tokens))
-        f(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, _LEGEND)(self._request(self._semantic_range))
-
-    def _request(self, fn: Callable[[Any], Any],
-                 heavy: Callable[[OpenDocument], bool] | None = None) -> Callable[[Any], Any]:
-        """A request handler that answers at once, or, when its document is busy with
-        background work, at its place in that document's backlog (see ``background.py``).
-
-        ``heavy(od)`` says when answering takes time linear in a big document (the sections
-        of a long Markdown file, semantic tokens of a whole big file): the answer is then
-        computed in the worker thread, as a big didOpen is, so other documents are served
-        meanwhile; this document's later messages wait for it, in order.
-
-        It is a generator function: pygls runs it synchronously up to its first ``yield``, so
-        an answer that needs no waiting goes out before the next message is read.
-        """
-        mapped = _answers(fn)
-
-        def settle(fut: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
-            if not fut.cancelled():
-                if outcome[0]:
-                    fut.set_result(outcome[1])
-                else:
-                    fut.set_exception(outcome[1])
-
-        def in_worker(params: Any) -> tuple[bool, Any]:
-            try:
-                return True, mapped(params)
-            except Exception as exc:  # answered as the error it is, on the loop's thread
-                return False, exc
-
-        def handler(params: Any) -> Any:
-            uri = _uri_of(params)
-            if uri is not None and heavy is not None and not self.background.busy(uri):
-                od = self.store.find(uri)
-                if od is not None and od.length >= self.settings.progress_threshold and heavy(od):
-                    fut_w: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-                    if self.background.start(uri, functools.partial(in_worker, params),
-                                             functools.partial(settle, fut_w)):
-                        return (yield _wait_for, (fut_w,), {})
-            if uri is None or not self.background.busy(uri):
-                return mapped(params)
-            fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-
-            def answer() -> None:
-                if fut.cancelled():
-                    return
-                try:
-                    fut.set_result(mapped(params))
-                except Exception as exc:
-                    fut.set_exception(exc)
-
-            self.background.defer(uri, answer)
-            return (yield _wait_for, (fut,), {})
-
-        handler.__name__ = fn.__name__
-        return handler
+    # -- reporting -------------------------------------------------------------------------------
 
     def warn(self, message: str) -> None:
         """Log a recovered problem to stderr and to the client's log."""
@@ -282,28 +263,113 @@ class LivetokServer(LanguageServer):
         except Exception:  # no transport yet (unit tests)
             pass
 
-    def _encoding(self, uri: str, language_id: str) -> Any:
+    def report_server_error(self, error: Exception, source: ServerErrors) -> None:
+        """pygls's hook for a handler that raised. A request's error has been answered: it is
+        only logged. A notification's cannot be: it is logged with its traceback and the
+        client is warned; the server keeps running."""
+        if source is not FeatureNotificationError:
+            log.error("%s", error)
+            return
+        data = getattr(error, "data", None)
+        trace = "".join(data.get("traceback", ())) if isinstance(data, dict) else ""
+        log.error("a notification handler failed: %s\n%s", error, trace)
+        self.warn(_FAILED.format(error))
+
+    def later(self, uri: str, handler: Callable[[LivetokServer, Any], None],
+              params: Any) -> None:
+        """Run ``handler(self, params)`` after the background work on ``uri``, at its place
+        in that document's backlog; a failure is reported as pygls reports a handler's."""
+
+        def run() -> None:
+            try:
+                handler(self, params)
+            except Exception as exc:
+                log.exception("a deferred %s failed", handler.__name__)
+                self.warn(_FAILED.format(f"{type(exc).__name__}: {exc}"))
+
+        self.background.defer(uri, run)
+
+    # -- documents -------------------------------------------------------------------------------
+
+    def encoding_for(self, uri: str, language_id: str) -> PieceEncoding:
+        """The encoding of a document: a budget file's rule, else the settings'."""
         # a budget file's rule for the document wins: its verdicts then come from live counts
         name = self.budgets.encoding_for(uri) or self.settings.encoding_for(uri, language_id)
         try:
-            return get_encoding(name)
+            enc: PieceEncoding = get_encoding(name)
         except Exception as exc:
             self.warn(f"livetok: encoding {name!r} for {uri} is unavailable ({exc}); using "
                       f"{DEFAULT_ENCODING}. Set livetok.encoding to a name the server lists.")
-            return get_encoding(DEFAULT_ENCODING)
+            enc = get_encoding(DEFAULT_ENCODING)
+        return enc
 
-    def _open_document(self, uri: str, language_id: str, version: int, text: str) -> OpenDocument:
-        enc = self._encoding(uri, language_id)
-        return OpenDocument(uri, language_id, version, text, enc, self.codec,
-                            document_factory=self._factory, warn=self.warn,
+    def open_document(self, uri: str, language_id: str, version: int, text: str | list[str],
+                      enc: PieceEncoding | None = None) -> OpenDocument:
+        """A new :class:`OpenDocument` with this server's codec, factory and limits."""
+        return OpenDocument(uri, language_id, version, text,
+                            enc if enc is not None else self.encoding_for(uri, language_id),
+                            self.codec, document_factory=self.factory, warn=self.warn,
                             max_size=self.settings.max_document_size)
 
-    def _doc(self, params: Any) -> OpenDocument:
-        td = _field(params, "text_document") or _field(params, "textDocument")
-        uri = _field(td, "uri")
-        if not isinstance(uri, str):
+    def document(self, params: Any) -> OpenDocument:
+        """The open document a request is about, or the error that says why not."""
+        uri = _uri_of(params)
+        if uri is None:
             raise JsonRpcInvalidParams('params.textDocument.uri must be a string (the document URI)')
         return self.store.get(uri)
+
+    def close(self, uri: str) -> None:
+        """Forget ``uri``: its document, pending count, budgets and diagnostics."""
+        od = self.store.remove(uri)
+        self._dirty.pop(uri, None)
+        self.budgets.forget(uri)
+        if od is not None and self.recorder is not None:
+            self.recorder.close(uri, od.text())
+        if self._published.pop(uri, None):
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def progress_begin(self, uri: str, n_chars: int) -> str:
+        """Start a work-done progress for a big didOpen; returns its token."""
+        self._progress_n += 1
+        token = f"livetok/open/{self._progress_n}"
+        # subtle: the begin notification follows the create request without awaiting its
+        # answer; clients handle messages in order, so the token exists when begin arrives
+        self.protocol.send_request(types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+                                   types.WorkDoneProgressCreateParams(token=token))
+        name = uri.rsplit("/", 1)[-1]
+        self.protocol.notify(types.PROGRESS, types.ProgressParams(
+            token=token, value=types.WorkDoneProgressBegin(
+                title="livetok", cancellable=False,
+                message=f"tokenizing {name} ({n_chars:,} characters)")))
+        return token
+
+    def budget_files_changed(self, uris: list[str]) -> None:
+        """Re-read the budget files among ``uris``; every document's budgets are checked again."""
+        if self.budgets.changed(uris):
+            self.reencode_all()
+
+    def reencode_all(self) -> None:
+        """After a settings or budget file change: re-check every document (rebuilt where its
+        encoding changed); code lenses are asked for again."""
+        for od in list(self.store):
+            if self.background.busy(od.uri):
+                self.background.defer(od.uri, functools.partial(self._reencode, od.uri))
+            else:
+                self._reencode(od.uri)
+        if self.refresh_lenses:
+            self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
+
+    def _reencode(self, uri: str) -> None:
+        """Rebuild ``uri`` if its encoding changed (or it was broken); mark it for new counts."""
+        od = self.store.find(uri)
+        if od is None:
+            return
+        if self.encoding_for(od.uri, od.language_id) is not od.encoding or od.doc is None:
+            fresh = self.open_document(od.uri, od.language_id, od.version, od.text())
+            fresh.out_of_sync = od.out_of_sync
+            self.store.add(fresh)
+        self.changed(od.uri)
 
     def _on_invalid_notification(self, method: str, params: Any, reason: str) -> None:
         """A notification that failed to decode: a lost change leaves its document out of sync."""
@@ -327,37 +393,7 @@ class LivetokServer(LanguageServer):
         else:
             mark()
 
-    # -- lifecycle -------------------------------------------------------------------------------
-
-    def _initialize(self, params: types.InitializeParams) -> None:
-        try:
-            self.settings = parse_settings(params.initialization_options)
-        except SettingsError as exc:
-            self.warn(f"livetok: ignoring initializationOptions: {exc}")
-        forced = self._forced_unit or self.settings.position_encoding
-        if forced is not None:
-            # LivetokProtocol.lsp_initialize announces the codec's unit
-            unit: Any = types.PositionEncodingKind(forced)
-        else:
-            unit = ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities)
-        self.codec = PositionCodec(str(unit.value if hasattr(unit, "value") else unit))  # type: ignore[arg-type]
-        caps = params.capabilities
-        self._progress_ok = bool(caps.window and caps.window.work_done_progress)
-        ws = caps.workspace
-        self._refresh_lenses = bool(ws and ws.code_lens and ws.code_lens.refresh_support)
-        self._refresh_semantic = bool(
-            ws and ws.semantic_tokens and ws.semantic_tokens.refresh_support)
-        self.budgets.initialize(caps)
-        self.preload = threading.Thread(
-            target=self._preload, args=(self.settings.encoding,), name="livetok-preload",
-            daemon=True)
-        self.preload.start()
-
-    def _initialized(self, params: Any) -> None:
-        if self.budgets.dynamic:  # ask the client to report changes of budget files
-            self.client_register_capability(self.budgets.registration())
-
-    def _preload(self, name: str) -> None:
+    def preload_encoding(self, name: str) -> None:
         """Load the default encoding while the client finishes its handshake, so the first
         didOpen does not wait for the vocabulary and its tables (~0.4 s for o200k_base). A didOpen that
         comes sooner waits for this load (``get_encoding`` loads each name once); a failure
@@ -369,11 +405,6 @@ class LivetokServer(LanguageServer):
         except Exception as exc:  # reported again, to the client, when a document needs it
             log.info("livetok: preloading %r failed: %s", name, exc)
 
-    def _shutdown(self, params: Any) -> None:
-        self.background.finish_all()  # documents still being tokenized, and what waits on them
-        self.flush()  # counts still pending go out before the shutdown answer
-        self.save_traces()
-
     def save_traces(self) -> None:
         """Write the traces of documents still open (``--record-trace``)."""
         if self.recorder is None:
@@ -383,191 +414,38 @@ class LivetokServer(LanguageServer):
             od = self.store.find(uri)
             self.recorder.close(uri, od.text() if od is not None else "")
 
-    # -- document sync ---------------------------------------------------------------------------
-
-    @_reports
-    def _did_open(self, params: types.DidOpenTextDocumentParams) -> None:
-        td = params.text_document
-        if self.background.busy(td.uri):
-            self.background.defer(td.uri, lambda: self._did_open(params))
-            return
-        if td.uri in self.store:
-            self.warn(f"livetok: {td.uri} opened twice; replacing it with the new text")
-            self._close(td.uri)
-        big = len(td.text) >= self.settings.progress_threshold
-        token = self._progress_begin(td.uri, len(td.text)) if big and self._progress_ok else None
-        started = time.perf_counter()
-        enc = self._encoding(td.uri, td.language_id)
-
-        def build() -> OpenDocument:
-            text: str | list[str] = td.text
-            if isinstance(text, TextParts):  # a big didOpen decoded in blocks (bigtext.py)
-                try:
-                    text = text.join() if self.recorder is not None else text.take()
-                except ValueError as exc:  # decoded only now: it was not a JSON string
-                    self.warn(f"livetok: ignored the didOpen of {td.uri}: {exc}")
-                    raise
-            elif self.recorder is None and len(text) >= _HANDOFF_CHARS:
-                # subtle: the params give the text up, so that the only reference left is
-                # the one handed over (OpenDocument._build_handed drops it before building)
-                text, td.text = [text], ""
-            return OpenDocument(td.uri, td.language_id, td.version, text, enc, self.codec,
-                                document_factory=self._factory, warn=self.warn,
-                                max_size=self.settings.max_document_size)
-
-        def opened(od: OpenDocument) -> None:
-            if token is not None:
-                n = od.doc.token_count if od.doc is not None else 0
-                self.protocol.notify(types.PROGRESS, types.ProgressParams(
-                    token=token, value=types.WorkDoneProgressEnd(
-                        message=f"{n:,} tokens in {time.perf_counter() - started:.1f} s")))
-            self.store.add(od)
-            if self.recorder is not None:
-                self.recorder.open(td.uri, od.text())
-            self._mark_dirty(td.uri)
-            if not self.budgets.dynamic:  # no file watcher: an opened budget file is re-read
-                self._budget_files_changed([td.uri])
-
-        # a big document is tokenized in the worker thread: the others keep being served
-        if not (big and self.background.start(td.uri, build, opened)):
-            opened(build())
-
-    def _progress_begin(self, uri: str, n_chars: int) -> str:
-        self._progress_n += 1
-        token = f"livetok/open/{self._progress_n}"
-        # subtle: the begin notification follows the create request without awaiting its
-        # answer; clients handle messages in order, so the token exists when begin arrives
-        self.protocol.send_request(types.WINDOW_WORK_DONE_PROGRESS_CREATE,
-                                   types.WorkDoneProgressCreateParams(token=token))
-        name = uri.rsplit("/", 1)[-1]
-        self.protocol.notify(types.PROGRESS, types.ProgressParams(
-            token=token, value=types.WorkDoneProgressBegin(
-                title="livetok", cancellable=False,
-                message=f"tokenizing {name} ({n_chars:,} characters)")))
-        return token
-
-    @_reports
-    def _did_change(self, params: types.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        if self.background.busy(uri):
-            self.background.defer(uri, lambda: self._did_change(params))
-            return
-        od = self.store.find(uri)
-        if od is None:
-            self.warn(f"livetok: didChange for {uri}, which is not open; ignored "
-                      "(send textDocument/didOpen first)")
-            return
-        changes = []
-        for c in params.content_changes:
-            r = getattr(c, "range", None)
-            if r is None:
-                changes.append(TextChange(c.text))
-            else:
-                changes.append(TextChange(
-                    c.text, (r.start.line, r.start.character, r.end.line, r.end.character)))
-        version = params.text_document.version
-
-        def applied(patches: list[Any]) -> None:
-            if self.recorder is not None:
-                self.recorder.change(uri, patches)
-            self._mark_dirty(uri)
-
-        # a huge paste is tokenized in the worker thread, like a big didOpen
-        big = sum(len(c.text) for c in changes) >= self.settings.progress_threshold
-        if not (big and self.background.start(uri, lambda: od.apply(changes, version), applied)):
-            applied(od.apply(changes, version))
-
-    @_reports
-    def _did_close(self, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        if self.background.busy(uri):
-            self.background.defer(uri, lambda: self._close(uri))
-        else:
-            self._close(uri)
-
-    def _close(self, uri: str) -> None:
-        od = self.store.remove(uri)
-        self._dirty.pop(uri, None)
-        self.budgets.forget(uri)
-        if od is not None and self.recorder is not None:
-            self.recorder.close(uri, od.text())
-        if self._published.pop(uri, None):
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-
-    @_reports
-    def _did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
-        settings = params.settings
-        if not isinstance(settings, dict) or "livetok" not in settings:
-            return  # not ours (clients send every section's changes here)
-        try:
-            new = parse_settings(settings["livetok"], self.settings)
-        except SettingsError as exc:
-            self.warn(f"livetok: ignoring the new settings: {exc}")
-            return
-        old, self.settings = self.settings, new
-        self._reencode_all()
-        if self._refresh_semantic and new.semantic_tokens != old.semantic_tokens:
-            self.protocol.send_request(types.WORKSPACE_SEMANTIC_TOKENS_REFRESH, None)
-
-    @_reports
-    def _did_change_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
-        self._budget_files_changed([c.uri for c in params.changes])
-
-    @_reports
-    def _did_save(self, params: types.DidSaveTextDocumentParams) -> None:
-        self._budget_files_changed([params.text_document.uri])
-
-    def _budget_files_changed(self, uris: list[str]) -> None:
-        """Re-read the budget files among ``uris``; every document's budgets are checked again."""
-        if self.budgets.changed(uris):
-            self._reencode_all()
-
-    def _reencode_all(self) -> None:
-        """After a settings or budget file change: re-check every document (rebuilt where its
-        encoding changed); code lenses are asked for again."""
-        for od in list(self.store):
-            if self.background.busy(od.uri):
-                self.background.defer(od.uri, functools.partial(self._reencode, od.uri))
-            else:
-                self._reencode(od.uri)
-        if self._refresh_lenses:
-            self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
-
-    def _reencode(self, uri: str) -> None:
-        """Rebuild ``uri`` if its encoding changed (or it was broken); mark it for new counts."""
-        od = self.store.find(uri)
-        if od is None:
-            return
-        if self._encoding(od.uri, od.language_id) is not od.encoding or od.doc is None:
-            fresh = self._open_document(od.uri, od.language_id, od.version, od.text())
-            fresh.out_of_sync = od.out_of_sync
-            self.store.add(fresh)
-        self._mark_dirty(od.uri)
-
     # -- coalesced notifications -----------------------------------------------------------------
 
-    def _mark_dirty(self, uri: str) -> None:
+    def changed(self, uri: str, patches: list[Patch] | None = None) -> None:
+        """``uri`` changed: its ``patches`` go to the trace (``--record-trace``), and
+        :meth:`publish` runs once the input waiting to be read has been handled (at the
+        latest 50 ms into an uninterrupted burst), so a burst costs one notification.
+
+        Runtime complexity: ``O(1)`` besides recording.
+        """
+        if patches is not None and self.recorder is not None:
+            self.recorder.change(uri, patches)
         self._dirty[uri] = None
         now = time.monotonic()
         if self._dirty_since is None:
             self._dirty_since = now
         if now - self._dirty_since >= _MAX_COALESCE_S:
-            self.flush()
-        elif not self._flush_scheduled:
+            self.publish()
+        elif not self._publish_scheduled:
             try:
-                asyncio.get_running_loop().call_soon(self.flush)
-                self._flush_scheduled = True
+                asyncio.get_running_loop().call_soon(self.publish)
+                self._publish_scheduled = True
             except RuntimeError:  # no loop: called outside a session (unit tests)
-                self.flush()
+                self.publish()
 
-    def flush(self) -> None:
-        """Send ``livetok/didChangeTokenCount`` (and budget diagnostics) for changed documents.
+    def publish(self) -> None:
+        """Keystroke step 5: send ``livetok/didChangeTokenCount`` (and budget diagnostics)
+        for the documents that :meth:`changed` since the last time.
 
-        Runs when the input is drained (see ``transport.py``), so a burst of changes costs
-        one notification per document.
+        Runtime complexity: ``O(1)`` per document for the count (``TokenSeq`` keeps it),
+        plus its budget check.
         """
-        self._flush_scheduled = False
+        self._publish_scheduled = False
         self._dirty_since = None
         dirty, self._dirty = self._dirty, {}
         if self.protocol._shutdown:
@@ -575,9 +453,9 @@ class LivetokServer(LanguageServer):
         for uri in dirty:
             od = self.store.find(uri)
             if od is None or self.background.busy(uri):
-                continue  # a busy document is marked dirty again when its work is done
+                continue  # a busy document is marked changed again when its work is done
             try:
-                info = token_count(od)
+                info = features.token_count(od)
             except DocumentUnavailable as exc:
                 log.info("no count for %s: %s", uri, exc)
                 if od.too_large is not None:
@@ -589,14 +467,11 @@ class LivetokServer(LanguageServer):
                 continue
             self.protocol.notify(DID_CHANGE_TOKEN_COUNT, info.to_json())
             try:
-                self._publish_budget(od)
+                # a budget file's verdicts where one covers the document, else livetok.budget's
+                self._publish_diagnostics(
+                    od.uri, self.budgets.diagnostics(od, self.settings.budget), od.version)
             except Exception:
                 log.exception("budget diagnostic for %s failed", uri)
-
-    def _publish_budget(self, od: OpenDocument) -> None:
-        # a budget file's verdicts where one covers the document, else livetok.budget's
-        self._publish_diagnostics(od.uri, self.budgets.diagnostics(od, self.settings.budget),
-                                  od.version)
 
     def _publish_diagnostics(self, uri: str, diagnostics: list[types.Diagnostic],
                              version: int | None = None) -> None:
@@ -611,69 +486,242 @@ class LivetokServer(LanguageServer):
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=uri, version=version, diagnostics=diagnostics))
 
-    # -- requests --------------------------------------------------------------------------------
 
-    def _range_cp(self, od: OpenDocument, rng: Any) -> tuple[int, int]:
-        """Code point span of a Range given as lsprotocol type or as plain dict."""
-        vals = []
-        for end in ("start", "end"):
-            pos = _field(rng, end)
-            if pos is None:
-                raise JsonRpcInvalidParams(f"range.{end} is missing: a Range needs start and end")
-            for key in ("line", "character"):
-                vals.append(_nonneg_int(_field(pos, key), f"range.{end}.{key}"))
-        return od.range_to_cp(tuple(vals))  # type: ignore[arg-type]
+# -- lifecycle -----------------------------------------------------------------------------------
 
-    def _token_count(self, params: Any) -> dict[str, Any]:
-        # custom params arrive as pygls's namedtuples (or dicts): read them field by field
-        if params is None or _field(params, "textDocument") is None:
-            raise JsonRpcInvalidParams(
-                'livetok/tokenCount takes {"textDocument": {"uri": ...}, "range"?: Range}')
-        od = self._doc(params)
-        rng = _field(params, "range")
-        cp_range = self._range_cp(od, rng) if rng is not None else None
-        return token_count(od, cp_range).to_json()
 
-    def _hover(self, params: types.HoverParams) -> types.Hover | None:
-        od = self._doc(params)
-        pos = params.position
-        cp = od.to_cp(pos.line, pos.character)
-        info = hover(od, cp, pos.line)
-        if info is None:
-            return None
-        start, end = od.to_position(info.start_cp), od.to_position(info.end_cp)
-        return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=info.markdown),
-            range=types.Range(start=types.Position(*start), end=types.Position(*end)))
+@feature(types.INITIALIZE)
+def initialize(ls: LivetokServer, params: types.InitializeParams) -> None:
+    """Read ``initializationOptions``, pick the position unit, start loading the encoding."""
+    try:
+        ls.settings = parse_settings(params.initialization_options)
+    except SettingsError as exc:
+        ls.warn(f"livetok: ignoring initializationOptions: {exc}")
+    caps = params.capabilities
+    forced = ls.forced_unit or ls.settings.position_encoding
+    unit = (types.PositionEncodingKind(forced) if forced is not None
+            else ServerCapabilitiesBuilder.choose_position_encoding(caps))
+    # PositionCodec checks the unit; LivetokProtocol.lsp_initialize announces it
+    ls.codec = PositionCodec(cast(Unit, getattr(unit, "value", unit)))
+    ls.progress_ok = bool(caps.window and caps.window.work_done_progress)
+    ws = caps.workspace
+    ls.refresh_lenses = bool(ws and ws.code_lens and ws.code_lens.refresh_support)
+    ls.refresh_semantic = bool(ws and ws.semantic_tokens and ws.semantic_tokens.refresh_support)
+    ls.budgets.initialize(caps)
+    ls.preload = threading.Thread(target=ls.preload_encoding, args=(ls.settings.encoding,),
+                                  name="livetok-preload", daemon=True)
+    ls.preload.start()
 
-    def _code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
-        od = self._doc(params)
-        secs = markdown_sections(od) if od.language_id in _MARKDOWN_IDS else None
-        out = []
-        for lens in self.budgets.lenses(od, code_lenses(od, self.settings, secs)):
-            p = types.Position(lens.line, 0)
-            out.append(types.CodeLens(range=types.Range(start=p, end=p),
-                                      command=types.Command(title=lens.title, command="")))
-        return out
 
-    def _semantic_full(self, params: types.SemanticTokensParams) -> types.SemanticTokens:
-        od = self._doc(params)
-        if not self.settings.semantic_tokens:
-            od.ready()
-            return types.SemanticTokens(data=[])
-        return types.SemanticTokens(data=semantic_tokens(od, 0, od.length))
+@feature(types.INITIALIZED)
+def initialized(ls: LivetokServer, params: types.InitializedParams) -> None:
+    if ls.budgets.dynamic:  # ask the client to report changes of budget files
+        ls.client_register_capability(ls.budgets.registration())
 
-    def _semantic_range(self, params: types.SemanticTokensRangeParams) -> types.SemanticTokens:
-        od = self._doc(params)
-        if not self.settings.semantic_tokens:
-            od.ready()
-            return types.SemanticTokens(data=[])
-        r = params.range
-        start = od.to_cp(r.start.line, r.start.character)
-        end = od.to_cp(r.end.line, r.end.character, clamp=True)
-        if start > end:
-            raise PositionError(f"range end {r.end} comes before its start {r.start}")
-        return types.SemanticTokens(data=semantic_tokens(od, start, end))
+
+@feature(types.SHUTDOWN)
+def shutdown(ls: LivetokServer, params: None) -> None:
+    ls.background.finish_all()  # documents still being tokenized, and what waits on them
+    ls.publish()  # counts still pending go out before the shutdown answer
+    ls.save_traces()
+
+
+# -- document sync -------------------------------------------------------------------------------
+
+
+@feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None:
+    """Open a document; a big one is tokenized in the worker thread, with progress."""
+    td = params.text_document
+    if ls.background.busy(td.uri):
+        ls.later(td.uri, did_open, params)
+        return
+    if td.uri in ls.store:
+        ls.warn(f"livetok: {td.uri} opened twice; replacing it with the new text")
+        ls.close(td.uri)
+    big = len(td.text) >= ls.settings.progress_threshold
+    token = ls.progress_begin(td.uri, len(td.text)) if big and ls.progress_ok else None
+    started = time.perf_counter()
+    enc = ls.encoding_for(td.uri, td.language_id)
+
+    def build() -> OpenDocument:
+        text: str | list[str] = td.text
+        if isinstance(text, TextParts):  # a big didOpen decoded in blocks (bigtext.py)
+            try:
+                text = text.join() if ls.recorder is not None else text.take()
+            except ValueError as exc:  # decoded only now: it was not a JSON string
+                ls.warn(f"livetok: ignored the didOpen of {td.uri}: {exc}")
+                raise
+        elif ls.recorder is None and isinstance(text, str) and len(text) >= _HANDOFF_CHARS:
+            # subtle: the params give the text up, so that the only reference left is
+            # the one handed over (OpenDocument._build_handed drops it before building)
+            text, td.text = [text], ""
+        return ls.open_document(td.uri, td.language_id, td.version, text, enc)
+
+    def opened(od: OpenDocument) -> None:
+        if token is not None:
+            n = od.doc.token_count if od.doc is not None else 0
+            ls.protocol.notify(types.PROGRESS, types.ProgressParams(
+                token=token, value=types.WorkDoneProgressEnd(
+                    message=f"{n:,} tokens in {time.perf_counter() - started:.1f} s")))
+        ls.store.add(od)
+        if ls.recorder is not None:
+            ls.recorder.open(td.uri, od.text())
+        ls.changed(td.uri)
+        if not ls.budgets.dynamic:  # no file watcher: an opened budget file is re-read
+            ls.budget_files_changed([td.uri])
+
+    # a big document is tokenized in the worker thread: the others keep being served
+    if not (big and ls.background.start(td.uri, build, opened)):
+        opened(build())
+
+
+@feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: LivetokServer, params: types.DidChangeTextDocumentParams) -> None:
+    """Keystroke step 1: the changes, as :class:`TextChange`, go to ``OpenDocument.apply``
+    (step 2; a huge paste in the worker thread); :meth:`LivetokServer.changed` then has the
+    new count published (step 5).
+
+    Runtime complexity: ``O(changes)`` besides ``OpenDocument.apply``.
+    """
+    uri = params.text_document.uri
+    if ls.background.busy(uri):
+        ls.later(uri, did_change, params)
+        return
+    od = ls.store.find(uri)
+    if od is None:
+        ls.warn(f"livetok: didChange for {uri}, which is not open; ignored "
+                "(send textDocument/didOpen first)")
+        return
+    changes = [TextChange(c.text) if isinstance(c, types.TextDocumentContentChangeWholeDocument)
+               else TextChange(c.text, (c.range.start.line, c.range.start.character,
+                                        c.range.end.line, c.range.end.character))
+               for c in params.content_changes]
+    version = params.text_document.version
+    # a huge paste is tokenized in the worker thread, like a big didOpen
+    if (sum(len(c.text) for c in changes) >= ls.settings.progress_threshold
+            and ls.background.start(uri, functools.partial(od.apply, changes, version),
+                                    functools.partial(ls.changed, uri))):
+        return
+    ls.changed(uri, od.apply(changes, version))
+
+
+@feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: LivetokServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if ls.background.busy(uri):
+        ls.background.defer(uri, functools.partial(ls.close, uri))
+    else:
+        ls.close(uri)
+
+
+@feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: LivetokServer,
+                             params: types.DidChangeConfigurationParams) -> None:
+    settings = params.settings
+    if not isinstance(settings, dict) or "livetok" not in settings:
+        return  # not ours (clients send every section's changes here)
+    try:
+        new = parse_settings(settings["livetok"], ls.settings)
+    except SettingsError as exc:
+        ls.warn(f"livetok: ignoring the new settings: {exc}")
+        return
+    old, ls.settings = ls.settings, new
+    ls.reencode_all()
+    if ls.refresh_semantic and new.semantic_tokens != old.semantic_tokens:
+        ls.protocol.send_request(types.WORKSPACE_SEMANTIC_TOKENS_REFRESH, None)
+
+
+@feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: LivetokServer,
+                             params: types.DidChangeWatchedFilesParams) -> None:
+    ls.budget_files_changed([c.uri for c in params.changes])
+
+
+@feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: LivetokServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.budget_files_changed([params.text_document.uri])
+
+
+# -- requests ------------------------------------------------------------------------------------
+
+
+def _range_cp(od: OpenDocument, rng: Any) -> tuple[int, int]:
+    """Code point span of a Range given as lsprotocol type or as plain dict."""
+    vals = []
+    for end in ("start", "end"):
+        pos = _field(rng, end)
+        if pos is None:
+            raise JsonRpcInvalidParams(f"range.{end} is missing: a Range needs start and end")
+        for key in ("line", "character"):
+            vals.append(_nonneg_int(_field(pos, key), f"range.{end}.{key}"))
+    return od.range_to_cp((vals[0], vals[1], vals[2], vals[3]))
+
+
+@request(TOKEN_COUNT)
+def token_count(ls: LivetokServer, params: Any) -> dict[str, Any]:
+    """``livetok/tokenCount``: the document's count, and a range's with ``range``."""
+    # custom params arrive as pygls's namedtuples (or dicts): read them field by field
+    if params is None or _field(params, "textDocument") is None:
+        raise JsonRpcInvalidParams(
+            'livetok/tokenCount takes {"textDocument": {"uri": ...}, "range"?: Range}')
+    od = ls.document(params)
+    rng = _field(params, "range")
+    cp_range = _range_cp(od, rng) if rng is not None else None
+    return features.token_count(od, cp_range).to_json()
+
+
+@request(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: LivetokServer, params: types.HoverParams) -> types.Hover | None:
+    od = ls.document(params)
+    pos = params.position
+    info = features.hover(od, od.to_cp(pos.line, pos.character), pos.line)
+    if info is None:
+        return None
+    start, end = od.to_position(info.start_cp), od.to_position(info.end_cp)
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=info.markdown),
+        range=types.Range(start=types.Position(*start), end=types.Position(*end)))
+
+
+@request(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False),
+         heavy=lambda ls, od: od.language_id in _MARKDOWN_IDS)
+def code_lens(ls: LivetokServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    od = ls.document(params)
+    secs = features.markdown_sections(od) if od.language_id in _MARKDOWN_IDS else None
+    out = []
+    for lens in ls.budgets.lenses(od, features.code_lenses(od, ls.settings, secs)):
+        p = types.Position(lens.line, 0)
+        out.append(types.CodeLens(range=types.Range(start=p, end=p),
+                                  command=types.Command(title=lens.title, command="")))
+    return out
+
+
+# with the legend as options, pygls advertises {legend, full: true, range: true}
+@request(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, _LEGEND,
+         heavy=lambda ls, od: ls.settings.semantic_tokens)
+def semantic_tokens_full(ls: LivetokServer,
+                         params: types.SemanticTokensParams) -> types.SemanticTokens:
+    od = ls.document(params)
+    if not ls.settings.semantic_tokens:
+        od.ready()
+        return types.SemanticTokens(data=[])
+    return types.SemanticTokens(data=features.semantic_tokens(od, 0, od.length))
+
+
+@request(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, _LEGEND)
+def semantic_tokens_range(ls: LivetokServer,
+                          params: types.SemanticTokensRangeParams) -> types.SemanticTokens:
+    od = ls.document(params)
+    if not ls.settings.semantic_tokens:
+        od.ready()
+        return types.SemanticTokens(data=[])
+    r = params.range
+    start = od.to_cp(r.start.line, r.start.character)
+    end = od.to_cp(r.end.line, r.end.character, clamp=True)
+    if start > end:
+        raise PositionError(f"range end {r.end} comes before its start {r.start}")
+    return types.SemanticTokens(data=features.semantic_tokens(od, start, end))
 
 
 def create_server(**kwargs: Any) -> LivetokServer:

@@ -26,7 +26,6 @@ import logging
 import os
 import socket
 import stat
-import sysconfig
 from dataclasses import replace
 from http import HTTPStatus
 from pathlib import Path
@@ -35,6 +34,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from websockets.datastructures import Headers
 from websockets.http11 import Response
+
+from livetok.incremental.analysis import corpus
 
 __all__ = ["AllowedHosts", "DemoSite", "SAMPLE_SIZES", "MAX_PATH_CHARS", "ENCODINGS",
            "list_traces", "regular_file_inside", "sample_text"]
@@ -203,12 +204,12 @@ def list_traces(folder: Path | None) -> list[dict[str, Any]]:
 
 
 def _stdlib_sources() -> list[Path]:
-    root = Path(sysconfig.get_paths()["stdlib"])
+    """The standard library's ``.py`` files of the one corpus reader, less tests and IDLE."""
+    root = corpus.stdlib_dir()
     files = []
-    for f in sorted(root.rglob("*.py")):
-        rel = f.relative_to(root).parts
-        if rel and (rel[0] in ("site-packages", "dist-packages") or "test" in rel[0]
-                    or rel[0] == "idlelib"):
+    for f in corpus.stdlib_files((".py",)):
+        top = f.relative_to(root).parts[0]
+        if "test" in top or top == "idlelib":
             continue
         files.append(f)
     return files

@@ -27,15 +27,19 @@ import gc
 import logging
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Sequence
 
-from livetok.incremental import Document, sanitize
+from livetok.incremental import Document, PieceEncoding, sanitize
 
 from .lineindex import LineIndex
 from .positions import LineCol, PositionCodec, PositionError
 
+if TYPE_CHECKING:
+    from .markdown import Section
+
 __all__ = [
     "DocumentError",
+    "DocumentFactory",
     "DocumentStore",
     "DocumentUnavailable",
     "OpenDocument",
@@ -48,7 +52,8 @@ log = logging.getLogger(__name__)
 
 #: ``(start_line, start_col, end_line, end_col)`` in the codec's unit
 LspRange = tuple[int, int, int, int]
-DocumentFactory = Callable[[str, Any], Any]
+#: builds the core document of a text (tests pass one that fails)
+DocumentFactory = Callable[[str, PieceEncoding], Document]
 #: code points per block of a handed-over text (see ``OpenDocument._build_handed``)
 _HANDOFF_BLOCK = 1 << 20
 #: a handed-over text at least this long is followed by settle_big_build (gc.freeze)
@@ -170,7 +175,7 @@ class OpenDocument:
         language_id: str,
         version: int,
         text: str | list[str],
-        encoding: Any,
+        encoding: PieceEncoding,
         codec: PositionCodec | None = None,
         *,
         document_factory: DocumentFactory = Document,
@@ -192,7 +197,10 @@ class OpenDocument:
         self.out_of_sync: str | None = None
         self.broken: str | None = None
         self._broken_text: str | None = None
-        self.doc: Any = None
+        #: the core document; None while broken or too large (:meth:`ready` says why)
+        self.doc: Document | None = None
+        #: ``features.markdown_sections``'s ``(version, sections)``
+        self.sections_cache: tuple[int, list[Section]] | None = None
         if isinstance(text, list):  # handed over in parts (see _build_handed)
             self.lines = LineIndex.from_parts(text)
             self._build_handed(text)
@@ -277,7 +285,7 @@ class OpenDocument:
         assert self._broken_text is not None
         return self._broken_text
 
-    def ready(self) -> Any:
+    def ready(self) -> Document:
         """The core document, or :class:`DocumentUnavailable` saying how to recover."""
         if self.out_of_sync is not None:
             raise DocumentUnavailable(
@@ -331,8 +339,10 @@ class OpenDocument:
     # -- changes -----------------------------------------------------------------------------
 
     def apply(self, changes: Sequence[TextChange], version: int) -> list[Patch]:
-        """Apply a ``didChange``'s changes in order and adopt ``version``.
+        """Keystroke step 2: apply a ``didChange``'s changes in order and adopt ``version``.
 
+        A range change becomes a code point span (:meth:`_change_span`), goes to
+        ``Document.edit`` (step 3) and to the line index; a full-text change rebuilds.
         Returns the changes as code point patches (for trace recording).
 
         Runtime complexity: per range change ``O(log n + len(text) + B + n / B)`` for the line
@@ -343,39 +353,42 @@ class OpenDocument:
                 f"{self.uri}: version {version} does not increase on {self.version}; "
                 "applying the change anyway (the client's text is the reference)"
             )
-        patches = [self._apply_one(c) for c in changes]
+        patches = []
+        for change in changes:
+            text = change.text
+            if change.range is None:
+                patches.append(Patch(0, self.length, text))
+                self._rebuild(text)
+                continue
+            start, end = self._change_span(change.range)
+            # typing inside a line needs nothing read beside the edit (the common case)
+            in_line = "\n" not in text and "\r" not in text and self.lines.within_line(start, end)
+            if not in_line:
+                before = self.read(start - 1, start) if start > 0 else ""
+                after = self.read(end, end + 1) if end < self.length else ""
+            if self.doc is not None:
+                try:
+                    self.doc.edit(start, end, text)
+                except Exception as exc:
+                    self._recover(self.doc, start, end, text, exc)
+            else:
+                assert self._broken_text is not None
+                self._broken_text = self._broken_text[:start] + text + self._broken_text[end:]
+            if in_line:
+                self.lines.replace_within_line(start, end, text)
+            else:
+                self.lines.replace(start, end, text, before=before, after=after)
+            patches.append(Patch(start, end - start, text))
         self.version = version
         return patches
 
-    def _apply_one(self, change: TextChange) -> Patch:
-        if change.range is None:
-            old_len = self.length
-            self.lines = LineIndex(change.text)
-            self._build(change.text)
-            if self.out_of_sync is not None:
-                self._warn(f"{self.uri}: re-synchronised from the full text")
-                self.out_of_sync = None
-            return Patch(0, old_len, change.text)
-        start, end = self._change_span(change.range)
-        # typing inside a line needs nothing read beside the edit (the common case)
-        in_line = ("\n" not in change.text and "\r" not in change.text
-                   and self.lines.within_line(start, end))
-        if not in_line:
-            before = self.read(start - 1, start) if start > 0 else ""
-            after = self.read(end, end + 1) if end < self.length else ""
-        if self.doc is not None:
-            try:
-                self.doc.edit(start, end, change.text)
-            except Exception as exc:
-                self._recover(start, end, change.text, exc)
-        else:
-            assert self._broken_text is not None
-            self._broken_text = self._broken_text[:start] + change.text + self._broken_text[end:]
-        if in_line:
-            self.lines.replace_within_line(start, end, change.text)
-        else:
-            self.lines.replace(start, end, change.text, before=before, after=after)
-        return Patch(start, end - start, change.text)
+    def _rebuild(self, text: str) -> None:
+        """A full-text change: a new line index and document (re-synchronises one out of sync)."""
+        self.lines = LineIndex(text)
+        self._build(text)
+        if self.out_of_sync is not None:
+            self._warn(f"{self.uri}: re-synchronised from the full text")
+            self.out_of_sync = None
 
     def _change_span(self, rng: LspRange) -> tuple[int, int]:
         sl, sc, el, ec = rng
@@ -392,13 +405,14 @@ class OpenDocument:
             start, end = end, start
         return start, end
 
-    def _recover(self, start: int, end: int, new_text: str, exc: Exception) -> None:
+    def _recover(self, doc: Document, start: int, end: int, new_text: str,
+                 exc: Exception) -> None:
         """The core raised on an edit: rebuild this document from its text with the edit."""
         log.exception("edit (%d, %d) failed on %s; rebuilding it", start, end, self.uri)
         self._warn(f"{self.uri}: the tokenizer failed on an edit ({type(exc).__name__}: {exc}); "
                    "rebuilding the document from its text")
         try:
-            old = self.doc.text
+            old = doc.text
             assert len(old) == self.length, "core text length differs from the line index"
         except Exception:
             # subtle: the core's text is unusable too; nothing else holds the text, so the

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
+from livetok.incremental import TokenInfo
+
 from .config import Settings
 from .documents import OpenDocument
 from .markdown import Section, sections
@@ -126,11 +128,11 @@ def markdown_sections(od: OpenDocument) -> list[Section]:
 
     Runtime complexity: ``O(n)`` on the first call for a version, ``O(1)`` after.
     """
-    cached = getattr(od, "_sections_cache", None)
+    cached = od.sections_cache
     if cached is not None and cached[0] == od.version:
         return cached[1]
     secs = sections(od.text())
-    od._sections_cache = (od.version, secs)  # type: ignore[attr-defined]
+    od.sections_cache = (od.version, secs)
     return secs
 
 
@@ -365,7 +367,7 @@ def budget_overflow(od: OpenDocument, budget: int | None) -> BudgetOverflow | No
     n = doc.token_count
     if n <= budget:
         return None
-    def next_token(cp: int) -> Any:
+    def next_token(cp: int) -> TokenInfo | None:
         # the token holding cp or, on an uncounted placeholder (WordPiece whitespace), the
         # first token after it: keeps the search predicate monotone
         tok = doc.token_at(cp)

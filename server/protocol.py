@@ -10,7 +10,7 @@ sync. Requests that arrive after ``shutdown`` get ``InvalidRequest`` instead of 
 
 It also keeps document content out of pygls's workspace: ``didOpen``/``didChange``/``didClose``
 go straight to livetok's handlers (pygls's ``TextDocument`` would rebuild the whole string
-on every change).
+on every change; see :meth:`LivetokProtocol._register_builtin_features`).
 
 Custom messages (see ``docs/protocol.md``):
 
@@ -64,6 +64,9 @@ REQUEST_FAILED = -32803
 #: ``initialize`` from VS Code 1.65, Neovim 0.6-0.11 or Emacs 29; a didChange is 6), so 64
 #: leaves room for settings and command arguments, far below the parser's recursion limit
 MAX_JSON_DEPTH = 64
+#: handled by the server alone: pygls's workspace does not keep a copy of the text
+_OWN_SYNC = (types.TEXT_DOCUMENT_DID_OPEN, types.TEXT_DOCUMENT_DID_CHANGE,
+             types.TEXT_DOCUMENT_DID_CLOSE)
 #: ``livetok serve --max-message-size``'s default: a 100 MB document as a JSON string (CJK text
 #: escaped as ``\\uXXXX`` doubles in size) fits with room to spare
 DEFAULT_MAX_MESSAGE_BYTES = 512 << 20
@@ -211,12 +214,12 @@ class LivetokProtocol(LanguageServerProtocol):
                 log.warning("dropped undecodable response: %s", reason)
             return None
 
-    def get_message_type(self, method: str) -> Any:
+    def get_message_type(self, method: str) -> Any:  # type: ignore[override]
         # pygls caches these per (protocol, method) in a class-wide lru_cache, which keeps up to
         # 128 finished sessions of a listener alive with their documents; it is one dict lookup
         return types.METHOD_TO_TYPES.get(method, (None,))[0]
 
-    def get_result_type(self, method: str) -> Any:
+    def get_result_type(self, method: str) -> Any:  # type: ignore[override]
         return types.METHOD_TO_TYPES.get(method, (None, None))[1]
 
     def structure_message(self, data: dict[str, Any]) -> Any:
@@ -318,25 +321,18 @@ class LivetokProtocol(LanguageServerProtocol):
 
     # -- document sync without pygls's workspace -----------------------------------------------
 
-    # subtle: plain functions, not pygls's generators: the server's handlers for these are
-    # plain functions that report their own errors, and a generator step costs a random id, a
-    # future and two callbacks per keystroke (~10 % of a didChange's time in a burst)
+    def _register_builtin_features(self) -> None:
+        """pygls's built-in handlers, less those of ``didOpen``/``didChange``/``didClose``.
 
-    def _sync(self, method: str, params: Any) -> None:
-        if (handler := self.fm.features.get(method)) is not None:
-            handler(params)
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
-    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
-        self._sync(types.TEXT_DOCUMENT_DID_OPEN, params)
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
-        self._sync(types.TEXT_DOCUMENT_DID_CHANGE, params)
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
-        self._sync(types.TEXT_DOCUMENT_DID_CLOSE, params)
+        pygls's keep a copy of every open document (its workspace), rebuilding the whole
+        string on each change, and are generators that call the server's handler as a second
+        step (a random id, a future and two callbacks per keystroke, ~10 % of a didChange's
+        time in a burst). livetok's ``OpenDocument`` holds the text: without the built-ins,
+        pygls dispatches these straight to the server's ``@feature`` handlers.
+        """
+        super()._register_builtin_features()  # type: ignore[no-untyped-call]
+        for method in _OWN_SYNC:
+            self.fm.builtin_features.pop(method, None)
 
 
 # -- base protocol framing -----------------------------------------------------------------------

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import functools
-import sysconfig
-from pathlib import Path
 
 import tiktoken
 
 from livetok.incremental import get_encoding
+from livetok.incremental.analysis.corpus import stdlib_text
+
+#: ``real_text(n)``: the first ``n`` code points of the standard library's text, the corpus the
+#: benchmarks read too (``livetok.incremental.analysis.corpus``)
+real_text = stdlib_text
 
 BPE_NAMES = ["o200k_base", "cl100k_base", "r50k_base"]
 
@@ -23,25 +26,3 @@ def tiktoken_ref(name: str) -> tiktoken.Encoding:
         mergeable_ranks=enc.mergeable_ranks,
         special_tokens=enc.special_tokens,
     )
-
-
-@functools.lru_cache(maxsize=None)
-def real_text(min_chars: int) -> str:
-    """At least ``min_chars`` of real text: the standard library's sources, sorted, then its
-    ``.txt``/``.rst`` docs and test data with non-ASCII text."""
-    root = Path(sysconfig.get_paths()["stdlib"])
-    files = sorted(root.rglob("*.py")) + sorted(root.rglob("*.txt"))
-    parts: list[str] = []
-    total = 0
-    for p in files:
-        if "site-packages" in p.parts:
-            continue
-        try:
-            t = p.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
-        parts.append(t)
-        total += len(t)
-        if total >= min_chars:
-            break
-    return "".join(parts)

@@ -1,5 +1,8 @@
 """Tools that study tokenizers rather than run them: merge-rule analysis (proper dictionaries,
-useful rules) and measurements of how far an edit's re-tokenization has to widen.
+useful rules), measurements of how far an edit's re-tokenization has to widen, and the one
+reader of real text (``corpus``) that tests, benchmarks, measurements and the demo's samples
+share.
 
-Nothing on the runtime path imports this package.
+Nothing on the tokenizing path (the core, the families, the language server's counting)
+imports this package; ``tests/unit/test_layout.py`` checks it for ``incremental/``.
 """

@@ -38,8 +38,8 @@ __all__ = ["Encoding", "UnknownTokenError"]
 _PATTERN_NAMES = {pat: name for name, pat in PATTERNS.items()}
 #: bytes that are *not* UTF-8 continuation bytes (0b10xxxxxx), for counting characters
 _NON_CONTINUATION = bytes(b for b in range(256) if b & 0xC0 != 0x80)
-#: characters per block of :meth:`Encoding._encode_fast`; speed hardly depends on it (16K to
-#: the whole 10 MB were within noise), it bounds the memory of the per-block lists
+#: characters per block of :meth:`Encoding._encode_fast`: it bounds the memory of the
+#: per-block lists; speed hardly depends on it (docs/algorithms.md, "Encoder choices")
 _BLOCK_CHARS = 1 << 16
 #: longer pieces are not kept in the cache between calls (they are rare and can be huge)
 _CACHE_PIECE_CHARS = 64
@@ -78,7 +78,7 @@ class _PieceCache(GenerationalCache[str, tuple[int, ...]]):
         if r is not None:
             return (r,)
         # subtle: tuples of ints, not lists: the garbage collector stops tracking them, so a
-        # cache of 10^5 entries does not turn every full collection into a 10 ms pause
+        # big cache does not lengthen every full collection
         if len(data) <= _SCAN_MAX:
             return _scan_ids(data, self._rget, self._rank_of)
         return tuple(bpe_encode(data, self._ranks))
@@ -160,7 +160,7 @@ class Encoding:
             [*self.mergeable_ranks.values(), *self.special_tokens.values()], default=-1
         )
         # the per-token tables (decoder, lead-byte counts, CLEAN flags) are built on first use
-        # (decode, a Document): ~80 ms for o200k_base that `livetok count` never needs
+        # (decode, a Document), which `livetok count` never makes
         self._cache = _PieceCache(self.mergeable_ranks)
         self._special_res: dict[frozenset[str], Any] = {}
 
@@ -430,9 +430,8 @@ class Encoding:
         """Append the ids of whole ``pieces`` to ``out`` through the piece cache (a miss
         encodes the piece); the caller calls ``end_call`` when its call ends.
 
-        ``out.extend`` of each tuple, driven by a zero-length ``deque``: ~20 % faster than
-        ``out += chain.from_iterable(...)`` for this step on 1 MB of real text (warm encodes
-        of 100 KB and 1 MB 5-16 % faster in interleaved runs, 10 KB unchanged).
+        ``out.extend`` of each tuple, driven by a zero-length ``deque`` (faster than
+        ``out += chain.from_iterable(...)``: docs/algorithms.md, "Encoder choices").
         """
         _drain(map(out.extend, map(self._cache.__getitem__, pieces)))
 
@@ -735,13 +734,9 @@ class Encoding:
         return new
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickling (for a process pool, say), as tiktoken does: an encoding that
-        :func:`~livetok.incremental.get_encoding` returns travels as its name and is loaded
-        again on the other side; any other as its vocabulary, pattern and special tokens."""
-        from .. import registry
-
-        if registry.is_registered(self):
-            return registry.get_encoding, (self.name,)
+        """Pickling (for a process pool, say) as its vocabulary, pattern and special tokens;
+        the registry pickles the encodings that ``get_encoding`` returns as their name
+        (:func:`livetok.incremental.registry._reduce`), as tiktoken does."""
         return _unpickle, (type(self), self._constructor_args())
 
     def _constructor_args(self) -> dict[str, Any]:

@@ -4,8 +4,9 @@ The ``regex`` package is the reference (``Pretokenizer.regex``), but it is the s
 encoding. The patterns only ever ask which *class* a character is in (letter? upper-case-ish
 letter? digit? white space? ``\\r``/``\\n``? apostrophe? a contraction letter?), so we map each
 character to one code character for its class signature with ``str.translate`` (C speed), and
-run an equivalent pattern written over the codes with ``re`` (C, and about 5x faster than
-``regex`` on these patterns; Python 3.11+ supports the possessive quantifiers).
+run an equivalent pattern written over the codes with ``re`` (C, and several times faster than
+``regex`` on these patterns: docs/algorithms.md, "Encoder choices"; Python 3.11+ supports the
+possessive quantifiers).
 
 The class signature of a character is computed *by the reference regexes themselves* (each
 feature is a one-character ``regex`` match), so both forms agree by construction; the tests
@@ -47,8 +48,7 @@ _NOTHING = "[^\\x00-\\U0010ffff]"
 #: candidate cut points for :meth:`FastSplitter.blocks`: a ``\\n`` before an ASCII letter; the
 #: cut (after the ``\\n``) is safe when the character before it is printable, non-space ASCII
 #: (``X`` in the proof there). Searching for the ``\\n`` first lets ``re`` skip to it at C
-#: speed; the former ``[!-~]\\n(?=[A-Za-z])`` tried a match at every position (~10x slower,
-#: 3.5 ms per MB of real text, where cut points are a few hundred per MB).
+#: speed instead of trying a match at every position (docs/algorithms.md, "Encoder choices").
 _NL_BEFORE_LETTER = re.compile(r"\n(?=[A-Za-z])")
 #: non-ASCII text is split in blocks of about this size (see :meth:`FastSplitter.pieces`)
 _SUB_BLOCK_CHARS = 2048
@@ -67,7 +67,7 @@ def _signature(ch: str) -> tuple:
 
 @functools.lru_cache(maxsize=None)
 def _signatures_below(end: int) -> list[tuple]:
-    """The signature of every code point below ``end`` (``_WIDE_END``: ~15 ms, once)."""
+    """The signature of every code point below ``end`` (computed once)."""
     return [_signature(chr(o)) for o in range(end)]
 
 
@@ -147,7 +147,7 @@ class FastSplitter:
         return "[" + "".join(out) + "]" if out else _NOTHING
 
     def _wide_pattern(self) -> re.Pattern[str]:
-        # built on first use: non-ASCII text is rarer, and the signatures take ~15 ms
+        # built on first use: non-ASCII text is rarer, and the signatures take a while
         pat = self._wide
         if pat is None:
             pat = self._wide = re.compile(self._source(lambda p: self._range_set(p, _WIDE_END)))
@@ -174,8 +174,7 @@ class FastSplitter:
           which ``(?:[\\s--\\r\\n]*+[\\r\\n]++)++`` reaches without backtracking over the run;
         * `` ?X+`` with ``X`` not holding the space is `` ?+X+`` (this one holds in Unicode too).
 
-        On the ASCII blocks of the real-text corpus this made ``findall`` ~25 % faster for
-        o200k, ~7 % for r50k (cl100k's pattern is already possessive).
+        Measured gain: docs/algorithms.md, "Encoder choices".
         """
 
         def _notset(pred) -> str:
@@ -241,8 +240,8 @@ class FastSplitter:
 
         Three equivalent patterns, fastest first: over the characters themselves for ASCII
         text (``ascii_only`` form of :meth:`_source`) and for text below U+0800 (classes
-        listed as code point ranges), else over the class codes, then sliced out of ``text``.
-        On 1.4 MB of Latin, Cyrillic and Greek prose the second is ~3x faster than the third.
+        listed as code point ranges), else over the class codes, then sliced out of ``text``
+        (docs/algorithms.md, "Encoder choices", says by how much).
 
         >>> FastSplitter("cl100k_base").pieces("Hi  there!\\n")
         ['Hi', ' ', ' there', '!\\n']

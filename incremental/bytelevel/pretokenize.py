@@ -25,7 +25,7 @@ monotonicity lemma the document uses to pick its restart piece.
 
 On ASCII text (``str.isascii`` is ``O(1)``) the readers and :meth:`Pretokenizer.split` run
 stdlib ``re`` forms of the patterns, cheaper per call (no class codes to build, and ``re``
-starts a match faster than ``regex``): each character class is replaced by the explicit set
+starts a match sooner than ``regex``): each character class is replaced by the explicit set
 of the ASCII characters that the reference ``regex`` class itself matches
 (:func:`_ascii_form`), so on ASCII text both forms match exactly the same spans and runs
 (tests compare them).
@@ -88,11 +88,9 @@ _SLACK = 4
 
 #: :meth:`Pretokenizer.finditer` samples the pieces of the first ``_SAMPLE_CHARS`` characters of
 #: a non-ASCII text of at least ``_SAMPLE_FROM`` characters; when they average at least
-#: ``_LONG_PIECE`` characters it splits with ``regex`` instead of the class codes. ``regex``
-#: costs ~24 ns per character plus ~1 us per piece, the class codes ~70-120 ns per character
-#: (``str.translate`` of non-ASCII text), so the break-even is near 20 characters per piece
-#: (measured on one-piece CJK letters: 7.8 ms against 22.6 ms for 333,333 characters; on CJK
-#: prose with punctuation the codes won by 1.2-1.5x).
+#: ``_LONG_PIECE`` characters it splits with ``regex`` instead of the class codes: ``regex``
+#: costs more per piece, the codes more per non-ASCII character, and the break-even is near
+#: 20 characters per piece (measurements: docs/algorithms.md, section 1).
 _SAMPLE_FROM = 4096
 _SAMPLE_CHARS = 1024
 _LONG_PIECE = 32

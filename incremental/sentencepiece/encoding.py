@@ -1,6 +1,6 @@
 """SentencePiece BPE encodings (Llama / Mistral ``tokenizer.model``), our own implementation.
 
-The model file is read by :mod:`.sp_model_proto` (no ``protobuf``, no ``sentencepiece`` at run
+The model file is read by :mod:`.model_proto` (no ``protobuf``, no ``sentencepiece`` at run
 time). Encoding follows SentencePiece's ``bpe::Model::Encode`` and
 ``SentencePieceProcessor::Encode``:
 
@@ -41,17 +41,16 @@ characters are pieces of their own and split too) and needs one character of loo
 
 from __future__ import annotations
 
-import heapq
 import os
-import sys
-from importlib.util import find_spec
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import Iterator, Sequence
 
 import regex
 
 from ..cache import GenerationalCache
+from ..find import MISTRAL_V1_ENV, find_mistral_v1
 from ..text import require_str, sanitize
+from .bpe import sp_bpe
 from .model_proto import (
     ModelProtoError,
     ModelType,
@@ -67,9 +66,6 @@ __all__ = [
     "SentencePieceModelError",
     "load_sentencepiece",
     "load_mistral_v1",
-    "find_mistral_v1",
-    "sp_bpe",
-    "sp_bpe_naive",
 ]
 
 #: SentencePiece's whitespace symbol
@@ -85,126 +81,6 @@ class PieceIdError(IndexError, ValueError):
 
 class SentencePieceModelError(ModelProtoError):
     """The ``.model`` file declares something this implementation does not reproduce."""
-
-
-# --- the BPE of Definition 3 with SentencePiece's tie-breaking -----------------------------
-
-
-def sp_bpe(
-    s: str,
-    piece_ids: Mapping[str, int],
-    neg_scores: Sequence[float],
-    unused: frozenset[int] = frozenset(),
-) -> list[tuple[int, int]]:
-    """Code-point spans ``(start, end)`` of the final BPE symbols of ``s`` (priority queue).
-
-    Definition 3 of *Formalizing BPE Tokenization*, with SentencePiece's order: highest score
-    first (``neg_scores[id]`` is minus the score), leftmost on ties. The symbols form a linked
-    list stored in arrays indexed by start position (``end[i]`` is the end of the symbol that
-    starts at ``i``, ``-1`` once it is absorbed; ``prev[i]`` its left neighbour); candidate
-    pairs sit in a binary heap keyed ``(-score, left)`` and stale entries are dropped when
-    popped, as in *Byte Pair Encoding and Data Structures* and ``bpe_model.cc``. A final symbol
-    whose piece is UNUSED is re-split into the two symbols last seen forming it.
-
-    >>> ids = {"a": 0, "b": 1, "ab": 2, "ba": 3}
-    >>> sp_bpe("aba", ids, [0.0, 0.0, -2.0, -1.0])   # "ab" scores 2, "ba" 1: merge "ab" first
-    [(0, 2), (2, 3)]
-
-    Runtime complexity: ``O(n log n)`` for ``n = len(s)``.
-    """
-    n = len(s)
-    if n <= 1:
-        return [(0, n)] if n else []
-    get = piece_ids.get
-    end = list(range(1, n + 1))
-    prev = list(range(-1, n - 1))
-    heap: list[tuple[float, int, int, int]] = []
-    rev: dict[str, tuple[str, str]] = {}
-    push = heapq.heappush
-
-    def add(left: int, right: int) -> None:
-        e = end[right]
-        pid = get(s[left:e])
-        if pid is None:
-            return
-        push(heap, (neg_scores[pid], left, right, e))
-        if unused and pid in unused:
-            # subtle: SentencePiece keeps the *last* pushed split of an unused piece
-            rev[s[left:e]] = (s[left:right], s[right:e])
-
-    for i in range(n - 1):
-        pid = get(s[i : i + 2])
-        if pid is not None:
-            heap.append((neg_scores[pid], i, i + 1, i + 2))
-            if unused and pid in unused:
-                rev[s[i : i + 2]] = (s[i], s[i + 1])
-    heapq.heapify(heap)
-    pop = heapq.heappop
-    while heap:
-        _, left, right, e = pop(heap)
-        # stale when left was absorbed or has absorbed right, or right has grown since
-        if end[left] != right or end[right] != e:
-            continue
-        end[left] = e
-        end[right] = -1
-        if e < n:
-            prev[e] = left
-            add(left, e)
-        p = prev[left]
-        if p >= 0:
-            add(p, left)
-    out: list[tuple[int, int]] = []
-    i = 0
-    while i < n:
-        e = end[i]
-        if rev:
-            _resegment(s, i, e, rev, piece_ids, unused, out)
-        else:
-            out.append((i, e))
-        i = e
-    return out
-
-
-def _resegment(
-    s: str,
-    i: int,
-    e: int,
-    rev: dict[str, tuple[str, str]],
-    piece_ids: Mapping[str, int],
-    unused: frozenset[int],
-    out: list[tuple[int, int]],
-) -> None:
-    w = s[i:e]
-    pid = piece_ids.get(w)
-    split = rev.get(w) if pid is not None and pid in unused else None
-    if split is None:
-        out.append((i, e))
-        return
-    m = i + len(split[0])
-    _resegment(s, i, m, rev, piece_ids, unused, out)
-    _resegment(s, m, e, rev, piece_ids, unused, out)
-
-
-def sp_bpe_naive(s: str, piece_ids: Mapping[str, int], neg_scores: Sequence[float]) -> list[str]:
-    """Reference for :func:`sp_bpe`: scan all pairs, merge the best, repeat (no UNUSED logic).
-
-    >>> sp_bpe_naive("aba", {"a": 0, "b": 1, "ab": 2, "ba": 3}, [0.0, 0.0, -2.0, -1.0])
-    ['ab', 'a']
-
-    Runtime complexity: ``O(n^2)``.
-    """
-    parts = list(s)
-    while len(parts) > 1:
-        best: tuple[float, int] | None = None
-        for i in range(len(parts) - 1):
-            pid = piece_ids.get(parts[i] + parts[i + 1])
-            if pid is not None and (best is None or neg_scores[pid] < best[0]):
-                best = (neg_scores[pid], i)
-        if best is None:
-            break
-        i = best[1]
-        parts[i : i + 2] = [parts[i] + parts[i + 1]]
-    return parts
 
 
 # --- the encoding ----------------------------------------------------------------------------
@@ -502,25 +378,6 @@ class SentencePieceEncoding:
         require_str(text, "pieces")
         return list(self.split(sanitize(text), 0))
 
-    def encode_reference(self, text: str) -> list[int]:
-        """Slow reference: BPE of the *whole* normalized text by :func:`sp_bpe_naive`.
-
-        No splitting, no cache, no UNUSED resegmentation: the obviously-correct Definition 3.
-
-        Runtime complexity: ``O(n^2)``.
-        """
-        norm = self.normalize(sanitize(text))
-        out: list[int] = []
-        prev_unk = False
-        for w in sp_bpe_naive(norm, self._piece_ids, self._neg_scores):
-            pid = self.piece_to_id(w)
-            if pid == self.unk_id and self.byte_fallback:
-                out.extend(self._byte_ids[b] for b in w.encode("utf-8"))
-            elif not (pid == self.unk_id and prev_unk):
-                out.append(pid)
-            prev_unk = pid == self.unk_id
-        return out
-
     # -- decoding -----------------------------------------------------------------------------
 
     def token_bytes(self, token_id: int) -> bytes:
@@ -657,54 +514,21 @@ def load_sentencepiece(path: str | os.PathLike[str], *, name: str | None = None)
     return SentencePieceEncoding(model, name=name or p.stem, source=str(p))
 
 
-def find_mistral_v1() -> Path | None:
-    """Path of ``tokenizer.model.v1`` (Mistral 7B v0.1) from the installed ``mistral-common``.
-
-    Looked up without importing ``mistral_common`` (its imports pull in heavy dependencies):
-    ``LIVETOK_MISTRAL_V1_FILE`` first, then the package's data folder via
-    ``importlib.util.find_spec``, then every ``site-packages`` folder on ``sys.path``.
-
-    Runtime complexity: ``O(len(sys.path))`` file checks.
-    """
-    env = os.environ.get("LIVETOK_MISTRAL_V1_FILE")
-    if env:
-        return Path(env)
-    rel = Path("mistral_common") / "data" / "tokenizer.model.v1"
-    try:
-        spec = find_spec("mistral_common")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is not None and spec.submodule_search_locations:
-        for loc in spec.submodule_search_locations:
-            cand = Path(loc) / "data" / "tokenizer.model.v1"
-            if cand.is_file():
-                return cand
-    for entry in sys.path:
-        cand = Path(entry) / rel
-        if cand.is_file():
-            return cand
-    return None
-
-
-_MISTRAL: SentencePieceEncoding | None = None
-
-
 def load_mistral_v1() -> SentencePieceEncoding:
-    """The ``mistral-7b-v0.1`` encoding (32,000 pieces, byte fallback), loaded once.
+    """The ``mistral-7b-v0.1`` encoding (32,000 pieces, byte fallback), found by
+    :func:`~livetok.incremental.find.find_mistral_v1` and built at each call;
+    ``get_encoding("mistral-7b-v0.1")`` keeps the one the registry loaded.
 
     Raises :class:`SentencePieceModelError` saying how to install the model when it is absent.
 
-    Runtime complexity: ``O(file size)`` the first time, ``O(1)`` after.
+    Runtime complexity: ``O(file size)``.
     """
-    global _MISTRAL
-    if _MISTRAL is None:
-        path = find_mistral_v1()
-        if path is None:
-            raise SentencePieceModelError(
-                "mistral-7b-v0.1: tokenizer.model.v1 not found; install it with "
-                "`pip install --no-deps mistral-common` or set LIVETOK_MISTRAL_V1_FILE to a "
-                "tokenizer.model file"
-            )
-        _MISTRAL = load_sentencepiece(path, name="mistral-7b-v0.1")
-    return _MISTRAL
+    path = find_mistral_v1()
+    if path is None:
+        raise SentencePieceModelError(
+            "mistral-7b-v0.1: tokenizer.model.v1 not found; install it with "
+            f"`pip install --no-deps mistral-common` or set {MISTRAL_V1_ENV} to a "
+            "tokenizer.model file"
+        )
+    return load_sentencepiece(path, name="mistral-7b-v0.1")
 

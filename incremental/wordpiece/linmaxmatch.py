@@ -4,8 +4,8 @@ WordPiece cuts a word greedily: take the longest prefix that is in the vocabular
 longest continuation prefixed with the suffix indicator ``##``, and so on; if at some point no
 prefix matches, the whole word is ``[UNK]`` (Section 3.1; this is "MaxMatch"). The original
 implementation (Google's BERT, HuggingFace ``tokenizers``) tries ever shorter prefixes and is
-``O(n^2)`` per word; it is kept here as :func:`max_match_reference`, the obviously-correct
-reference, beside :func:`max_match_trie`, the ``O(n m)`` trie walk of Section 3.2.
+``O(n^2)`` per word; it is kept as the obviously-correct reference, beside the ``O(n m)`` trie
+walk of Section 3.2, in :mod:`._reference` (tests and benchmarks only).
 
 :class:`LinMaxMatch` is the paper's ``O(n)`` algorithm:
 
@@ -46,64 +46,15 @@ Corner cases of Section 3.3, and one deliberate departure from the paper:
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Mapping
+from typing import Mapping
 
-__all__ = [
-    "LinMaxMatch",
-    "max_match_reference",
-    "max_match_trie",
-    "NULL",
-    "load_bert_uncased",
-    "load_wordpiece",
-]
+__all__ = ["LinMaxMatch", "NULL", "ROOT", "SUFFIX_ROOT"]
 
 #: the null node (``f(v) = ∅``)
 NULL = -1
 #: node ids of the two roots: ``r`` (start of a word) and ``r#`` (start of a continuation)
 ROOT = 0
 SUFFIX_ROOT = 1
-
-
-def max_match_reference(
-    word: str,
-    vocab: Mapping[str, int],
-    *,
-    unk_token: str = "[UNK]",
-    suffix_indicator: str = "##",
-    max_input_chars_per_word: int = 100,
-) -> list[int]:
-    """The original greedy MaxMatch of BERT / HF ``tokenizers`` (the reference, ``O(n^2)``).
-
-    At each position try the whole rest of the word, then ever shorter prefixes (with
-    ``suffix_indicator`` in front past the first piece), exactly as HF's
-    ``WordPiece::tokenize`` does.
-
-    >>> max_match_reference("unaffable", {"[UNK]": 0, "un": 1, "##aff": 2, "##able": 3})
-    [1, 2, 3]
-
-    Runtime complexity: ``O(n^2)`` dictionary lookups of ``O(n)`` strings for a word of ``n``
-    characters.
-    """
-    if len(word) > max_input_chars_per_word:
-        return [vocab[unk_token]]
-    out: list[int] = []
-    start = 0
-    while start < len(word):
-        end = len(word)
-        found = None
-        while start < end:
-            sub = word[start:end]
-            if start > 0:
-                sub = suffix_indicator + sub
-            found = vocab.get(sub)
-            if found is not None:
-                break
-            end -= 1
-        if found is None:
-            return [vocab[unk_token]]
-        out.append(found)
-        start = end
-    return out
 
 
 class LinMaxMatch:
@@ -370,65 +321,3 @@ class LinMaxMatch:
         while self.parent[v] != NULL:
             v = self.parent[v]
         return v == SUFFIX_ROOT
-
-
-def max_match_trie(word: str, lmm: LinMaxMatch) -> list[int]:
-    """MaxMatch by walking the trie from each start (the ``O(n m)`` approach of Section 3.2).
-
-    From the current position follow trie edges as far as the input allows, remember the last
-    token node passed, emit it and restart right after it. Same result as
-    :func:`max_match_reference`; used by the benchmark to show the ``m`` factor.
-
-    >>> lmm = LinMaxMatch({"[UNK]": 0, "un": 1, "##aff": 2, "##able": 3})
-    >>> max_match_trie("unaffable", lmm)
-    [1, 2, 3]
-
-    Runtime complexity: ``O(n m)`` for a word of ``n`` characters and tokens of at most ``m``.
-    """
-    n = len(word)
-    if n > lmm.max_input_chars_per_word:
-        return [lmm.unk_id]
-    children, token = lmm.children, lmm.token
-    out: list[int] = []
-    start, root = 0, ROOT
-    while start < n:
-        u, i, best, best_end = root, start, -1, start
-        while i < n:
-            u = children[u].get(word[i], NULL)
-            if u == NULL:
-                break
-            i += 1
-            if token[u] >= 0:
-                best, best_end = token[u], i
-        if best < 0:
-            return [lmm.unk_id]
-        out.append(best)
-        start, root = best_end, SUFFIX_ROOT
-    return out
-
-
-# -- encoding factories (the registry imports these names from here) -----------------------------
-
-
-def load_bert_uncased(**options: Any) -> Any:
-    """The ``bert-base-uncased`` :class:`~livetok.incremental.wordpiece.encoding.WordPieceEncoding`.
-
-    Found offline; see :func:`livetok.incremental.wordpiece.encoding.load_bert_uncased`.
-
-    Runtime complexity: ``O(vocabulary)`` (trie and Algorithm 2 precomputation).
-    """
-    from .encoding import load_bert_uncased as _load
-
-    return _load(**options)
-
-
-def load_wordpiece(path: Any, **options: Any) -> Any:
-    """A WordPiece encoding from a ``vocab.txt`` or a HF ``tokenizer.json``.
-
-    See :func:`livetok.incremental.wordpiece.encoding.load_wordpiece`.
-
-    Runtime complexity: ``O(file size + vocabulary)``.
-    """
-    from .encoding import load_wordpiece as _load
-
-    return _load(path, **options)

@@ -414,7 +414,7 @@ def test_wordpiece_files_are_read_with_the_bounds(tmp_path, monkeypatch, kind):
     past the depth bound, is a VocabularyError naming the file (not a MemoryError or a
     RecursionError)."""
     from livetok.incremental.load import VocabularyError
-    from livetok.incremental.wordpiece.encoding import load_wordpiece
+    from livetok.incremental.wordpiece.load import load_wordpiece
 
     big = tmp_path / kind
     big.write_text("[PAD]\n" * 2000 if kind == "vocab.txt" else '{"model": {}}' + " " * 12000)

