@@ -39,7 +39,7 @@ import pathspec
 from livetok.incremental import get_encoding, list_encodings
 from livetok.incremental.registry import ALIASES
 
-from .markdown import sections
+from .markdown import FRONT_MATTER, sections
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -504,9 +504,6 @@ class ConfigFinder:
 
 # -- front matter ----------------------------------------------------------------------------
 
-_FRONT_MATTER = re.compile(
-    r"\A\ufeff?---[ \t]*\r?\n(?P<body>(?:.*?\r?\n)??)(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
-
 
 @dataclass(frozen=True)
 class FrontMatter:
@@ -529,7 +526,7 @@ def front_matter(text: str, path: str = "<text>") -> FrontMatter:
     Runtime complexity: ``O(size of the front matter)``; YAML is parsed only when a budget
     key appears in it.
     """
-    m = _FRONT_MATTER.match(text)
+    m = FRONT_MATTER.match(text)
     if m is None:
         return FrontMatter(0)
     body = m.group("body")
@@ -560,53 +557,6 @@ def front_matter(text: str, path: str = "<text>") -> FrontMatter:
 
 # -- Markdown sections -----------------------------------------------------------------------
 
-_SETEXT_UNDERLINE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
-_ANY_UNDERLINE = re.compile(r"(?:^|[\r\n]) {0,3}(?:=+|-+)[ \t]*(?:[\r\n]|$)")
-_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
-#: lines that end a paragraph (and cannot start one): ATX heading, quote, list item, rule
-_INTERRUPTS = re.compile(
-    r" {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)"
-    r"|(?:[-*_][ \t]*){3,}$)")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
-
-
-def _setext_headings(text: str) -> list[tuple[int, str, int]]:
-    """``(level, title, start_cp)`` of the setext headings (a paragraph underlined with
-    ``===`` or ``---``) outside fenced code.
-
-    Interim: :func:`.markdown.sections` finds only ATX headings; once it finds setext ones
-    too, :func:`budget_sections` should use it alone and this function goes.
-
-    Runtime complexity: ``O(len(text))``.
-    """
-    found: list[tuple[int, str, int]] = []
-    if not _ANY_UNDERLINE.search(text):
-        return found  # most files: no line could underline a heading
-    fence: str | None = None
-    para: int | None = None  # start of the open paragraph
-    pos, n = 0, len(text)
-    while pos < n:
-        m = _LINE.match(text, pos)
-        assert m is not None and m.end() > pos
-        line = m.group().rstrip("\r\n")
-        f = _FENCE_OPEN.match(line)
-        if fence is not None:  # inside fenced code: only its closing fence matters
-            if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) \
-                    and not line[f.end():].strip():
-                fence = None
-        elif f and not (f.group(1)[0] == "`" and "`" in line[f.end():]):
-            fence, para = f.group(1), None
-        elif para is not None and _SETEXT_UNDERLINE.match(line):
-            title = " ".join(t.strip() for t in text[para:pos].splitlines())
-            found.append((1 if line.strip()[0] == "=" else 2, title, para))
-            para = None
-        elif not line.strip() or _INTERRUPTS.match(line):
-            para = None
-        elif para is None and not line.startswith("    ") and not line.startswith("\t"):
-            para = pos
-        pos = m.end()
-    return found
-
 
 class BudgetSection(NamedTuple):
     """A heading's section: ``[start_cp, end_cp)`` from its heading (on 1-based ``line``) to
@@ -626,31 +576,15 @@ class BudgetSection(NamedTuple):
 
 def budget_sections(text: str, body_cp: int = 0) -> list[BudgetSection]:
     """Sections of the Markdown in ``text[body_cp:]`` (after the front matter), with offsets
-    into ``text``: ATX headings from :func:`.markdown.sections`, plus setext headings.
+    into ``text``: :func:`.markdown.sections` (ATX and setext headings), lines from 1.
 
     >>> [(s.level, s.title, s.line) for s in budget_sections("A\\n===\\n## B\\n```\\n# no\\n```\\n")]
     [(1, 'A', 1), (2, 'B', 3)]
 
     Runtime complexity: ``O(len(text))``.
     """
-    body = text[body_cp:] if body_cp else text
-    heads = [(s.level, s.title, s.start_cp + body_cp) for s in sections(body)]
-    heads += [(lv, t, s + body_cp) for lv, t, s in _setext_headings(body)]
-    heads.sort(key=lambda h: h[2])
-    # section ends in one pass: a stack of the headings not yet ended, levels increasing
-    ends = [len(text)] * len(heads)
-    open_: list[int] = []
-    for i, (level, _title, start) in enumerate(heads):
-        while open_ and heads[open_[-1]][0] >= level:
-            ends[open_.pop()] = start
-        open_.append(i)
-    out: list[BudgetSection] = []
-    line, at = 1, 0
-    for (level, title, start), end in zip(heads, ends):
-        line += _breaks(text, at, start)
-        at = start
-        out.append(BudgetSection(level, title, start, end, line))
-    return out
+    return [BudgetSection(s.level, s.title, s.start_cp, s.end_cp, s.line + 1)
+            for s in sections(text, body_cp)]
 
 
 # -- counting and verdicts -------------------------------------------------------------------
@@ -756,6 +690,10 @@ def budget_for(path: Path, text: str, config: BudgetConfig | None) -> Budget | N
             base = budget or Budget(encoding=config.encoding if config else DEFAULT_ENCODING)
             budget = replace(base, max=fm.tokens, max_from_front_matter=True)
     return None if budget is None or budget.empty else budget
+
+
+#: one line and its terminator (the last line may have none; an empty match ends the text)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 
 
 def _breaks(text: str, start_cp: int, end_cp: int) -> int:

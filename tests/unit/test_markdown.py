@@ -1,9 +1,12 @@
 """Markdown sections and the per-document features in linear time (issue 15, part 4).
 
-``sections`` is compared with its old regular-expression implementation, kept below as the
-reference (it backtracked: quadratic on a long heading line, and its section ends were a
-quadratic search); ``paragraph_span`` and ``semantic_tokens`` with slow references that
-read the whole text. Operation counts check the fast paths stay fast without timing them.
+``sections`` is compared with its old regular-expression implementations, kept below as the
+reference: the ATX headings of ``server/markdown.py`` before issue 15 (it backtracked:
+quadratic on a long heading line, and its section ends were a quadratic search) and the
+setext headings ``server/budgets.py`` found on its own before issue 16 (one sectioniser
+now serves the editor and ``livetok check``); ``paragraph_span`` and ``semantic_tokens``
+with slow references that read the whole text. Operation counts check the fast paths stay
+fast without timing them.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from livetok.server.config import Settings
 from livetok.server.documents import OpenDocument
 from livetok.server.features import code_lenses, markdown_sections, paragraph_span, semantic_tokens
 from livetok.server.lineindex import LineIndex, naive_lines
-from livetok.server.markdown import Section, sections
+from livetok.server.markdown import FRONT_MATTER, Section, sections
 from livetok.server.positions import PositionCodec
 
 from .._lsp import naive_position, units_of
@@ -30,20 +33,23 @@ from ..property.test_server_documents import decode_semantic
 ROOT = Path(__file__).resolve().parents[2]
 ENC = "o200k_base"
 
-# -- the reference: sections() as it was before issue 15 ----------------------------------------
+# -- the reference: ATX headings as before issue 15, setext ones as budgets.py found them -------
 
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+_SETEXT_UNDERLINE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+#: lines that end a paragraph (and cannot start one): ATX heading, quote, list item, rule
+_INTERRUPTS = re.compile(
+    r" {0,3}(?:#{1,6}(?:[ \t]|$)|>|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)"
+    r"|(?:[-*_][ \t]*){3,}$)")
 
 
-def reference_sections(text: str) -> list[tuple[int, str, int, int]]:
-    """``(level, title, start_cp, end_cp)`` per heading, by the old implementation."""
-    found: list[tuple[int, str, int]] = []
+def _reference_lines(text: str):
+    """``(start_cp, content)`` of each line, and whether it opens, closes or is in a fence."""
     fence: str | None = None
     pos = 0
-    n = len(text)
-    while pos < n:
+    while pos < len(text):
         m = _LINE.match(text, pos)
         assert m is not None and m.end() > pos
         line = m.group().rstrip("\r\n")
@@ -52,28 +58,67 @@ def reference_sections(text: str) -> list[tuple[int, str, int, int]]:
             if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) \
                     and not line[f.end():].strip():
                 fence = None
+            yield pos, line, True
         elif f and not (f.group(1)[0] == "`" and "`" in line[f.end():]):
             fence = f.group(1)
+            yield pos, line, True
         else:
-            h = _HEADING.match(line)
-            if h:
-                found.append((len(h.group(1)), (h.group(2) or "").strip(), pos))
+            yield pos, line, False
         pos = m.end()
+
+
+def reference_atx(text: str) -> list[tuple[int, str, int]]:
+    """``(level, title, start_cp)`` of the ATX headings, by the regex of before issue 15."""
+    found = []
+    for pos, line, fenced in _reference_lines(text):
+        h = None if fenced else _HEADING.match(line)
+        if h:
+            found.append((len(h.group(1)), (h.group(2) or "").strip(), pos))
+    return found
+
+
+def reference_setext(text: str) -> list[tuple[int, str, int]]:
+    """``(level, title, start_cp)`` of the setext headings, as budgets.py found them."""
+    found = []
+    para: int | None = None  # start of the open paragraph
+    for pos, line, fenced in _reference_lines(text):
+        if fenced:
+            para = None
+        elif para is not None and _SETEXT_UNDERLINE.match(line):
+            title = " ".join(t.strip() for t in text[para:pos].splitlines())
+            found.append((1 if line.strip()[0] == "=" else 2, title, para))
+            para = None
+        elif not line.strip() or _INTERRUPTS.match(line):
+            para = None
+        elif para is None and not line.startswith("    ") and not line.startswith("\t"):
+            para = pos
+    return found
+
+
+def reference_sections(text: str, body_cp: int | None = None) -> list[tuple[int, str, int, int]]:
+    """``(level, title, start_cp, end_cp)`` per heading of ``text[body_cp:]`` (default: after
+    the front matter), each section ended by a search of the later headings."""
+    if body_cp is None:
+        m = FRONT_MATTER.match(text)
+        body_cp = m.end() if m else 0
+    body = text[body_cp:]
+    found = sorted(reference_atx(body) + reference_setext(body), key=lambda h: h[2])
     out = []
     for i, (level, title, start) in enumerate(found):
-        end = n
+        end = len(body)
         for level2, _, start2 in found[i + 1 :]:
             if level2 <= level:
                 end = start2
                 break
-        out.append((level, title, start, end))
+        out.append((level, title, start + body_cp, end + body_cp))
     return out
 
 
-def check_sections(text: str) -> list[Section]:
-    """``sections(text)``, checked against the reference and each heading's line number."""
-    secs = sections(text)
-    assert [(s.level, s.title, s.start_cp, s.end_cp) for s in secs] == reference_sections(text)
+def check_sections(text: str, body_cp: int | None = None) -> list[Section]:
+    """``sections(text, body_cp)``, checked against the reference and each heading's line."""
+    secs = sections(text, body_cp)
+    assert [(s.level, s.title, s.start_cp, s.end_cp) for s in secs] == reference_sections(
+        text, body_cp)
     for s in secs:
         assert s.line == naive_position(text, s.start_cp, "utf-32").line
     return secs
@@ -97,6 +142,20 @@ def test_same_sections_as_before_on_random_lines(text):
     check_sections(text)
 
 
+#: pieces of lines that make and break setext headings: underlines, paragraph interrupters
+#: (quotes, list items, thematic breaks, Unicode digits), front matter fences, code indents
+_SETEXT_PIECES = ["=", "===", "-", "---", "- ", "*", "_", " * * *", "> ", "1.", "1) ",
+                  "1234567890.", "\u0663.", "\u00b2.", "#", "#######", "```", "~~~", "    ",
+                  "\t", " ", "a", "b c", "...", "\ufeff", "\n", "\n", "\n", "\r\n", "\r", "\x0b"]
+
+
+@given(st.lists(st.sampled_from(_SETEXT_PIECES), max_size=50).map("".join),
+       st.sampled_from(["", "---\n", "---\r\nk: v\r\n", "\ufeff---\nk: v\n"]),
+       st.sampled_from([None, 0]))
+def test_same_sections_as_before_with_setext_headings(text, front, body_cp):
+    check_sections(front + text, body_cp)
+
+
 def heads(text: str) -> list[tuple[int, str]]:
     return [(s.level, s.title) for s in check_sections(text)]
 
@@ -110,8 +169,23 @@ def test_atx_headings_and_closing_hashes():
     assert heads("   # three spaces\n\t# tab\n") == [(1, "three spaces")]
 
 
-def test_setext_underlines_are_not_headings():
-    assert heads("Title\n=====\n\nPart\n----\n") == []
+def test_setext_headings():
+    assert heads("Title\n=====\n\nPart\none\n----\n") == [(1, "Title"), (2, "Part one")]
+    # not headings: an underline after a blank line, a list item, a quote or a fence; an
+    # indented line continues a paragraph but cannot start one
+    assert heads("a\n\n---\n- item\n---\n> q\n===\n```\nx\n```\n---\n    code\n===\n") == []
+    assert heads("a\n    b\n===\n") == [(1, "a b")]
+    # an ordered list item interrupts: its number is Unicode decimal digits, not superscripts
+    assert heads("a\n\u0663.\n---\n") == [] and heads("a\n\u00b2.\n---\n") == [(2, "a \u00b2.")]
+    # a line of 7 hashes is a heading but does not end the paragraph it is in
+    assert heads("#######\n===\n") == [(6, ""), (1, "#######")]
+    assert [s.start_cp for s in check_sections("x\n#######\n===\n")] == [0, 2]
+
+
+def test_front_matter_is_not_markdown():
+    text = "---\n# a YAML comment\ntitle: x\n---\nText\n---\n"
+    assert heads(text) == [(2, "Text")]  # not "title: x", nor the comment
+    assert [s.title for s in check_sections(text, 0)] == ["a YAML comment", "title: x", "Text"]
 
 
 def test_headings_in_fenced_code_are_not_headings():
