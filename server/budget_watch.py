@@ -308,8 +308,8 @@ class BudgetWatch:
 
     def lenses(self, od: OpenDocument, lenses: list[Lens]) -> list[Lens]:
         """``lenses`` with the budgets written in: ``n / budget`` on the document's lens, on
-        each budgeted section's (added where the editor's sections have none, as for setext
-        headings) and a lens per retrieval chunk.
+        each budgeted section's (added where the editor shows none, as in a file the editor does
+        not treat as Markdown) and a lens per retrieval chunk.
 
         Runtime complexity: ``O(lenses + verdicts)`` after :meth:`check`.
         """
