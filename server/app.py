@@ -264,11 +264,11 @@ class LivetokServer(LanguageServer):
             pass
 
     def report_server_error(self, error: Exception, source: ServerErrors) -> None:
-        """pygls's hook for a handler that raised. A request's error has been answered: it is
-        only logged. A notification's cannot be: it is logged with its traceback and the
-        client is warned; the server keeps running."""
+        """pygls's hook for a handler that raised. A notification cannot be answered: its
+        error is logged with its traceback and the client is warned; the server keeps
+        running. Others as pygls does (a request's error is in its answer)."""
         if source is not FeatureNotificationError:
-            log.error("%s", error)
+            super().report_server_error(error, source)
             return
         data = getattr(error, "data", None)
         trace = "".join(data.get("traceback", ())) if isinstance(data, dict) else ""
