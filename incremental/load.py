@@ -17,7 +17,7 @@ import re
 import zlib
 from itertools import accumulate, repeat
 from operator import sub
-from typing import Mapping
+from typing import Any, Callable, Mapping
 
 __all__ = [
     "VocabularyError",
@@ -356,7 +356,7 @@ def load_gpt2_files(
     return ranks
 
 
-def read_json_object(name: str, what: str) -> dict:
+def read_json_object(name: str, what: str) -> dict[str, Any]:
     """The JSON object of the file ``name`` (bounded read, depth checked before parsing).
 
     Runtime complexity: ``O(file size)``.
@@ -381,7 +381,8 @@ def read_json_object(name: str, what: str) -> dict:
     return data
 
 
-def _check_merges(name: str, encoder_name: str, ranks: dict[bytes, int], token_bytes) -> None:
+def _check_merges(name: str, encoder_name: str, ranks: dict[bytes, int],
+                  token_bytes: Callable[[str], bytes]) -> None:
     """Check that the merges of ``vocab.bpe`` make the tokens of ``encoder.json`` in id order.
 
     Runtime complexity: ``O(file size)``.

@@ -160,8 +160,13 @@ def get_encoding(encoding_name: str) -> Encoding:
             f"{encoding_name!r} is not a tiktoken-style encoding; tiktoken_compat has "
             f"{', '.join(list_encoding_names())}; use livetok.incremental.get_encoding for it"
         )
+    def build() -> Encoding:
+        enc = base._variant(base.name, cls=Encoding)
+        assert isinstance(enc, Encoding)  # cls=Encoding
+        return enc
+
     # kept in the registry's cache, beside the encoding it shares its vocabulary with
-    return registry.derived(base.name, _KIND, lambda: base._variant(base.name, cls=Encoding))
+    return registry.derived(base.name, _KIND, build)
 
 
 def list_encoding_names() -> list[str]:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Iterable, Iterator, Literal, Sequence
+from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
 
 __all__ = [
     "Dictionary",
@@ -68,6 +68,8 @@ __all__ = [
 
 Semantics = Literal["sp", "hf"]
 Tokenization = tuple[str, ...]
+#: a vocabulary piece: text (SentencePiece) or bytes (tiktoken)
+P = TypeVar("P", str, bytes)
 
 
 class DictionaryFormatError(ValueError):
@@ -386,11 +388,12 @@ def proper_violations(D: Dictionary) -> list[Violation]:
         first.setdefault(u + v, i)
     out = []
     for j, (u, v) in enumerate(D.rules):
-        for side, tok in (("left", u), ("right", v)):
+        sides: tuple[tuple[Literal["left", "right"], str], ...] = (("left", u), ("right", v))
+        for side, tok in sides:
             if len(tok) > 1:
-                i = first.get(tok)
-                if i is None or i >= j:
-                    out.append(Violation(j, side, tok, i))  # type: ignore[arg-type]
+                made_by = first.get(tok)
+                if made_by is None or made_by >= j:
+                    out.append(Violation(j, side, tok, made_by))
     return out
 
 
@@ -600,7 +603,7 @@ class VocabularyAnalysis:
     #: of those, how many only fail because the producing piece has the *same* priority
     tie_violations: int
     #: pieces that tokenizing the piece itself does not produce: never a token (Lemma 2 (ii))
-    unreachable: list
+    unreachable: list[str] | list[bytes]
     #: rules never applied anywhere (Corollary 1)
     useless_rules: int
     #: useful rules whose token is made only by useful rules of lower or equal priority: the
@@ -615,19 +618,19 @@ class VocabularyAnalysis:
         return not self.violations
 
 
-def _bpe_trace(p, prio, steps: StepBudget | None = None,
-               where: str | Callable[[], str] = "") -> tuple[list, list]:
+def _bpe_trace(p: P, prio: Mapping[P, float], steps: StepBudget | None = None,
+               where: str | Callable[[], str] = "") -> tuple[list[P], list[tuple[P, P]]]:
     """Naive BPE of ``p`` (str or bytes), lowest key first, leftmost on ties.
 
     Returns the final parts and the list of merges ``(left, right)`` performed; ``steps`` is
     charged ``len(p)`` per scan (the characters its pairs join).
     """
     parts = [p[i : i + 1] for i in range(len(p))]
-    merges = []
+    merges: list[tuple[P, P]] = []
     while len(parts) > 1:
         if steps is not None:
             steps.spend(len(p), where)
-        best = None
+        best: tuple[float, int] | None = None
         for i in range(len(parts) - 1):
             k = prio.get(parts[i] + parts[i + 1])
             if k is not None and (best is None or k < best[0]):
@@ -640,7 +643,7 @@ def _bpe_trace(p, prio, steps: StepBudget | None = None,
     return parts, merges
 
 
-def analyze_vocabulary(prio, *, max_examples: int = 5,
+def analyze_vocabulary(prio: Mapping[Any, float], *, max_examples: int = 5,
                        steps: StepBudget | None = None) -> VocabularyAnalysis:
     """Analyse a BPE vocabulary ``{piece: key}`` (lower key merges first) as a dictionary.
 
@@ -666,13 +669,14 @@ def analyze_vocabulary(prio, *, max_examples: int = 5,
     violations: list[str] = []
     n_viol = 0
     ties = 0
-    unreachable = []
-    useful: set = set()
+    unreachable: list[Any] = []  # pieces: str (SentencePiece) or bytes (tiktoken)
+    useful: set[tuple[Any, Any]] = set()
     producible = {p for p in prio if len(p) > 1}
     done = 0
+    p: Any  # the piece being analysed (for where())
 
     def where() -> str:
-        return (f"analysing piece {done + 1:,} of {len(prio):,} ({_short(p)}): by then "
+        return (f"analysing piece {done + 1:,} of {len(prio):,} ({_short(str(p))}): by then "
                 f"{n_viol:,} rule tokens broke Definition 5 and {len(unreachable):,} pieces "
                 "were unreachable")
 

@@ -1,17 +1,14 @@
-"""Algorithm 1 of *Formalizing BPE Tokenization* on SentencePiece BPE, and how far it widens.
+"""How far Algorithm 1 of *Formalizing BPE Tokenization* widens on SentencePiece BPE.
 
-Algorithm 1 (Berglund & van der Merwe) re-tokenizes an edit by encoding a window
-``u_i … u_n (edit) u'_1 … u'_j`` of old tokens around it and gluing the result in once the
-window's first token equals ``u_i`` and its last equals ``u'_j`` (steps 2-3); otherwise it widens
-by one old token on each side that disagrees (steps 4-5). Theorem 1 (via Corollary 2) makes the
-glued result exact. Corollary 2 needs Lemma 2, which holds for SentencePiece's order too: the
-queue order restricted to one token's span — score, then position — is that span's own order.
-
-:func:`glue_edit` is that algorithm on one normalized string with :func:`~.sentencepiece_bpe.sp_bpe`,
-and :func:`measure_widening` (``python -m livetok.incremental.analysis.widening``) makes random edits inside
-long spans of real text — whole lines, *without* the piece split, i.e. the paper's setting of a
-text with no pre-tokenization — and reports how many widening steps each edit needed. The
-numbers are in ``docs/sentencepiece.md``.
+:func:`glue_edit` is the paper's Algorithm 1 (:func:`~livetok.incremental.glue.glue_one_step`,
+one old token per widening step; the statement and the proof are in :mod:`..glue`) on one
+normalized string with :func:`~..sentencepiece.encoding.sp_bpe`. Corollary 2 needs Lemma 2,
+which holds for SentencePiece's order too: the queue order restricted to one token's span —
+score, then position — is that span's own order. :func:`measure_widening`
+(``python -m livetok.incremental.analysis.widening``) makes random edits inside long spans of
+real text — whole lines, *without* the piece split, i.e. the paper's setting of a text with no
+pre-tokenization — and reports how many widening steps each edit needed. The numbers are in
+``docs/sentencepiece.md``.
 """
 
 from __future__ import annotations
@@ -20,23 +17,27 @@ import random
 from collections import Counter
 from typing import Sequence
 
-from ..sentencepiece.encoding import SentencePieceEncoding, sp_bpe
+from ..glue import glue_one_step
+from ..sentencepiece.bpe import sp_bpe
+from ..sentencepiece.encoding import SentencePieceEncoding
 
 __all__ = ["glue_edit", "measure_widening"]
 
+_Span = tuple[int, int]
 
-def _tokens(enc: SentencePieceEncoding, s: str) -> list[tuple[int, int]]:
+
+def _tokens(enc: SentencePieceEncoding, s: str) -> list[_Span]:
     return sp_bpe(s, enc._piece_ids, enc._neg_scores, enc._unused)
 
 
 def glue_edit(
     enc: SentencePieceEncoding,
     old: str,
-    old_spans: Sequence[tuple[int, int]],
+    old_spans: Sequence[_Span],
     start: int,
     end: int,
     new_text: str,
-) -> tuple[list[tuple[int, int]], int]:
+) -> tuple[list[_Span], int]:
     """Token spans of ``old[:start] + new_text + old[end:]`` by Algorithm 1, and its widenings.
 
     ``old`` is a normalized string and ``old_spans`` its :func:`sp_bpe` tokens.
@@ -48,23 +49,21 @@ def glue_edit(
     delta = len(new_text) - (end - start)
     left = [sp for sp in old_spans if sp[1] <= start]  # tau_1, a prefix of the old tokens
     right = [(s + delta, e + delta) for s, e in old_spans if s >= end]  # tau_2, shifted
-    i = len(left) - 1  # window starts at left[i] (or at 0 when i < 0)
-    j = 0  # window ends with right[j] (or at the end when j >= len(right))
-    steps = 0
-    while True:
-        ws = left[i][0] if i >= 0 else 0
-        we = right[j][1] if j < len(right) else len(new)
-        v = [(s + ws, e + ws) for s, e in _tokens(enc, new[ws:we])]
-        left_ok = i <= 0 or (v and v[0] == left[i])
-        right_ok = j >= len(right) - 1 or (v and v[-1] == right[j])
-        if left_ok and right_ok:
-            out = left[: max(i, 0)] + v + right[j + 1 :]
-            return out, steps
-        steps += 1
-        if not left_ok:
-            i -= 1
-        if not right_ok:
-            j += 1
+
+    def encode(ws: int, we: int) -> list[_Span]:
+        return [(s + ws, e + ws) for s, e in _tokens(enc, new[ws:we])]
+
+    g = glue_one_step(
+        encode,
+        [(k, sp[0], sp) for k, sp in reversed(list(enumerate(left)))],
+        [(k, sp[1], sp) for k, sp in enumerate(right)],
+        0,
+        len(new),
+    )
+    out = left[: g.left or 0] + list(g.tokens)
+    if g.right is not None:
+        out += right[g.right + 1 :]
+    return out, g.widenings
 
 
 def measure_widening(

@@ -44,7 +44,7 @@ _BLOCK_CHARS = 1 << 16
 #: longer pieces are not kept in the cache between calls (they are rare and can be huge)
 _CACHE_PIECE_CHARS = 64
 #: run an iterator to its end in C, keeping nothing (``deque(it, maxlen=0)``)
-_drain = partial(deque, maxlen=0)
+_drain: Callable[[Iterable[object]], object] = partial(deque, maxlen=0)
 
 
 class _PieceCache(GenerationalCache[str, tuple[int, ...]]):
@@ -165,7 +165,7 @@ class Encoding:
         self._special_res: dict[frozenset[str], Any] = {}
 
     @cached_property
-    def _tables(self) -> tuple[list[bytes | None], array, bytearray]:
+    def _tables(self) -> tuple[list[bytes | None], array[int], bytearray]:
         """``(decoder, lead, clean)``, built once: the bytes of each id (``None`` in a gap),
         the characters that *start* in each token (UTF-8 lead bytes: a token's code point
         length), and 2 (the document's CLEAN flag) where a token starts on a character
@@ -678,12 +678,16 @@ class Encoding:
         """Bound on what deciding the piece at ``start`` reads; see :mod:`.pretokenize`."""
         return self._pre.horizon(text, start, limit)
 
-    def encode_piece(self, piece: str, *, at_text_start: bool = False) -> Sequence[int]:
-        """Token ids of one pre-token (cached for short pieces; a tuple).
+    def encode_piece(self, piece: str, *, at_text_start: bool = False) -> list[int]:
+        """Token ids of one pre-token (cached for short pieces).
+
+        >>> from livetok.incremental import get_encoding
+        >>> get_encoding("cl100k_base").encode_piece(" world")
+        [1917]
 
         Runtime complexity: ``O(m log m)`` for ``m`` bytes, ``O(1)`` when cached.
         """
-        return self._cache.lookup(piece)
+        return list(self._cache.lookup(piece))
 
     def encode_bytes_piece(self, data: bytes) -> list[int]:
         """BPE of raw bytes (no pre-tokenization): used for windows inside one piece."""
@@ -698,7 +702,7 @@ class Encoding:
         return [lead[i] for i in ids]
 
     @property
-    def lead_counts(self) -> array:
+    def lead_counts(self) -> array[int]:
         """``lead_counts[id]``: characters whose first UTF-8 byte is in token ``id``."""
         return self._tables[1]
 

@@ -20,7 +20,7 @@ import functools
 import re
 import sys
 from itertools import accumulate
-from typing import Iterator
+from typing import Callable, Iterator, Union
 
 import regex
 
@@ -57,8 +57,15 @@ _SUB_BLOCK_CHARS = 2048
 _WIDE_END = 0x800
 _BEYOND_WIDE = re.compile("[^\\x00-\\u07ff]")
 
+#: a character's class signature: six Unicode classes, four exact characters, the contraction
+#: letter it is (exact and case-insensitive; empty when none)
+Signature = tuple[Union[bool, str], ...]
+#: a test on signatures, and a function that writes the class of the signatures it accepts
+SigPredicate = Callable[[Signature], object]
+ClassWriter = Callable[[SigPredicate], str]
 
-def _signature(ch: str) -> tuple:
+
+def _signature(ch: str) -> Signature:
     feats = tuple(bool(rx.fullmatch(ch)) for _, rx in _FEATURES)
     exact = ch if ch in _CONTRACTION else ""
     ci = next((c for c, rx in _CI.items() if rx.fullmatch(ch)), "")
@@ -66,7 +73,7 @@ def _signature(ch: str) -> tuple:
 
 
 @functools.lru_cache(maxsize=None)
-def _signatures_below(end: int) -> list[tuple]:
+def _signatures_below(end: int) -> list[Signature]:
     """The signature of every code point below ``end`` (computed once)."""
     return [_signature(chr(o)) for o in range(end)]
 
@@ -75,7 +82,7 @@ def _signatures_below(end: int) -> list[tuple]:
 _L, _N, _WS, _M, _UP, _LO, _CRLF, _SPACE, _APOS, _SLASH, _EXACT, _CIL = range(12)
 
 
-class _Codes(dict):
+class _Codes(dict[int, int]):
     """``ord(char) -> ord(code)``, filled on first sight of each character."""
 
     def __init__(self, owner: "FastSplitter") -> None:
@@ -99,7 +106,7 @@ class FastSplitter:
         if name not in ("r50k_base", "cl100k_base", "o200k_base"):
             raise ValueError(f"no fast splitter for {name!r}")
         self.name = name
-        self._sigs: dict[tuple, str] = {}
+        self._sigs: dict[Signature, str] = {}
         self._table = _Codes(self)
         self._compiled: re.Pattern[str] | None = None
         # pre-seed the ASCII range, so the pattern is compiled once for ordinary text
@@ -127,12 +134,12 @@ class FastSplitter:
             self._compiled = None
         return ord(code)
 
-    def _set(self, pred) -> str:
+    def _set(self, pred: SigPredicate) -> str:
         codes = [c for s, c in self._sigs.items() if pred(s)]
         # an empty class must match nothing: a code no signature uses
         return "[" + "".join(re.escape(c) for c in codes) + "]" if codes else "[\x00]"
 
-    def _range_set(self, pred, end: int) -> str:
+    def _range_set(self, pred: SigPredicate, end: int) -> str:
         # the code points below ``end`` whose signature satisfies ``pred``, as ranges
         sigs = _signatures_below(end)
         out = []
@@ -159,7 +166,7 @@ class FastSplitter:
             pat = self._compiled = re.compile(self._source(self._set))
         return pat
 
-    def _source(self, S, ascii_only: bool = False) -> str:
+    def _source(self, S: ClassWriter, ascii_only: bool = False) -> str:
         """The pattern with each class written by ``S(predicate on signatures)``.
 
         ``ascii_only``: a form for ASCII text only, with less backtracking. Equivalent there
@@ -177,7 +184,7 @@ class FastSplitter:
         Measured gain: docs/algorithms.md, "Encoder choices".
         """
 
-        def _notset(pred) -> str:
+        def _notset(pred: SigPredicate) -> str:
             return S(lambda s: not pred(s))
 
         sp = S(lambda s: s[_SPACE])
@@ -191,11 +198,14 @@ class FastSplitter:
         prefix = S(lambda s: not (s[_CRLF] or s[_L] or s[_N]))
         opt_sp = f"{sp}?+" if ascii_only else f"{sp}?"
 
+        def letter_is(index: int, c: str) -> str:
+            return S(lambda s: s[index] == c)
+
         def ci(word: str) -> str:
-            return "".join(S(lambda s, c=c: s[_CIL] == c) for c in word)
+            return "".join(letter_is(_CIL, c) for c in word)
 
         def exact(word: str) -> str:
-            return "".join(S(lambda s, c=c: s[_EXACT] == c) for c in word)
+            return "".join(letter_is(_EXACT, c) for c in word)
 
         if self.name == "r50k_base":
             contr = "|".join(exact(w) for w in ("s", "d", "m", "t", "ll", "ve", "re"))

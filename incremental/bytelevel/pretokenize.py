@@ -136,7 +136,8 @@ _SPAN = re.Match.span
 
 
 def _span_of(m: Any) -> tuple[int, int]:
-    return m.span()  # a match of ``re`` or of ``regex``
+    span: tuple[int, int] = m.span()  # a match of ``re`` or of ``regex``
+    return span
 
 
 def _python_pattern(pat: str) -> str:
@@ -227,7 +228,7 @@ class Pretokenizer:
         """
         end = len(text) if limit is None else min(limit, len(text))
         best = start
-        readers = self._readers
+        readers: list[regex.Pattern[str]] | list[re.Pattern[str]] = self._readers
         if text.isascii() and self._ascii_readers is not None:
             readers = self._ascii_readers  # the same matches (module docstring)
         for r in readers:

@@ -83,6 +83,22 @@ class SentencePieceModelError(ModelProtoError):
     """The ``.model`` file declares something this implementation does not reproduce."""
 
 
+def _raw_pairs(pairs: set[str]) -> frozenset[str]:
+    """The joinable pairs as the raw text spells them when a space normalizes to ``▁``.
+
+    >>> sorted(_raw_pairs({"\u2581a"}))
+    [' a', '\u2581a']
+    """
+    raw = set(pairs)
+    for pair in pairs:
+        if SPACE in pair:
+            first, second = pair[0], pair[1]
+            for x in {first, " "} if first == SPACE else {first}:
+                for y in {second, " "} if second == SPACE else {second}:
+                    raw.add(x + y)
+    return frozenset(raw)
+
+
 # --- the encoding ----------------------------------------------------------------------------
 
 
@@ -178,15 +194,7 @@ class SentencePieceEncoding:
                 pairs.add(p[k : k + 2])
         self._pairs = frozenset(pairs)
         # the same pairs as they appear in the raw text (a space normalizes to ``▁``)
-        raw = set(pairs)
-        if self.escape_whitespaces:
-            for pr in pairs:
-                if SPACE in pr:
-                    a, b = pr
-                    for x in {a, " "} if a == SPACE else {a}:
-                        for y in {b, " "} if b == SPACE else {b}:
-                            raw.add(x + y)
-        self._raw_pairs = frozenset(raw)
+        self._raw_pairs = _raw_pairs(pairs) if self.escape_whitespaces else frozenset(pairs)
         self._known_chars = frozenset(p for p in self._piece_ids if len(p) == 1) | frozenset(
             p for p in self._reserved if len(p) == 1
         )

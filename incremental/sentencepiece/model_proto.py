@@ -131,7 +131,7 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
             raise ModelProtoError("varint longer than 10 bytes: not a protobuf message")
 
 
-def _fields(buf: bytes) -> Iterator[tuple[int, int, object]]:
+def _fields(buf: bytes) -> Iterator[tuple[int, int, int | bytes]]:
     """Yield ``(field_number, wire_type, value)``; ``value`` is int (varint/fixed) or bytes."""
     pos = 0
     n = len(buf)
@@ -175,7 +175,7 @@ def _parse_piece(buf: bytes) -> tuple[str, float, int]:
         elif num == 2 and wt == _I32:
             score = struct.unpack("<f", val)[0]  # type: ignore[arg-type]
         elif num == 3 and wt == _VARINT:
-            typ = int(val)  # type: ignore[arg-type]
+            typ = int(val)
     return piece, score, typ
 
 
@@ -206,7 +206,7 @@ def _parse_normalizer(buf: bytes) -> NormalizerSpec:
         if num == 1 and wt == _LEN:
             spec.name = val.decode("utf-8")  # type: ignore[union-attr]
         elif num == 2 and wt == _LEN:
-            spec.precompiled_charsmap = bytes(val)  # type: ignore[arg-type]
+            spec.precompiled_charsmap = bytes(val)
         elif wt == _VARINT and num in _NORMALIZER_BOOLS:
             setattr(spec, _NORMALIZER_BOOLS[num], bool(val))
     return spec
