@@ -6,7 +6,7 @@ built site offline and the script runs with the standard library alone::
     python3 docs/make_architecture_svg.py            # rewrite docs/img/architecture.svg
     python3 docs/make_architecture_svg.py --check    # exit 1 if the committed file is stale
 
-tests/test_docs_build.py runs the check, so edit this script, not the SVG.
+tests/e2e/test_docs_build.py runs the check, so edit this script, not the SVG.
 """
 
 from __future__ import annotations
@@ -29,31 +29,40 @@ LANES = [
     (700, 260, "livetok.incremental", "pure core: no LSP types", "#eef8f0"),
 ]
 
-# boxes: name -> (x, y, w, h, lines); the first line is the box's title (bold)
+# boxes: name -> (x, y, w, h, lines); the first line is the box's title (bold). Numbered
+# boxes are the five functions of a keystroke that docs/architecture.md names.
 BOXES = {
-    "key": (35, 70, 210, 44, ["1  Keystroke"]),
-    "change": (35, 140, 210, 80, ["2  didChange", "textDocument/didChange:", "range, new text, version"]),
-    "transport": (345, 140, 270, 80, ["3  Transport", "reads input in large chunks; one", "thread handles messages in order"]),
-    "apply": (345, 260, 270, 80, ["4  OpenDocument.apply", "line/column (UTF-16, UTF-8 or UTF-32)", "→ code point offsets (LineIndex)"]),
-    "edit": (715, 245, 230, 115, ["5  Document.edit", "re-split pieces between the", "restart and resync boundaries;", "re-encode changed pieces (long", "ones: Algorithm 1 gluing)"]),
-    "requests": (35, 350, 210, 90, ["Requests, any time", "livetok/tokenCount (range),", "hover, code lens,", "semantic tokens"]),
-    "seq": (715, 415, 230, 70, ["6  TokenSeq", "replaces only the changed", "tokens; count kept current"]),
-    "dirty": (345, 420, 270, 60, ["7  Mark the document dirty", "flush when the input is drained"]),
-    "notify": (345, 520, 270, 80, ["8  livetok/didChangeTokenCount", "{uri, version, encoding,", "tokens, characters}"]),
-    "status": (35, 520, 210, 80, ["9  Status bar", "1,234 tokens · o200k_base", "· 1.0% of window"]),
+    "key": (35, 70, 210, 44, ["Keystroke"]),
+    "change": (35, 140, 210, 80, ["textDocument/didChange", "range, new text, version"]),
+    "transport": (345, 140, 270, 80, ["Transport, LivetokProtocol", "read input in large chunks; one",
+                                      "thread decodes and dispatches"]),
+    "did_change": (345, 250, 270, 64, ["1  app.did_change", "the didChange handler"]),
+    "apply": (345, 340, 270, 80, ["2  OpenDocument.apply", "line/column (UTF-16, UTF-8 or UTF-32)",
+                                  "→ code point offsets (LineIndex)"]),
+    "edit": (715, 310, 230, 115, ["3  Document.edit", "re-split pieces between the",
+                                  "restart and resync boundaries;", "re-encode changed pieces (long",
+                                  "ones: Algorithm 1 gluing)"]),
+    "requests": (35, 355, 210, 95, ["Requests, any time", "livetok/tokenCount (range),",
+                                    "hover, code lens,", "semantic tokens"]),
+    "seq": (715, 480, 230, 70, ["4  TokenSeq.replace", "replaces only the changed",
+                                "tokens; count kept current"]),
+    "publish": (345, 480, 270, 90, ["5  LivetokServer.publish", "once the input is drained:",
+                                    "livetok/didChangeTokenCount", "{uri, version, tokens, ...}"]),
+    "status": (35, 510, 210, 80, ["Status bar", "1,234 tokens · o200k_base", "· 1.0% of window"]),
 }
 
 # arrows: (points, label, label_xy, dashed)
 ARROWS = [
     ([(140, 114), (140, 140)], None, None, False),
     ([(245, 180), (345, 180)], "JSON-RPC", (295, 172), False),
-    ([(480, 220), (480, 260)], None, None, False),
-    ([(615, 300), (715, 300)], "code points", (665, 292), False),
-    ([(830, 360), (830, 415)], None, None, False),
-    ([(715, 450), (615, 450)], "new count", (665, 442), False),
-    ([(480, 480), (480, 520)], None, None, False),
-    ([(345, 560), (245, 560)], "notification", (295, 552), False),
-    ([(245, 392), (900, 392), (900, 415)], "answered from the current token sequence", (480, 384), True),
+    ([(480, 220), (480, 250)], None, None, False),
+    ([(480, 314), (480, 340)], None, None, False),
+    ([(615, 380), (715, 380)], "code points", (665, 372), False),
+    ([(830, 425), (830, 480)], None, None, False),
+    ([(715, 515), (615, 515)], "new count", (665, 507), False),
+    ([(345, 545), (245, 545)], "notification", (295, 537), False),
+    ([(245, 442), (900, 442), (900, 480)], "answered from the current token sequence", (480, 459),
+     True),
 ]
 
 
