@@ -24,17 +24,20 @@ import logging
 import threading
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 __all__ = ["Background"]
 
 log = logging.getLogger(__name__)
 
+#: what one job's work returns and its ``done`` receives
+T = TypeVar("T")
 
-class _Job:
+
+class _Job(Generic[T]):
     __slots__ = ("future", "done", "handled")
 
-    def __init__(self, future: Future[Any], done: Callable[[Any], None]) -> None:
+    def __init__(self, future: Future[T], done: Callable[[T], None]) -> None:
         self.future = future
         self.done = done
         self.handled = False
@@ -48,7 +51,7 @@ class Background:
 
     def __init__(self) -> None:
         self._backlog: dict[str, deque[Callable[[], None]]] = {}
-        self._jobs: dict[str, _Job] = {}
+        self._jobs: dict[str, _Job[Any]] = {}  # each job has its own result type
         self._pool: ThreadPoolExecutor | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -73,7 +76,7 @@ class Background:
         """Run ``fn()`` after the work on ``uri`` and after what was deferred before it."""
         self._backlog[uri].append(fn)
 
-    def start(self, uri: str, work: Callable[[], Any], done: Callable[[Any], None]) -> bool:
+    def start(self, uri: str, work: Callable[[], T], done: Callable[[T], None]) -> bool:
         """Run ``work()`` in the worker, then ``done(result)`` on the event loop, then the backlog.
 
         Returns False, doing nothing, when no event loop is running (direct calls in unit
@@ -95,7 +98,7 @@ class Background:
             lambda _f: self._finish(uri, job))
         return True
 
-    def _finish(self, uri: str, job: _Job) -> None:
+    def _finish(self, uri: str, job: _Job[Any]) -> None:
         if job.handled:
             return
         job.handled = True

@@ -60,7 +60,8 @@ class _VersionAction(argparse.Action):
                  ) -> None:
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any,
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None,
                  option_string: str | None = None) -> None:
         from .version import livetok_version
 

@@ -29,17 +29,13 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable
 
+from livetok.incremental import Encoding, PieceEncoding
 from livetok.incremental.analysis import merge_rules as mr
 from livetok.incremental.load import read_limited, size_limit
 
 from .cli import INPUT_ERRORS, Subparsers, input_error
-
-#: a BPE vocabulary as :func:`merge_rules.analyze_vocabulary` reads it, ``{piece: key}`` with
-#: the lower key merging first: a SentencePiece model's pieces and negated scores, or a
-#: byte-level encoding's mergeable ranks
-Priorities = Mapping[str, float] | Mapping[bytes, int]
 
 #: what a bad target raises: :data:`INPUT_ERRORS` and ``KeyError``
 _INPUT_ERRORS: tuple[type[BaseException], ...] = (*INPUT_ERRORS, KeyError)
@@ -129,13 +125,15 @@ def report_dictionary(D: mr.Dictionary, out: Callable[[str], None], *, max_len: 
             f"(Definition 7's sufficient lookahead: {suff})")
 
 
-def _vocabulary_of(target: str) -> tuple[str, Priorities]:
-    """``{piece: key}`` (lower key merges first) of a .model file or an encoding name."""
+def _vocabulary_of(target: str,
+                   steps: mr.StepBudget | None) -> tuple[str, mr.VocabularyAnalysis]:
+    """The name and the analysis of a .model file's or an encoding's vocabulary, read as
+    ``{piece: key}`` (lower key merges first)."""
     path = Path(target)
     if os.path.exists(target):
         from livetok.incremental.sentencepiece.encoding import load_sentencepiece
 
-        enc = load_sentencepiece(path)
+        enc: PieceEncoding = load_sentencepiece(path)
     else:
         from livetok.incremental import get_encoding
 
@@ -143,20 +141,18 @@ def _vocabulary_of(target: str) -> tuple[str, Priorities]:
     from livetok.incremental.sentencepiece.encoding import SentencePieceEncoding
 
     if isinstance(enc, SentencePieceEncoding):  # higher score first
-        return enc.name, {p: enc._neg_scores[i] for p, i in enc._piece_ids.items()}
-    ranks = getattr(enc, "mergeable_ranks", None)
-    if ranks is None:
+        prio = {p: enc._neg_scores[i] for p, i in enc._piece_ids.items()}
+        return enc.name, mr.analyze_vocabulary(prio, steps=steps)
+    if not isinstance(enc, Encoding):
         raise ValueError(
             f"{target}: this encoding is not a merge-rule BPE (WordPiece?); analyse a BPE "
             "encoding, a SentencePiece .model file or a rule file"
         )
-    return enc.name, dict(ranks)
+    return enc.name, mr.analyze_vocabulary(enc.mergeable_ranks, steps=steps)
 
 
-def report_vocabulary(name: str, prio: Priorities, out: Callable[[str], None], *,
-                      steps: mr.StepBudget | None = None) -> None:
-    """Print the report for a whole BPE vocabulary; ``steps`` bounds the work."""
-    a = mr.analyze_vocabulary(prio, steps=steps)
+def report_vocabulary(name: str, a: mr.VocabularyAnalysis, out: Callable[[str], None]) -> None:
+    """Print the report for a whole BPE vocabulary from its analysis."""
     out(f"vocabulary {name}: {a.n_pieces} pieces; {a.n_rules} rules (every split of every "
         f"piece into two tokens); max |uv| = {a.max_rule_len}")
     if a.proper:
@@ -218,8 +214,7 @@ def run(args: argparse.Namespace) -> int:
             out(f"dictionary {target}")
             report_dictionary(D, out, max_len=args.max_len, budget=args.budget, steps=steps)
         else:
-            name, prio = _vocabulary_of(target)
-            report_vocabulary(name, prio, out, steps=steps)
+            report_vocabulary(*_vocabulary_of(target, steps), out)
     except mr.AnalysisStopped as e:
         sys.stdout.flush()
         print(f"livetok analyze: {target}: {e}; the lines above are what it had shown "

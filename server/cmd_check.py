@@ -16,7 +16,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from livetok.incremental import get_encoding
 
@@ -162,7 +162,11 @@ class _BigFileCounter(TextCounter):
         return super().__call__(encoding, start_cp, end_cp)
 
 
-def _check_one(t: _Target, jobs: int = 1) -> tuple[list[Verdict], list[ConfigProblem]]:
+#: what checking one file gives: its verdicts and the problems of its budget files
+_Result = tuple[list[Verdict], list[ConfigProblem]]
+
+
+def _check_one(t: _Target, jobs: int = 1) -> _Result:
     """Verdicts of one file, or the problems that kept it from being checked."""
     try:
         text = t.path.read_bytes().decode("utf-8", errors="replace")
@@ -185,8 +189,7 @@ def _check_index(i: int) -> tuple[int, list[Verdict], list[ConfigProblem]]:
     return (i, *_check_one(_TARGETS[i]))
 
 
-def _check_all(targets: list[_Target], jobs: int
-               ) -> list[tuple[list[Verdict], list[ConfigProblem]]]:
+def _check_all(targets: list[_Target], jobs: int) -> list[_Result]:
     """Check every target: small files by ``jobs`` forked processes when there are enough
     bytes to pay for them (Linux only, as ``livetok count -j``), big ones here with
     :func:`count_parallel`. Results in the targets' order.
@@ -194,7 +197,7 @@ def _check_all(targets: list[_Target], jobs: int
     Runtime complexity: ``O(total size / jobs)`` wall time plus the start of the processes.
     """
     global _TARGETS
-    results: list[Any] = [None] * len(targets)
+    results: list[_Result | None] = [None] * len(targets)
     sizes = []
     for t in targets:
         try:
@@ -221,10 +224,7 @@ def _check_all(targets: list[_Target], jobs: int
                     results[i] = (verdicts, problems)
     finally:
         _TARGETS = None
-    for i, t in enumerate(targets):
-        if results[i] is None:
-            results[i] = _check_one(t, jobs)
-    return results
+    return [_check_one(t, jobs) if r is None else r for t, r in zip(targets, results)]
 
 
 def _preload(targets: Iterable[_Target]) -> None:
@@ -288,7 +288,7 @@ def run(args: argparse.Namespace) -> int:
     return _finish(args, verdicts, problems, len(targets))
 
 
-def _update_baseline(targets: list[_Target], results: list[Any],
+def _update_baseline(targets: list[_Target], results: list[_Result],
                      loaded: dict[Path, dict[str, dict[str, int]]]) -> list[Verdict]:
     """Record the counts of the spans over budget; the verdicts, now with those counts."""
     from dataclasses import replace

@@ -19,9 +19,9 @@ import itertools
 import os
 import stat
 import sys
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
-from livetok.incremental import get_encoding, list_encodings
+from livetok.incremental import Encoding, PieceEncoding, get_encoding, list_encodings
 from livetok.incremental.load import MAX_VOCAB_BYTES, check_byte_level, size_limit
 from livetok.incremental.stream import MAX_PIECE_CP, check_pieces, count_stream
 
@@ -84,7 +84,7 @@ def default_jobs() -> int:
 
 
 #: what the forked workers count: set by :func:`count_parallel` before it forks them
-_WORK: tuple[Any, list[str]] | None = None
+_WORK: tuple[PieceEncoding, list[str]] | None = None
 
 
 def _count_part(i: int) -> tuple[int, int]:
@@ -93,10 +93,10 @@ def _count_part(i: int) -> tuple[int, int]:
 
 
 def count_parallel(
-    enc: Any, text: str, jobs: int, progress: Callable[[int], object] | None = None
+    enc: PieceEncoding, text: str, jobs: int, progress: Callable[[int], object] | None = None
 ) -> int | None:
     """Token count of ``text`` by ``jobs`` forked processes, or ``None`` when that is not
-    possible (not on Linux, an encoding without :meth:`split_blocks`, a text without cut
+    possible (not on Linux, not a byte-level :class:`Encoding`, a text without cut
     points, no process to be had), for the caller to count in this process.
 
     Exact: the text is cut only where no piece can span (``Encoding.split_blocks``), so the
@@ -108,12 +108,11 @@ def count_parallel(
     global _WORK
     import multiprocessing
 
-    split = getattr(enc, "split_blocks", None)
     # fork only where it is the platform's own default (Linux): macOS offers it but warns
     # that system libraries may crash in a forked child
-    if jobs < 2 or split is None or not sys.platform.startswith("linux"):
+    if jobs < 2 or not isinstance(enc, Encoding) or not sys.platform.startswith("linux"):
         return None
-    parts = split(text, max(_PART_CHARS, len(text) // (4 * jobs)))
+    parts = enc.split_blocks(text, max(_PART_CHARS, len(text) // (4 * jobs)))
     if len(parts) < 2:
         return None
     _WORK = (enc, parts)
@@ -135,7 +134,8 @@ def count_parallel(
         _WORK = None
 
 
-def count_text(enc: Any, text: str, progress: Callable[[int], object] | None = None) -> int:
+def count_text(enc: PieceEncoding, text: str,
+               progress: Callable[[int], object] | None = None) -> int:
     """Token count of ``text``, reporting code points done to ``progress`` as it goes.
 
     Runtime complexity: as ``enc.encode``.
@@ -192,7 +192,7 @@ def max_piece_cp() -> int:
     return size_limit("LIVETOK_MAX_PIECE_CP", MAX_PIECE_CP)
 
 
-def count_file(enc: Any, name: str, *, stream: bool = False, allow_bar: bool = True,
+def count_file(enc: PieceEncoding, name: str, *, stream: bool = False, allow_bar: bool = True,
                jobs: int = 1) -> int:
     """Token count of the file ``name`` ('-': standard input), in bounded memory (see the
     module docstring); raises one of :data:`~livetok.server.cli.INPUT_ERRORS` for a bad file.
@@ -207,9 +207,11 @@ def count_file(enc: Any, name: str, *, stream: bool = False, allow_bar: bool = T
             raise IsADirectoryError(21, "Is a directory", name)
         if stat.S_ISREG(mode):
             size = os.path.getsize(name)
-    # the fast paths need an encoding that cuts texts where no piece spans (the OpenAI ones);
-    # the others stream, which is as fast for them and keeps no list of ids
-    if size is not None and not stream and getattr(enc, "split_blocks", None) is not None:
+    # the fast paths need an encoding that cuts texts where no piece spans (the OpenAI ones,
+    # Encoding.split_blocks: asked with isinstance, as protocol.byte_level would build the
+    # per-token tables that counting never reads); the others stream, which is as fast for
+    # them and keeps no list of ids
+    if size is not None and not stream and isinstance(enc, Encoding):
         if size <= WHOLE_FILE_MAX_BYTES:
             with open(name, "rb") as f:
                 raw = f.read(size + 1)
@@ -235,7 +237,8 @@ def _reported(chunks: Iterator[str], progress: Callable[[int], object]) -> Itera
         progress(len(chunk))
 
 
-def _count_by_blocks(enc: Any, name: str, max_piece: int, allow_bar: bool, jobs: int) -> int:
+def _count_by_blocks(enc: Encoding, name: str, max_piece: int, allow_bar: bool,
+                     jobs: int) -> int:
     """Token count of a large file in texts of about ``LARGE_BLOCK_CP`` code points cut where
     no piece can span (``enc.split_blocks``: their counts add up), each counted by the
     whole-text paths (several processes, a progress bar); from a text without such a cut on
@@ -268,7 +271,7 @@ def _count_by_blocks(enc: Any, name: str, max_piece: int, allow_bar: bool, jobs:
     return total + _count_with_bar(enc, rest, name, allow_bar, jobs)
 
 
-def load_encoding(name: str, vocab: str | None) -> Any:
+def load_encoding(name: str, vocab: str | None) -> PieceEncoding:
     """The encoding ``name``, its vocabulary from the file ``vocab`` when given: refused
     unless a regular file under the vocabulary bound (``LIVETOK_MAX_VOCAB_BYTES``), and a
     byte-level BPE vocabulary must hold every single byte.
@@ -288,9 +291,8 @@ def load_encoding(name: str, vocab: str | None) -> Any:
             raise ValueError(f"{vocab}: {st.st_size:,} bytes, more than livetok reads for a "
                              f"vocabulary ({limit:,}); set LIVETOK_MAX_VOCAB_BYTES to change it")
         enc = get_encoding(name, path=vocab)
-    ranks = getattr(enc, "mergeable_ranks", None)
-    if ranks is not None:
-        check_byte_level(ranks, vocab or enc.source or enc.name)
+    if isinstance(enc, Encoding):
+        check_byte_level(enc.mergeable_ranks, vocab or enc.source or enc.name)
     return enc
 
 
@@ -326,7 +328,8 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _count_with_bar(enc: Any, text: str, name: str, allow_bar: bool, jobs: int = 1) -> int:
+def _count_with_bar(enc: PieceEncoding, text: str, name: str, allow_bar: bool,
+                    jobs: int = 1) -> int:
     parallel = jobs > 1 and len(text) >= PARALLEL_MIN_CHARS
     if not allow_bar or len(text) < PROGRESS_MIN_BYTES:
         n = count_parallel(enc, text, jobs) if parallel else None

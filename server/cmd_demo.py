@@ -33,11 +33,16 @@ import sys
 import threading
 import webbrowser
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:
+    from websockets.asyncio.server import ServerConnection
+    from websockets.http11 import Request, Response
+
+    from .app import LivetokServer
     from .cli import Subparsers
     from .demo_site import DemoSite, list_traces
+    from .transport import SocketAddress
 
 __all__ = ["add_parser", "run", "serve_demo", "find_traces_dir", "exposure_warning",
            "STATIC_DIR", "MAX_SESSIONS", "MAX_MESSAGE_BYTES", "MAX_DOCUMENT_CHARS",
@@ -121,7 +126,7 @@ class _Sessions:
     def full(self) -> bool:
         return self.open >= self.limit
 
-    async def run(self, ws: Any) -> None:
+    async def run(self, ws: ServerConnection) -> None:
         """One browser tab: a fresh language server for this WebSocket until it closes."""
         if self.full:
             # subtle: handshakes are capped in process_request, but several may pass it
@@ -136,7 +141,7 @@ class _Sessions:
 
 
 @functools.cache
-def _capped_server_class() -> type:
+def _capped_server_class() -> Callable[[int], LivetokServer]:
     """``LivetokServer`` whose ``livetok.maxDocumentSize`` never passes a ceiling, whatever
     the page sends in ``initializationOptions`` or ``didChangeConfiguration``."""
     from dataclasses import replace
@@ -164,7 +169,7 @@ def _capped_server_class() -> type:
     return CappedServer
 
 
-async def _lsp_session(ws: Any, server: Any) -> None:
+async def _lsp_session(ws: ServerConnection, server: LivetokServer) -> None:
     """Serve LSP on ``ws`` with ``server`` (new for this socket) until the socket closes or
     the client exits."""
     from websockets.exceptions import ConnectionClosed
@@ -188,7 +193,7 @@ async def _lsp_session(ws: Any, server: Any) -> None:
 
 
 async def serve_demo(host: str, port: int, site: DemoSite, stop: asyncio.Event,
-                     on_listening: Callable[[list[tuple[Any, ...]]], None] | None = None, *,
+                     on_listening: Callable[[list[SocketAddress]], None] | None = None, *,
                      max_sessions: int = MAX_SESSIONS,
                      max_document_chars: int = MAX_DOCUMENT_CHARS) -> None:
     """Serve the page and ``/lsp`` until ``stop`` is set; ``on_listening`` gets the address
@@ -199,7 +204,7 @@ async def serve_demo(host: str, port: int, site: DemoSite, stop: asyncio.Event,
 
     sessions = _Sessions(max_sessions, max_document_chars)
 
-    async def process_request(connection: Any, request: Any) -> Any:
+    async def process_request(connection: ServerConnection, request: Request) -> Response | None:
         out = await site.respond(request.method, request.path, request.headers)
         if out is None and sessions.full:
             return text_response(503, f"too many demo sessions are open (at most "
@@ -262,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"livetok demo: no editing traces in {traces or '../shared/traces'}; the replay "
               "button is off (--traces DIR names a folder of *.json.gz traces)", file=sys.stderr)
 
-    def listening(addrs: list[tuple[Any, ...]]) -> None:
+    def listening(addrs: list[SocketAddress]) -> None:
         warning = exposure_warning([a[0] for a in addrs], traces)
         if warning:
             print(warning, file=sys.stderr, flush=True)

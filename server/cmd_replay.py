@@ -12,9 +12,9 @@ import argparse
 import statistics
 import sys
 import time
-from typing import Any, Callable
+from typing import Callable
 
-from livetok.incremental import Document, get_encoding, list_encodings
+from livetok.incremental import Document, Encoding, PieceEncoding, get_encoding, list_encodings
 from livetok.incremental.load import read_limited, size_limit
 
 from .cli import INPUT_ERRORS, Subparsers, input_error
@@ -45,9 +45,10 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def reference_encoder(enc: Any, which: str = "auto") -> tuple[Callable[[str], list[int]], str]:
+def reference_encoder(enc: PieceEncoding, which: str = "auto"
+                      ) -> tuple[Callable[[str], list[int]], str]:
     """A full-text encoder to verify against, and its name."""
-    if which in ("auto", "tiktoken") and hasattr(enc, "mergeable_ranks"):
+    if which in ("auto", "tiktoken") and isinstance(enc, Encoding):
         try:
             import tiktoken
         except ImportError:
@@ -70,7 +71,7 @@ def _read_base(path: str) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def _load(args: argparse.Namespace) -> tuple[Any, Trace, str] | int:
+def _load(args: argparse.Namespace) -> tuple[PieceEncoding, Trace, str] | int:
     """The encoding, trace and base text of the command, or the exit status of its error."""
     if args.verify_every < 0:
         print("livetok replay: --verify-every takes 0 (only at the end) or a number of edits",

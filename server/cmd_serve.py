@@ -15,10 +15,12 @@ import secrets
 import stat
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Callable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the server's modules are imported when it starts (not for --help)
+    from .app import LivetokServer
     from .cli import Subparsers
+    from .transport import Limits, SocketAddress
 
 __all__ = ["add_parser", "run", "parse_address", "parse_size", "exposure_warning"]
 
@@ -152,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     limits = Limits(max_message_bytes=args.max_message_size or DEFAULT_MAX_MESSAGE_BYTES,
                     max_send_queue=args.max_send_queue or DEFAULT_MAX_SEND_QUEUE)
 
-    def make_server() -> Any:
+    def make_server() -> LivetokServer:
         return create_server(record_trace=args.record_trace,
                              position_encoding=args.position_encoding)
 
@@ -174,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
-def _run_stdio(server: Any, limits: Any) -> int:
+def _run_stdio(server: LivetokServer, limits: Limits) -> int:
     from .transport import serve_stdio
 
     status = 0
@@ -249,8 +251,8 @@ def _drop_answered_errors(record: logging.LogRecord) -> bool:
     return getattr(exc, "code", None) not in (-32602, -32803)
 
 
-def _announcer(transport: str, token: str | None) -> Any:
-    def announce(addr: Any) -> None:
+def _announcer(transport: str, token: str | None) -> Callable[[SocketAddress], None]:
+    def announce(addr: SocketAddress) -> None:
         warning = exposure_warning(addr[0], addr[1], transport)
         if warning:
             print(warning, file=sys.stderr, flush=True)

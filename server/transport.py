@@ -29,12 +29,18 @@ import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Mapping
 from urllib.parse import parse_qs, urlsplit
 
 from pygls.io_ import StdoutWriter
 
 from .protocol import DEFAULT_MAX_MESSAGE_BYTES, Framer, LivetokProtocol
+
+if TYPE_CHECKING:  # websockets is imported when --ws serves; app imports this module
+    from websockets.asyncio.server import ServerConnection
+    from websockets.http11 import Request, Response
+
+    from .app import LivetokServer
 
 __all__ = [
     "DEFAULT_MAX_SEND_QUEUE",
@@ -56,7 +62,10 @@ _CHUNK = 1 << 20
 DEFAULT_MAX_SEND_QUEUE = 64 << 20
 
 #: a new language server for one session (``create_server`` with the command line's options)
-ServerFactory = Callable[[], Any]
+ServerFactory = Callable[[], "LivetokServer"]
+#: a listening socket's address as ``getsockname`` gives it: ``(host, port)``, and for IPv6
+#: ``(host, port, flowinfo, scope_id)``
+SocketAddress = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -208,7 +217,7 @@ class BoundedWebSocketWriter(_BoundedWriter):
     Runtime complexity: ``O(1)`` per write besides the send itself.
     """
 
-    def __init__(self, ws: Any, max_pending_bytes: int = DEFAULT_MAX_SEND_QUEUE,
+    def __init__(self, ws: ServerConnection, max_pending_bytes: int = DEFAULT_MAX_SEND_QUEUE,
                  who: str = "client") -> None:
         super().__init__(max_pending_bytes, who)
         self._ws = ws
@@ -262,7 +271,7 @@ class BoundedWebSocketWriter(_BoundedWriter):
 # -- sessions and listeners ----------------------------------------------------------------------
 
 
-def _end_session(server: Any, who: str) -> None:
+def _end_session(server: LivetokServer, who: str) -> None:
     """What a session leaves behind: traces of documents still open (``--record-trace``)."""
     try:
         server.save_traces()
@@ -315,12 +324,13 @@ class _Sessions:
             await asyncio.wait_for(self._idle.wait(), 10)
 
 
-def _peer(addr: Any) -> str:
+def _peer(addr: object) -> str:
     return f"{addr[0]}:{addr[1]}" if isinstance(addr, tuple) and len(addr) >= 2 else str(addr)
 
 
 def serve_tcp(make_server: ServerFactory, host: str, port: int, *, limits: Limits = Limits(),
-              once: bool = False, on_listening: Callable[[Any], None] | None = None) -> int:
+              once: bool = False,
+              on_listening: Callable[[SocketAddress], None] | None = None) -> int:
     """Serve LSP over TCP, a fresh language server per connection, until SIGINT/SIGTERM (or,
     with ``once``, until the first connection ends); returns the exit status."""
 
@@ -378,7 +388,7 @@ class WsAccess:
     token: str
     allowed_origins: frozenset[str] = field(default_factory=frozenset)
 
-    def refusal(self, path: str, headers: Any) -> str | None:
+    def refusal(self, path: str, headers: Mapping[str, str]) -> str | None:
         """Why a handshake with this path and these headers is refused, or None to accept.
 
         >>> a = WsAccess("s3cret", frozenset({"http://127.0.0.1:8000"}))
@@ -410,16 +420,17 @@ class WsAccess:
         return None
 
 
-def _header_values(headers: Any, name: str) -> list[str]:
+def _header_values(headers: Mapping[str, str], name: str) -> list[str]:
     """Every value of a header (websockets' ``Headers`` may repeat one; a dict in doctests)."""
-    if hasattr(headers, "get_all"):
-        return list(headers.get_all(name))
+    get_all = getattr(headers, "get_all", None)  # Headers: a Mapping that also has get_all
+    if get_all is not None:
+        return list(get_all(name))
     return [headers[name]] if name in headers else []
 
 
 def serve_ws(make_server: ServerFactory, host: str, port: int, *, access: WsAccess,
              limits: Limits = Limits(), once: bool = False,
-             on_listening: Callable[[Any], None] | None = None) -> int:
+             on_listening: Callable[[SocketAddress], None] | None = None) -> int:
     """Serve LSP over WebSocket (one JSON message per frame, no headers), a fresh language
     server per connection that passes ``access``, until SIGINT/SIGTERM (or, with ``once``,
     until the first session ends); returns the exit status."""
@@ -433,7 +444,7 @@ def serve_ws(make_server: ServerFactory, host: str, port: int, *, access: WsAcce
     async def main() -> None:
         sessions = _Sessions(once)
 
-        def handshake(connection: Any, request: Any) -> Any:
+        def handshake(connection: ServerConnection, request: Request) -> Response | None:
             who = f"ws {_peer(connection.remote_address)}"
             reason = access.refusal(request.path, request.headers)
             if reason is None and sessions.refuse():
@@ -443,7 +454,7 @@ def serve_ws(make_server: ServerFactory, host: str, port: int, *, access: WsAcce
             log.warning("%s: refused the WebSocket handshake: %s", who, reason)
             return connection.respond(403, f"livetok: {reason}\n")
 
-        async def session(ws: Any) -> None:
+        async def session(ws: ServerConnection) -> None:
             who = f"ws {_peer(ws.remote_address)}"
             sessions.begin(ws.transport.close)
             server = make_server()

