@@ -1,29 +1,22 @@
 """The incremental document: a text and its token sequence, re-tokenized only around edits.
 
-An edit is handled on two levels (the argument is written out in ``docs/algorithms.md``):
+:meth:`Document.edit` takes four named steps (the argument for each is in
+``docs/algorithms.md``, sections 2-4):
 
-1. **Pieces.** The encoding cuts text into pieces (pre-tokens) that are tokenized
-   independently. After replacing ``text[start:end]``, pieces left of a *restart* boundary and
-   right of a *resync* boundary are unchanged:
+1. :meth:`~Document._restart` — the pieces left of a *restart* boundary are unchanged: walk left
+   from the piece holding ``start`` while the previous piece's
+   :meth:`~livetok.incremental.protocol.PieceEncoding.horizon` reaches ``start`` (the horizons'
+   dominance property makes the first piece whose predecessor stays left of ``start`` safe);
+2. :meth:`~Document._resplit` — re-split the new text from there until a new boundary at or
+   after the edit's end is also an old (shifted) boundary: the split from a boundary depends
+   only on the text after it, unchanged there;
+3. :meth:`~Document._segments` — the tokens of the new pieces: an unchanged piece keeps its
+   old tokens, a short changed piece is encoded, a long one is glued by Algorithm 1 of
+   *Formalizing BPE Tokenization* (:mod:`.glue`, in :meth:`~Document._glue_piece`);
+4. :meth:`~Document._splice` — only the tokens that changed are replaced in the
+   :class:`~livetok.incremental.tokenseq.TokenSeq` (:meth:`TokenSeq.replace`).
 
-   - restart: walk left from the piece holding ``start`` while the previous piece's
-     :meth:`~livetok.incremental.protocol.PieceEncoding.horizon` reaches ``start`` (what decides
-     that piece may have been edited). The horizons' dominance property (a piece's reading
-     region that crosses a later piece start is dominated by that piece's region) makes the
-     first piece whose predecessor stays left of ``start`` a safe restart;
-   - resync: re-split the new text from the restart; stop at the first new boundary at or after
-     the edit's end that is also an old (shifted) boundary, since the split from a boundary
-     depends only on the text after it, which is unchanged there.
-
-2. **Tokens inside a long piece.** A changed piece is encoded from scratch when short. When long
-   (a CJK paragraph, a base64 line), Algorithm 1 of *Formalizing BPE Tokenization* (Berglund &
-   van der Merwe) glues instead: keep the old piece's tokens left of the edit (a correct
-   tokenization by Remark 3) and right of it, re-encode a window from an old token ``u_i`` to an
-   old token ``u'_j``, and accept once the window's first token equals ``u_i`` and its last equals
-   ``u'_j`` (Corollary 2 / Theorem 1); otherwise widen the failing side (steps 4-5, here by
-   doubling the number of tokens, which keeps the halting state and so the proof).
-
-Only the tokens that changed are replaced in the :class:`~livetok.incremental.tokenseq.TokenSeq`.
+Ranges are counted by :class:`.counting.RangeCounter`.
 """
 
 from __future__ import annotations
@@ -32,19 +25,21 @@ import logging
 from array import array
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Callable, Iterator, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Iterator, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
-from .text import sanitize
-from .protocol import PieceEncoding
+from .counting import RangeCounter
+from .glue import GLUE_MIN_CP, glue
+from .protocol import ByteLevelEncoding, PieceEncoding, byte_level, check_encoding
 from .registry import get_encoding
+from .text import sanitize
 from .tokenseq import CLEAN, PIECE_START, PLACEHOLDER, SeqView, TokenSeq
 
 __all__ = ["Document", "EditResult", "TokenInfo", "EditStats"]
 
 log = logging.getLogger(__name__)
 
-#: pieces at least this long (code points) are updated by Algorithm 1 gluing
-GLUE_MIN_CP = 48
+_T = TypeVar("_T")
+
 #: characters of old text right of an edit read in the first re-split attempt
 FIRST_WINDOW = 64
 
@@ -52,16 +47,17 @@ FIRST_WINDOW = 64
 class TokenInfo(NamedTuple):
     """One token of a document."""
 
-    index: int  #: position in the token sequence (0-based, counted tokens only)
+    #: position in the token sequence (0-based, counted tokens only)
+    index: int  # type: ignore[assignment]  # (a field named like tuple.index)
     id: int
     bytes: bytes
     start: int  #: code point offset of the first character that starts in the token
     end: int  #: code point offset after the last such character
 
 
-@dataclass(frozen=True, init=False)
-class EditResult:
-    """What one :meth:`Document.edit` changed."""
+class EditResult(NamedTuple):
+    """What one :meth:`Document.edit` changed (immutable; a ``NamedTuple``, the cheapest typed
+    record to build once per edit: ``docs/algorithms.md`` section 4)."""
 
     version: int
     start: int  #: edit start (code points)
@@ -70,28 +66,6 @@ class EditResult:
     tokens_removed: int
     tokens_added: int
     token_count: int
-
-    def __init__(
-        self,
-        version: int,
-        start: int,
-        old_end: int,
-        new_end: int,
-        tokens_removed: int,
-        tokens_added: int,
-        token_count: int,
-    ) -> None:
-        # the generated __init__ of a frozen dataclass sets each field through
-        # object.__setattr__ (1.6 µs here, once per edit); writing the instance dict directly
-        # stores the same fields (a frozen instance still refuses attribute assignment)
-        d = self.__dict__
-        d["version"] = version
-        d["start"] = start
-        d["old_end"] = old_end
-        d["new_end"] = new_end
-        d["tokens_removed"] = tokens_removed
-        d["tokens_added"] = tokens_added
-        d["token_count"] = token_count
 
 
 @dataclass
@@ -108,20 +82,22 @@ class EditStats:
 #: code points per block of a byte-level document's first build (see ``_build_bytelevel``)
 _BUILD_BLOCK = 1 << 18
 
-#: first window (code points) of a substring's head that ``Document.count_range`` splits
-_COUNT_WINDOW = 4096
-
-#: a segment of an edit's new tokens, a plain tuple ``(kind, a, b, ids, cps, flags)`` (a
-#: NamedTuple cost ~0.4 µs more per segment to build): kind 0 = the old tokens ``[a, b)`` of the
-#: sequence, kept; kind 1 = new tokens ``ids`` with their code point lengths and flags
+#: a segment of an edit's new tokens, a plain tuple ``(kind, a, b, ids, cps, flags)`` (cheaper
+#: than a NamedTuple, ``docs/algorithms.md`` section 4): kind 0 = the old tokens ``[a, b)`` of
+#: the sequence, kept; kind 1 = new tokens ``ids`` with their code point lengths and flags
 _Seg = Tuple[int, int, int, Optional[Sequence[int]], Optional[Sequence[int]], Optional[bytearray]]
+
+#: what :meth:`Document._resplit` found: ``(window, spans, q_tok, w_end_old)``: the new text
+#: of ``[r, w_end_old)`` (old coordinates of the end), its pieces (offsets in the window), and
+#: the old token where the old pieces resume
+_Resplit = Tuple[str, list[tuple[int, int]], int, int]
 
 
 class _PieceFlags(dict[Sequence[int], bytes]):
     """``flags[ids]``: the token flags of a piece whose tokens are ``ids``: each token's CLEAN
     flag, and PIECE_START on the first (made on first use)."""
 
-    def __init__(self, clean: Any) -> None:
+    def __init__(self, clean: bytearray) -> None:
         super().__init__()
         self._clean = clean
 
@@ -155,28 +131,25 @@ class Document:
     ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"Document text must be str, not {type(text).__name__}")
-        enc: Any = get_encoding(encoding) if isinstance(encoding, str) else encoding
-        if not isinstance(enc, PieceEncoding):
-            raise TypeError(
-                f"{enc!r} is not a livetok encoding: pass a name from list_encodings() or an "
-                "object implementing livetok.incremental.PieceEncoding"
-            )
-        self._enc = enc
-        self._glue = bool(getattr(enc, "supports_glue", False))
-        clean = getattr(enc, "clean_starts", None)
-        self._clean: Any = clean
-        #: long pieces are glued over raw bytes (``encode_bytes_piece``, clean-start flags)
-        self._byte_level = clean is not None and hasattr(enc, "encode_bytes_piece")
-        # per-token tables of byte-level encodings, fixed for the encoding's life
-        self._lead: Any = getattr(enc, "lead_counts", None)
-        byte_cps = self._byte_level and getattr(self._lead, "typecode", None) == "B"
+        enc = check_encoding(get_encoding(encoding) if isinstance(encoding, str) else encoding)
+        self._enc: PieceEncoding = enc
+        #: the encoding's byte-level side (per-token tables, raw-byte BPE), or None
+        bl = self._bl = byte_level(enc)
+        # its per-token tables, fixed for the encoding's life (read on every edit)
+        self._lead = bl.lead_counts if bl is not None else None
+        self._clean = bl.clean_starts if bl is not None else None
+        #: long changed pieces are glued (Algorithm 1) rather than encoded whole
+        self._glue = enc.supports_glue
+        # a byte-level token covers at most as many characters as it has bytes: one byte each
+        byte_cps = self._lead is not None and self._lead.typecode == "B"
         self._seq = TokenSeq(load, cps_type="B" if byte_cps else "I")
+        self._counter = RangeCounter(self._seq, enc, self._bl)
         self.version = 0
         self.stats = EditStats()
         text = sanitize(text)
         if text:
-            if self._builds_by_blocks():
-                self._build_bytelevel(text)
+            if self._bl is not None:
+                self._build_bytelevel(self._bl, text)
             else:
                 ids, cps, flags = self._encode_pieces(text, 0, list(enc.split(text, 0)))
                 self._seq.replace(0, 0, ids, cps, flags, text)
@@ -201,10 +174,11 @@ class Document:
         Runtime complexity: as the constructor.
         """
         doc = cls("", encoding, load=load)
-        if not doc._builds_by_blocks():
+        bl = doc._bl
+        if bl is None:
             return cls("".join(blocks), encoding, load=load)
         for i, block in enumerate(blocks):
-            doc._build_bytelevel(block)
+            doc._build_bytelevel(bl, block)
             if after_block is not None:
                 after_block(i)
         return doc
@@ -212,7 +186,7 @@ class Document:
     # -- read access --------------------------------------------------------------------------
 
     @property
-    def encoding(self) -> Any:
+    def encoding(self) -> PieceEncoding:
         """The encoding object."""
         return self._enc
 
@@ -292,136 +266,16 @@ class Document:
     def count_range(self, start: int, end: int) -> int:
         """Exact ``len(encoding.encode(text[start:end]))``, re-encoding only near the ends.
 
+        >>> Document("Hello world, hello", encoding="cl100k_base").count_range(6, 18)
+        3
+
         Runtime complexity: ``O(log n + (end - start))`` for the slice, plus the pieces at the
         two ends.
         """
         start, end = self._check_range(start, end)
         if start == end:
             return 0
-        enc = self._enc
-        seq = self._seq
-        sub = seq.slice_text(start, end)
-        n = len(sub)
-        if n <= 2048:
-            return len(enc.encode(sub))
-        # left: split the substring from its start until a boundary is also a document boundary.
-        # The split runs over a window of the substring's head, grown while a piece's decision
-        # reads past it: splitting all of a long substring only to take its first pieces cost
-        # O(n) up front for non-ASCII text (its class codes), ~1 s for 10 MB.
-        w = min(n, _COUNT_WINDOW)
-        while True:
-            count = 0
-            q1 = None
-            q1_tok = 0
-            grow = w < n
-            for ps, pe in enc.split(sub[:w] if w < n else sub, 0):
-                h = enc.horizon(sub, ps, n)
-                if h > n:
-                    grow = False
-                    break  # this piece read the substring's end: leave the rest to the right
-                if h > w:
-                    break  # decided by text past the window: grow it (w < n here)
-                count += self._count_sub(start + ps, start + pe, sub[ps:pe])
-                t = seq.piece_start_at(start + pe)
-                if t is not None:
-                    q1, q1_tok = start + pe, t
-                    grow = False
-                    break
-            if not grow:
-                break
-            w = min(n, 4 * w)
-        if q1 is None:
-            return self._count_split(sub, start)
-        # right: restart at a document piece whose predecessors did not read past `end`
-        k_tok = seq.prev_piece_start(seq.locate(end - 1)[0])
-        k_cp = seq.token_start_cp(k_tok)
-        while k_tok > q1_tok:
-            p_tok = seq.prev_piece_start(k_tok - 1)
-            p_cp = seq.token_start_cp(p_tok)
-            if p_cp < q1:
-                break
-            if enc.horizon(sub, p_cp - start, n) <= n:
-                break
-            k_tok, k_cp = p_tok, p_cp
-        if k_tok < q1_tok or k_cp < q1:
-            return self._count_split(sub, start)
-        count += seq.counted_before(k_tok) - seq.counted_before(q1_tok)
-        # the tail alone: a piece reads nothing left of its start, and splitting only the tail
-        # keeps the split's up-front work (non-ASCII class codes) to the tail
-        tail = sub[k_cp - start :]
-        for ps, pe in enc.split(tail, 0):
-            count += self._count_sub(k_cp + ps, k_cp + pe, tail[ps:pe])
-        return count
-
-    def _count_piece(self, piece: str, at_start: bool) -> int:
-        return len(self._enc.encode_piece(piece, at_text_start=at_start))
-
-    def _count_split(self, sub: str, start: int) -> int:
-        """``len(encode(sub))`` for ``sub = text[start:start + len(sub)]``: piece by piece with
-        :meth:`_count_sub` for byte-level encodings (whose pieces do not depend on where the
-        text starts), else one ``encode``."""
-        if not (self._glue and self._byte_level):
-            return len(self._enc.encode(sub))
-        return sum(
-            self._count_sub(start + ps, start + pe, sub[ps:pe]) for ps, pe in self._enc.split(sub, 0)
-        )
-
-    def _count_sub(self, s: int, e: int, piece: str) -> int:
-        """Tokens of ``piece == text[s:e]``, a piece of a substring's split, re-encoding only
-        its ends when it lies inside one long document piece ``P = [A, B)``.
-
-        Algorithm 1 of *Formalizing BPE Tokenization* twice, one side each (the old tokens of
-        ``P`` between two of their boundaries are the tokenization of that text, Remark 3):
-
-        1. cut at ``e < B``: re-encode ``text[u_i : e]`` from an old token ``u_i`` of ``P``
-           (starting at or after ``s``, nearest ``e`` first, doubled on failure) until the first
-           new token is ``u_i``; then the tokens of ``text[A:e]`` are the old ones before
-           ``u_i`` and the new ones;
-        2. cut at ``s > A``: re-encode ``text[s : u'_j]`` up to a token ``u'_j`` of step 1's
-           tokenization that ends on a character boundary (nearest ``s`` first, doubled on
-           failure) until the last new token is ``u'_j``; the tokens of ``piece`` are the new
-           ones and those after ``u'_j``.
-
-        A side whose candidates run out (the window would leave ``[s, e)``) encodes the whole
-        piece, Algorithm 1's ``i = 1`` / ``j = m`` case. Short pieces, pieces across document
-        pieces and encodings that are not byte-level are encoded.
-
-        Runtime complexity: ``O(log n + load + chunks P spans)`` plus the BPE of the windows,
-        ``O(w log w)`` for windows of ``w`` bytes (a few tokens on each side for real text).
-        """
-        if e - s < GLUE_MIN_CP or not (self._glue and self._byte_level):
-            return self._count_piece(piece, s == 0)
-        enc = self._enc
-        seq = self._seq
-        ti, ts = seq.locate(s)
-        ta = seq.prev_piece_start(ti)
-        tb = seq.next_piece_start(ta)
-        b_cp = seq.token_start_cp(tb) if tb < seq.total_tokens else seq.total_cp
-        if b_cp < e:
-            return self._count_piece(piece, s == 0)  # across document pieces
-        a_cp = seq.token_start_cp(ta)
-        if s == a_cp and e == b_cp:
-            return seq.counted_before(tb) - seq.counted_before(ta)  # a whole document piece
-
-        def bpe_count(a: int, b: int) -> list[int]:
-            return enc.encode_bytes_piece(piece[a - s : b - s].encode("utf-8"))
-
-        lo = ti if ts == s else ti + 1  # the first token of P at or after s
-        hi, tail = tb, 0
-        if e < b_cp:
-            # 1. cut at e: windows [u_i, e), glued when their first token is u_i
-            got = _glue_side(_left_candidates(seq, lo, seq.locate(e)[0]),
-                             lambda cp: bpe_count(cp, e), 0)
-            if got is None:
-                return len(bpe_count(s, e))
-            hi, tail = got[0], len(got[1])
-        if s == a_cp:
-            return seq.counted_before(hi) - seq.counted_before(ta) + tail
-        # 2. cut at s: windows [s, end of u'_j), glued when their last token is u'_j
-        got = _glue_side(_right_candidates(seq, lo, hi), lambda cp: bpe_count(s, cp), -1)
-        if got is None:
-            return len(bpe_count(s, e))
-        return len(got[1]) + seq.counted_before(hi) - seq.counted_before(got[0] + 1) + tail
+        return self._counter.count(start, end)
 
     # -- editing --------------------------------------------------------------------------------
 
@@ -429,6 +283,10 @@ class Document:
         """Replace ``text[start:end]`` (code points) by ``new_text``; tokens follow exactly.
 
         Raises ``TypeError``/``ValueError`` for bad arguments, leaving the document unchanged.
+
+        >>> doc = Document("Hello world", encoding="cl100k_base")
+        >>> doc.edit(6, 11, "there").tokens_added, doc.text
+        (1, 'Hello there')
 
         Runtime complexity: ``O(log n + w)`` where ``w`` is the re-split window (the edit plus
         the pieces around it) and the Algorithm 1 window inside long pieces.
@@ -464,50 +322,36 @@ class Document:
             raise ValueError(f"range ({start}, {end}) runs past the end of the text ({n} code points)")
         return start, end
 
-    def _builds_by_blocks(self) -> bool:
-        """Whether the first build goes block by block (byte-level BPE with per-piece ids)."""
-        return self._clean is not None and hasattr(self._enc, "encode_by_piece")
-
-    def _build_bytelevel(self, text: str) -> None:
+    def _build_bytelevel(self, bl: ByteLevelEncoding, text: str) -> None:
         """Initial build for byte-level BPE encodings, one block of text at a time.
 
         Blocks are cut where no piece can span (``Encoding.iter_blocks``), so their encodings
         concatenate to the text's. Going by blocks bounds what the build holds besides the
-        result (one block's per-piece lists, not the whole text's: a 100 MB text peaked at
-        ~30 bytes per character when encoded whole) and keeps every C call short, so a build
-        in a worker thread gives the interpreter lock back often to the thread serving the
-        other documents.
+        result (one block's per-piece lists, not the whole text's) and keeps every C call
+        short, so a build in a worker thread gives the interpreter lock back often to the
+        thread serving the other documents (measured: ``docs/algorithms.md`` section 1).
 
         Runtime complexity: ``O(n)`` regex and lookup work plus BPE of new pieces.
         """
         seq = self._seq
-        for block in self._enc.iter_blocks(text, _BUILD_BLOCK):
-            ids, cps, flags = self._encode_all_bytelevel(block)
+        for block in bl.iter_blocks(text, _BUILD_BLOCK):
+            per_piece = bl.encode_by_piece(block)
+            ids = array("I", chain.from_iterable(per_piece))
+            cps = array(seq.cps_type, map(bl.lead_counts.__getitem__, ids))
+            # each piece's flags looked up by its ids: most pieces of a text repeat, so this is
+            # one C loop (docs/algorithms.md section 4)
+            flags = bytearray(b"".join(map(_PieceFlags(bl.clean_starts).__getitem__, per_piece)))
             seq.replace(seq.total_tokens, seq.total_tokens, ids, cps, flags, block)
-
-    def _encode_all_bytelevel(self, text: str) -> tuple[Any, Any, bytearray]:
-        """Tokens of a text for byte-level BPE encodings, with the per-token work done in C."""
-        enc = self._enc
-        per_piece = enc.encode_by_piece(text)
-        ids = array("I", chain.from_iterable(per_piece))
-        cps = array(self._seq.cps_type, map(enc.lead_counts.__getitem__, ids))
-        # the flags of each piece's tokens, PIECE_START on its first (a piece starts on a
-        # character: that flag is CLEAN already), looked up by the piece's ids: most pieces
-        # of a text repeat, so this is one C loop (10 MB: ~0.3 s; setting PIECE_START in a
-        # loop over the 2.1 million pieces after the clean flags took ~0.8 s)
-        flags = bytearray(b"".join(map(_PieceFlags(self._clean).__getitem__, per_piece)))
-        return ids, cps, flags
 
     def _encode_pieces(
         self, text: str, base: int, spans: list[tuple[int, int]]
     ) -> tuple[list[int], list[int], bytearray]:
         """Ids, code point lengths and flags for pieces ``spans`` of ``text`` (offset ``base``)."""
         enc = self._enc
+        bl = self._bl
         ids: list[int] = []
         cps: list[int] = []
         flags = bytearray()
-        lead = getattr(enc, "lead_counts", None)
-        clean = self._clean
         for s, e in spans:
             piece = text[s:e]
             at0 = base + s == 0
@@ -519,53 +363,55 @@ class Document:
                 continue
             k = len(ids)
             ids.extend(pids)
-            if lead is not None:
+            if bl is not None:
+                lead, clean = bl.lead_counts, bl.clean_starts
                 cps.extend([lead[i] for i in pids])
-            else:
-                cps.extend(enc.token_cp_lens(piece, pids, at_text_start=at0))
-            if clean is not None:
                 flags.extend([clean[i] for i in pids])
             else:
+                cps.extend(enc.token_cp_lens(piece, pids, at_text_start=at0))
                 flags.extend([CLEAN if w else 0 for w in cps[k:]])
             flags[k] |= PIECE_START | CLEAN
         return ids, cps, flags
 
-    def _new_tokens(self, ids: Sequence[int], first_is_piece_start: bool) -> _Seg:
-        lead = self._lead
-        clean = self._clean
-        cps = [lead[i] for i in ids]
-        flags = bytearray([clean[i] for i in ids])
-        if first_is_piece_start and flags:
-            flags[0] |= PIECE_START
-        return (1, 0, 0, ids, cps, flags)
-
     def _apply(self, start: int, end: int, new_text: str) -> tuple[int, int]:
-        enc = self._enc
+        """The edit's four steps (module docstring); returns (tokens removed, tokens added)."""
+        # every query of the steps is about the neighbourhood of the edit: answered in one chunk
+        v = SeqView(self._seq, start)
+        r_tok, r = self._restart(v, start)
+        rs = self._resplit(v, r_tok, r, start, end, new_text)
+        segs = self._segments(v, r, rs, start, end, new_text)
+        return self._splice(v, r, r_tok, rs, segs, start, end)
+
+    def _restart(self, v: SeqView, start: int) -> tuple[int, int]:
+        """Step 1: the first token and the code point of the piece the re-split starts at: the
+        piece holding ``start``, moved left while its predecessor's horizon reaches ``start``."""
         seq = self._seq
-        # every query below is about the neighbourhood of the edit: answer it in one chunk
-        v = SeqView(seq, start)
+        if seq.total_tokens == 0:
+            return 0, 0
+        horizon = self._enc.horizon
+        r_tok, r = v.piece_holding(min(start, seq.total_cp - 1))
+        while r_tok > 0:
+            p_tok, p = v.piece_start_of(r_tok - 1)
+            head = v.slice_text(p, start)
+            if horizon(head, 0, len(head)) <= len(head):
+                break
+            r_tok, r = p_tok, p
+        return r_tok, r
+
+    def _resplit(
+        self, v: SeqView, r_tok: int, r: int, start: int, end: int, new_text: str
+    ) -> _Resplit:
+        """Step 2: re-split the new text from ``r`` until a new boundary at or after the edit's
+        end coincides with an old one, over a window of old text grown x4 until every piece
+        kept is decided inside it (``docs/algorithms.md`` section 2)."""
+        seq = self._seq
+        enc = self._enc
         horizon = enc.horizon
         n_old = seq.total_cp
         delta = len(new_text) - (end - start)
         new_end = start + len(new_text)
-
-        # 1. restart: the piece holding `start`, moved left while its predecessor's horizon
-        #    reaches `start` (see module docstring)
-        if seq.total_tokens == 0:
-            r_tok, r = 0, 0
-        else:
-            r_tok, r = v.piece_holding(min(start, n_old - 1))
-            while r_tok > 0:
-                p_tok, p = v.piece_start_of(r_tok - 1)
-                head = v.slice_text(p, start)
-                if horizon(head, 0, len(head)) <= len(head):
-                    break
-                r_tok, r = p_tok, p
-
-        # 2. re-split from r until a new boundary at/after new_end coincides with an old one.
-        #    The first window reaches past the end of the old piece that holds `start`: inside
-        #    one long piece (a line of CJK letters has no other boundary) the earliest possible
-        #    resync is that piece's end, and each round re-splits from r.
+        # the first window reaches past the end of the old piece that holds `start`: inside one
+        # long piece the earliest possible resync is that piece's end
         extra = FIRST_WINDOW
         if r_tok < seq.total_tokens:
             extra = max(extra, self._old_piece_end(v, r_tok) - end + FIRST_WINDOW)
@@ -583,17 +429,11 @@ class Document:
                 # subtle: a piece's ids may depend on whether it starts the text
                 # (SentencePiece's dummy prefix), so never resync where that status changed
                 if q_new >= new_end and (q_new == 0) == (q_new - delta == 0):
-                    t = v.piece_start_at(q_new - delta)
-                    if t is not None:
-                        q_tok = t
+                    q_tok = v.piece_start_at(q_new - delta)
+                    if q_tok is not None:
                         break
-            # Every piece kept must depend on the window alone (its horizon within `wlen`).
-            # Only the last one is asked: by the horizons' dominance property (protocol.py),
-            # a piece `j` left of the last piece (start `s`) has `horizon(j) <= max(
-            # horizon(last), s + 4)`, so `s + 4 <= wlen` and `horizon(last) <= wlen` clear
-            # them all (the regex encodings' horizons are >= s + 4; for others the earlier
-            # pieces are asked when `s + 4 > wlen`). So the window is accepted exactly when
-            # asking every piece in turn would accept it; otherwise it grows either way.
+            # only the last piece's horizon is asked: by dominance it clears the earlier ones
+            # when its start s has s + 4 <= wlen (else they are asked too; section 2)
             if q_tok is not None and not at_doc_end:
                 ps = spans[-1][0]
                 if horizon(window, ps, wlen) > wlen or (
@@ -604,8 +444,7 @@ class Document:
             if q_tok is not None:
                 break
             if at_doc_end:
-                # the window reached the end of the text: the last piece ends there
-                q_tok = seq.total_tokens
+                q_tok = seq.total_tokens  # the window reached the end: the last piece ends there
                 break
             # grow x4, and at least past the end of the old piece there (see above)
             extra *= 4
@@ -614,11 +453,20 @@ class Document:
                 extra = max(extra, self._old_piece_end(v, t) - end + FIRST_WINDOW)
             self.stats.window_retries += 1
         self.stats.pieces_resplit += len(spans)
+        return window, spans, q_tok, w_end_old
 
-        # 3. tokens of the new pieces, as segments (old tokens kept in place, or new ones)
+    def _segments(
+        self, v: SeqView, r: int, rs: _Resplit, start: int, end: int, new_text: str
+    ) -> list[_Seg]:
+        """Step 3: the tokens of the re-split pieces, as segments: an unchanged piece (same
+        span, left of the edit or right of it after the shift) keeps its old tokens; a changed
+        one is encoded, or glued by Algorithm 1 when long."""
+        window, spans, _, _ = rs
+        delta = len(new_text) - (end - start)
+        new_end = start + len(new_text)
         segs: list[_Seg] = []
-        glue = self._glue
-        encode_piece = enc.encode_piece
+        glue_long = self._glue
+        encode_piece = self._enc.encode_piece
         lead = self._lead
         clean = self._clean
         for ps, pe in spans:
@@ -627,25 +475,31 @@ class Document:
                 (a if b <= start else a - delta) == 0
             ):
                 oa = a if b <= start else a - delta
-                ob = b if b <= start else b - delta
-                old = v.old_piece(oa, ob)
+                old = v.old_piece(oa, oa + pe - ps)
                 if old is not None:
                     segs.append((0, old[0], old[1], None, None, None))
                     continue
             piece = window[ps:pe]
-            if glue and pe - ps >= GLUE_MIN_CP:
-                segs.extend(self._glue_piece(a, b, piece, start, end, new_text, delta))
+            if glue_long and pe - ps >= GLUE_MIN_CP:
+                segs.extend(self._glue_piece(a, b, piece, start, end, delta))
+                continue
+            ids = encode_piece(piece, at_text_start=a == 0)
+            if ids and lead is not None and clean is not None:
+                # _piece_segment's byte-level case, inline (the common case of an edit)
+                fl = bytearray([clean[i] for i in ids])
+                fl[0] |= PIECE_START
+                segs.append((1, 0, 0, ids, [lead[i] for i in ids], fl))
             else:
-                ids = encode_piece(piece, at_text_start=a == 0)
-                if ids and lead is not None and clean is not None:
-                    # _piece_segment's byte-level case, inline
-                    fl = bytearray([clean[i] for i in ids])
-                    fl[0] |= PIECE_START
-                    segs.append((1, 0, 0, ids, [lead[i] for i in ids], fl))
-                else:
-                    segs.append(self._piece_segment(piece, ids, a == 0))
+                segs.append(self._piece_segment(piece, ids, a == 0))
+        return segs
 
-        # 4. trim old segments that stay in place, then replace the rest in the sequence
+    def _splice(
+        self, v: SeqView, r: int, r_tok: int, rs: _Resplit, segs: list[_Seg], start: int, end: int
+    ) -> tuple[int, int]:
+        """Step 4: trim the old segments that stay in place at both ends, then replace the
+        tokens in between in the sequence; returns (tokens removed, tokens added)."""
+        seq = self._seq
+        window, _, q_tok, w_end_old = rs
         t0, t1 = r_tok, q_tok
         i, j = 0, len(segs)
         while i < j and segs[i][0] == 0 and segs[i][1] == t0:
@@ -661,17 +515,18 @@ class Document:
             if kind == 1:
                 ids.extend(s_ids)  # type: ignore[arg-type]
                 cps.extend(s_cps)  # type: ignore[arg-type]
-                flags += s_flags  # type: ignore[operator]
+                flags += s_flags  # type: ignore[arg-type]
             else:
                 for tid, w, f in _take(seq.iter_from(sa), sb - sa):
                     ids.append(tid)
                     cps.append(w)
                     flags.append(f)
         c0 = v.token_start_cp(t0)
-        c1 = v.token_start_cp(t1) if t1 < seq.total_tokens else n_old
+        c1 = v.token_start_cp(t1) if t1 < seq.total_tokens else seq.total_cp
         # subtle: trimming never crosses the edit (only unchanged pieces become old segments)
         assert r <= c0 <= start and end <= c1 <= w_end_old, (c0, c1, start, end)
         # the new text of [c0, c1) lies in the window, which is the new text of [r, w_end_old)
+        delta = len(window) - (w_end_old - r)  # the window is the new text of old [r, w_end_old)
         text = window[c0 - r : c1 + delta - r]
         removed = v.counted_between(t0, t1)
         seq.replace(t0, t1, ids, cps, flags, text, v)
@@ -693,7 +548,7 @@ class Document:
         if not ids:
             return (1, 0, 0, [0], [len(piece)], bytearray([PIECE_START | CLEAN | PLACEHOLDER]))
         if self._lead is not None and self._clean is not None:
-            return self._new_tokens(ids, True)
+            return _new_tokens(self._lead, self._clean, ids, True)
         return self._generic_tokens(piece, ids, True, at0)
 
     def _generic_tokens(self, text: str, ids: Sequence[int], piece_start: bool, at0: bool) -> _Seg:
@@ -707,78 +562,57 @@ class Document:
         return (1, 0, 0, ids, cps, flags)
 
     def _glue_piece(
-        self, a: int, b: int, piece: str, start: int, end: int, new_text: str, delta: int
+        self, a: int, b: int, piece: str, start: int, end: int, delta: int
     ) -> list[_Seg]:
-        """Tokens of the changed long piece ``[a, b)`` (new coordinates) by Algorithm 1.
-
-        ``tau1`` = old tokens of the old piece starting at ``a`` that end by ``start``;
-        ``tau2`` = old tokens of the old piece ending at ``b`` (old ``b - delta``) that start at
-        or after ``end``. Both are correct tokenizations of their text (Remark 3).
-        """
-        enc = self._enc
+        """Tokens of the changed long piece ``[a, b)`` (new coordinates) by Algorithm 1
+        (:func:`.glue.glue`): ``tau1`` = old tokens of the old piece starting at ``a`` that end
+        by ``start``, ``tau2`` = old tokens of the old piece ending at ``b`` (old ``b - delta``)
+        that start at or after ``end``; windows start and end on character boundaries."""
         seq = self._seq
-        byte_level = self._byte_level
-        # tau1: tokens [l_lo, l_hi) of the old piece starting at `a` that end by `start`
         # subtle: a changed piece can lie wholly left (or right) of the edit when the edit
         # changed only what its split read, so both sides are also clipped to [a, b)
         lstop = min(start, b)
         l_lo = seq.piece_start_at(a) if a < lstop else None
-        left_it: Iterator[tuple[int, int, int]] = iter(())
+        left: Iterator[tuple[int, int, int]] = iter(())
         if l_lo is not None:
             l_hi = min(
                 seq.locate(lstop)[0] if lstop < seq.total_cp else seq.total_tokens,
                 seq.next_piece_start(l_lo),
             )
             if l_hi > l_lo:
-                left_it = _left_candidates(seq, l_lo, l_hi)
-        # tau2: tokens [r_lo, r_hi) of the old piece ending at `b - delta` that start at `end`+
+                left = seq.glue_starts(l_lo, l_hi)
         ob = b - delta
         rstart = max(end, a - delta)
         r_hi = seq.piece_start_at(ob) if ob > rstart else None
-        right_it: Iterator[tuple[int, int, int]] = iter(())
+        right: Iterator[tuple[int, int, int]] = iter(())
         if r_hi is not None and r_hi > 0:
             ti, ts = seq.locate(rstart)
             r_lo = max(ti if ts == rstart else ti + 1, seq.prev_piece_start(r_hi - 1))
             if r_hi > r_lo:
-                right_it = _right_candidates(seq, r_lo, r_hi)
-        left: list[tuple[int, int, int]] = []  # (token index, start cp, id), nearest first
-        right: list[tuple[int, int, int]] = []  # (token index, end cp (old), id), nearest first
-        nl = 1 if _fill(left, left_it, 1) else 0
-        nr = 1 if _fill(right, right_it, 1) else 0
-        while True:
-            li, lcp, lid = left[nl - 1] if nl else (-1, a, -1)
-            if nr:
-                ri, rcp_old, rid = right[nr - 1]
-                rcp = rcp_old + delta
-            else:
-                ri, rcp, rid = -1, b, -1
-            # step 2 of Algorithm 1: tokenize u_i ... u_n (middle) u'_1 ... u'_j
-            wtext = piece[lcp - a : rcp - a]
-            if byte_level:
-                v = enc.encode_bytes_piece(wtext.encode("utf-8"))
-            else:
-                v = enc.encode_piece(wtext, at_text_start=lcp == 0)
-            # step 3: glue once the boundary tokens agree (or a side reached the piece's end)
-            left_ok = lcp == a or v[0] == lid
-            right_ok = rcp == b or v[-1] == rid
-            if left_ok and right_ok:
-                break
-            self.stats.glue_widenings += 1
-            # steps 4-5, widening by doubling the number of old tokens re-encoded
-            if not left_ok:
-                nl = _widen(left, left_it, nl)
-            if not right_ok:
-                nr = _widen(right, right_it, nr)
-        self.stats.glued_pieces += 1
-        segs: list[_Seg] = []
-        if nl and l_lo is not None and li > l_lo:
-            segs.append((0, l_lo, li, None, None, None))
-        if byte_level:
-            segs.append(self._new_tokens(v, lcp == a))
+                right = seq.glue_ends(r_lo, r_hi, delta)
+        enc = self._enc
+        bl = self._bl
+        if bl is not None:
+            def encode(ws: int, we: int) -> Sequence[int]:
+                return bl.encode_bytes_piece(piece[ws - a : we - a].encode("utf-8"))
         else:
-            segs.append(self._generic_tokens(wtext, v, lcp == a, lcp == 0))
-        if nr and r_hi is not None and ri + 1 < r_hi:
-            segs.append((0, ri + 1, r_hi, None, None, None))
+            def encode(ws: int, we: int) -> Sequence[int]:
+                return enc.encode_piece(piece[ws - a : we - a], at_text_start=ws == 0)
+        g = glue(encode, left, right, a, b)
+        assert g is not None  # (no cap and no seam: a side that runs out reaches the piece's end)
+        self.stats.glued_pieces += 1
+        self.stats.glue_widenings += g.widenings
+        segs: list[_Seg] = []
+        if g.left is not None and l_lo is not None and g.left > l_lo:
+            segs.append((0, l_lo, g.left, None, None, None))
+        if self._lead is not None and self._clean is not None:
+            segs.append(_new_tokens(self._lead, self._clean, g.tokens, g.start == a))
+        else:
+            segs.append(
+                self._generic_tokens(piece[g.start - a : g.end - a], g.tokens, g.start == a, g.start == 0)
+            )
+        if g.right is not None and r_hi is not None and g.right + 1 < r_hi:
+            segs.append((0, g.right + 1, r_hi, None, None, None))
         return segs
 
     # -- invariants -------------------------------------------------------------------------------
@@ -808,75 +642,15 @@ class Document:
         assert seq.total_counted == len(enc.encode(text)), "count differs from encode()"
 
 
-def _fill(lst: list[Any], it: Iterator[Any], k: int) -> bool:
-    """Pull from ``it`` until ``lst`` has ``k`` items; False if it ran out first."""
-    while len(lst) < k:
-        x = next(it, None)
-        if x is None:
-            return False
-        lst.append(x)
-    return True
+def _new_tokens(lead: array[int], clean: bytearray, ids: Sequence[int], piece_start: bool) -> _Seg:
+    """The segment of new byte-level tokens ``ids`` (per-token tables ``lead``, ``clean``)."""
+    flags = bytearray([clean[i] for i in ids])
+    if piece_start and flags:
+        flags[0] |= PIECE_START
+    return (1, 0, 0, ids, [lead[i] for i in ids], flags)
 
 
-def _widen(lst: list[Any], it: Iterator[Any], n: int) -> int:
-    """Double the number of candidates used; 0 once none are left (window reaches the piece
-    boundary, the "i = 1" / "j = m" case of Algorithm 1)."""
-    if _fill(lst, it, 2 * n):
-        return 2 * n
-    return len(lst) if len(lst) > n else 0
-
-
-def _glue_side(
-    candidates: Iterator[tuple[int, int, int]], encode_to: Any, end: int
-) -> tuple[int, Sequence[int]] | None:
-    """One side of Algorithm 1: for old tokens ``(index, cp, id)`` from ``candidates`` (nearest
-    the cut first, doubled on each failure as in :meth:`Document._glue_piece`), re-encode the
-    window ``encode_to(cp)`` until its token at ``end`` (0: first, -1: last) is the candidate.
-
-    Returns ``(index, window tokens)``, or None when the candidates run out.
-    """
-    cands: list[tuple[int, int, int]] = []
-    k = 1 if _fill(cands, candidates, 1) else 0
-    while k:
-        index, cp, tid = cands[k - 1]
-        v = encode_to(cp)
-        if v[end] == tid:
-            return index, v
-        k = _widen(cands, candidates, k)
-    return None
-
-
-def _left_candidates(seq: TokenSeq, lo: int, hi: int) -> Iterator[tuple[int, int, int]]:
-    """Tokens of ``[lo, hi)`` that start on a character boundary, right to left."""
-    pos = seq.token_start_cp(hi)
-    idx = hi
-    for tid, w, f in seq.iter_back(hi):
-        idx -= 1
-        pos -= w
-        if idx < lo:
-            return
-        if f & CLEAN:
-            yield idx, pos, tid
-
-
-def _right_candidates(seq: TokenSeq, lo: int, hi: int) -> Iterator[tuple[int, int, int]]:
-    """Tokens of ``[lo, hi)`` that end on a character boundary, left to right."""
-    pos = seq.token_start_cp(lo)
-    idx = lo
-    pending: tuple[int, int] | None = None
-    for tid, w, f in seq.iter_from(lo):
-        if idx >= hi:
-            break
-        if pending is not None and f & CLEAN:
-            yield pending[0], pos, pending[1]
-        pos += w
-        pending = (idx, tid)
-        idx += 1
-    if pending is not None:
-        yield pending[0], pos, pending[1]  # the piece's last token ends on its boundary
-
-
-def _take(it: Iterator[Any], n: int) -> Iterator[Any]:
+def _take(it: Iterator[_T], n: int) -> Iterator[_T]:
     for k, x in enumerate(it):
         if k >= n:
             break

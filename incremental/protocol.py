@@ -16,13 +16,20 @@ the pieces that changed, so an encoding must tell it three things:
 All offsets are Unicode code points (``cp``). A token may cover zero code points (a byte-level
 token that ends inside a multi-byte character gives that character to the token holding its
 first byte; WordPiece's ``[UNK]`` or SentencePiece byte-fallback tokens likewise).
+
+Byte-level encodings (the tiktoken family) also satisfy :class:`ByteLevelEncoding`: per-token
+tables and byte-level entry points that let the document and :mod:`.stream` do per-token work
+in C. :func:`check_encoding` (called by ``get_encoding`` and ``Document``) rejects an object
+that lacks a member of :class:`PieceEncoding`, naming what is missing; :func:`byte_level`
+answers once, at construction, whether the byte-level paths apply.
 """
 
 from __future__ import annotations
 
-from typing import Iterator, Protocol, Sequence, runtime_checkable
+from array import array
+from typing import Callable, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
-__all__ = ["PieceEncoding"]
+__all__ = ["PieceEncoding", "ByteLevelEncoding", "check_encoding", "byte_level"]
 
 
 @runtime_checkable
@@ -75,7 +82,7 @@ class PieceEncoding(Protocol):
         """
         ...
 
-    def encode_piece(self, piece: str, *, at_text_start: bool = False) -> list[int]:
+    def encode_piece(self, piece: str, *, at_text_start: bool = False) -> Sequence[int]:
         """Token ids of one piece (``piece`` is a whole span yielded by :meth:`split`).
 
         ``at_text_start`` is True for the piece at offset 0 (SentencePiece's dummy prefix
@@ -94,3 +101,109 @@ class PieceEncoding(Protocol):
         hover; a token that covers part of a character gets 0 or the whole character.
         """
         ...
+
+
+@runtime_checkable
+class ByteLevelEncoding(PieceEncoding, Protocol):
+    """What the document and :mod:`.stream` use besides :class:`PieceEncoding` when tokens are
+    byte strings (the tiktoken family): per-token tables and whole-block entry points."""
+
+    #: True when ``encode`` joins a surrogate pair stored as two code points into its
+    #: character first (tiktoken does); :func:`.stream.encode_stream` then joins pairs that
+    #: chunks cut
+    joins_surrogate_pairs: bool
+
+    @property
+    def clean_starts(self) -> bytearray:
+        """``clean_starts[id]``: the document's CLEAN flag (2) where token ``id`` starts on a
+        character boundary, else 0."""
+        ...
+
+    @property
+    def lead_counts(self) -> array[int]:
+        """``lead_counts[id]``: characters whose first UTF-8 byte is in token ``id`` (the
+        token's code point length in the document)."""
+        ...
+
+    @property
+    def piece_strings(self) -> Callable[[str], list[str]] | None:
+        """The pieces of a text as strings in one C call per block, or None (no fast form)."""
+        ...
+
+    def encode_piece_strings(self, pieces: Iterable[str]) -> list[int]:
+        """Token ids of consecutive whole pieces (from :attr:`piece_strings`), concatenated."""
+        ...
+
+    def encode_bytes_piece(self, data: bytes) -> list[int]:
+        """Token ids of the BPE of ``data`` (a window inside one piece: Algorithm 1)."""
+        ...
+
+    def encode_by_piece(self, text: str) -> list[Sequence[int]]:
+        """The ids of each piece of ``text``, one sequence per piece."""
+        ...
+
+    def iter_blocks(self, text: str, size: int) -> Iterator[str]:
+        """Consecutive slices of ``text`` of about ``size`` code points, cut where no piece can
+        span (their encodings concatenate to the text's)."""
+        ...
+
+    def split_blocks(self, text: str, size: int) -> list[str]:
+        """The slices of :meth:`iter_blocks` as a list."""
+        ...
+
+
+def _members(proto: type) -> list[str]:
+    """The public members a protocol class declares itself (annotations and methods)."""
+    names = set(vars(proto).get("__annotations__", {}))
+    names.update(k for k in vars(proto) if not k.startswith("_"))
+    return sorted(names)
+
+
+_PIECE_MEMBERS = _members(PieceEncoding)
+
+# An ``isinstance`` against a runtime-checkable protocol looks up every member (13-23 µs
+# here): it is done once per class instead of once per document (protocol members are class
+# attributes in every livetok encoding).
+#: the classes that passed :func:`check_encoding`
+_PIECE_CLASSES: set[type] = set()
+#: ``class -> is it byte-level``, for the classes :func:`byte_level` has seen
+_BYTE_LEVEL: dict[type, bool] = {}
+
+
+def check_encoding(enc: object) -> PieceEncoding:
+    """``enc`` itself, once it is known to implement :class:`PieceEncoding`.
+
+    >>> check_encoding(object())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: <object object at ...> is not a livetok encoding: it lacks decode, encode, ...
+
+    Runtime complexity: ``O(1)`` (one attribute lookup per member).
+    """
+    if type(enc) in _PIECE_CLASSES:
+        return enc  # type: ignore[return-value]  # a checked class
+    if isinstance(enc, PieceEncoding):
+        _PIECE_CLASSES.add(type(enc))
+        return enc
+    missing = [m for m in _PIECE_MEMBERS if not hasattr(enc, m)]
+    raise TypeError(
+        f"{enc!r} is not a livetok encoding: it lacks {', '.join(missing)}. Pass a name from "
+        "livetok.incremental.list_encodings() or an object implementing "
+        "livetok.incremental.protocol.PieceEncoding"
+    )
+
+
+def byte_level(enc: PieceEncoding) -> ByteLevelEncoding | None:
+    """``enc`` as a :class:`ByteLevelEncoding` when it is one (all of its members), else None.
+
+    >>> from livetok.incremental import get_encoding
+    >>> byte_level(get_encoding("cl100k_base")) is not None
+    True
+
+    Runtime complexity: ``O(1)``; it reads the per-token tables, which a byte-level encoding
+    builds on first use (``O(vocabulary)`` once).
+    """
+    kind = _BYTE_LEVEL.get(type(enc))
+    if kind is None:
+        kind = _BYTE_LEVEL[type(enc)] = isinstance(enc, ByteLevelEncoding)
+    return enc if kind else None  # type: ignore[return-value]  # checked for its class

@@ -17,6 +17,7 @@ from .bytelevel.encoding import Encoding
 from .bytelevel.pretokenize import PATTERNS
 from .find import find_vocabulary
 from .load import VocabularyError, check_byte_level, load_gpt2_files, load_tiktoken_file
+from .protocol import PieceEncoding, check_encoding
 
 __all__ = ["get_encoding", "list_encodings", "register_encoding", "is_registered", "derived",
            "ALIASES"]
@@ -101,7 +102,8 @@ def _variant_of(base: str, name: str) -> Callable[[], Any]:
     with more special tokens), sharing the loaded vocabulary and its caches."""
 
     def build() -> Encoding:
-        enc: Encoding = get_encoding(base)
+        enc = get_encoding(base)
+        assert isinstance(enc, Encoding)  # (a factory of this module)
         specials = _SPECIALS[name]
         return enc._variant(name, special_tokens=None if specials == enc.special_tokens else specials)
 
@@ -183,7 +185,7 @@ def derived(name: str, kind: str, build: Callable[[], T]) -> T:
         got = _LOADED.get((name, kind))
         if got is None:
             got = _LOADED[(name, kind)] = build()
-    return got  # type: ignore[no-any-return]
+    return got
 
 
 def _reduce(enc: Encoding) -> tuple[Any, ...]:
@@ -199,7 +201,7 @@ def _reduce(enc: Encoding) -> tuple[Any, ...]:
 copyreg.pickle(Encoding, _reduce)
 
 
-def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Any:
+def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> PieceEncoding:
     """The encoding called ``name``, loaded once and cached; offline.
 
     With ``path``, the vocabulary is read from that file instead: a ``.tiktoken`` file, or a
@@ -246,7 +248,7 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> An
             source=p,
         )
     with _LOCK:
-        enc = _LOADED.get(canonical)
+        enc: PieceEncoding | None = _LOADED.get(canonical)
         if enc is not None:
             return enc
         factory = _FACTORIES.get(canonical)
@@ -265,14 +267,15 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> An
         )
     with loading:
         with _LOCK:
-            enc = _LOADED.get(canonical)
-        if enc is not None:
-            return enc  # loaded by the caller we waited for
+            waited: PieceEncoding | None = _LOADED.get(canonical)
+        if waited is not None:
+            return waited  # loaded by the caller we waited for
         try:
-            enc = factory()
+            enc = check_encoding(factory())
         except ImportError as exc:
             raise VocabularyError(f"encoding {canonical!r} is not available here: {exc}") from exc
         if isinstance(enc, Encoding) and type(enc) not in copyreg.dispatch_table:
             copyreg.pickle(type(enc), _reduce)  # a subclass: pickled by name too
         with _LOCK:
-            return _LOADED.setdefault(canonical, enc)
+            loaded: PieceEncoding = _LOADED.setdefault(canonical, enc)
+        return loaded

@@ -22,10 +22,10 @@ measurements.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from .text import join_surrogates, sanitize
-from .protocol import PieceEncoding
+from .protocol import ByteLevelEncoding, PieceEncoding, byte_level
 
 __all__ = ["encode_stream", "count_stream", "check_pieces", "StreamStats", "PieceTooLongError",
            "MAX_PIECE_CP"]
@@ -75,11 +75,16 @@ class StreamStats:
                 f"pieces={self.pieces})")
 
 
+def _piece_strings(bl: ByteLevelEncoding | None) -> Callable[[str], list[str]] | None:
+    """The encoding's one-call splitter into piece strings, when it has one."""
+    return bl.piece_strings if bl is not None else None
+
+
 #: the slack of :meth:`PieceEncoding.horizon`'s dominance property (see :mod:`.protocol`)
 _DOMINANCE_SLACK = 4
 
 
-def _is_final(enc: Any, buf: str, s: int, e: int) -> bool:
+def _is_final(enc: PieceEncoding, buf: str, s: int, e: int) -> bool:
     """The walk's test (:func:`_final_prefix`): the piece ``buf[s:e]`` and, by dominance, every
     piece before it are final whatever text is appended."""
     n = len(buf)
@@ -88,8 +93,8 @@ def _is_final(enc: Any, buf: str, s: int, e: int) -> bool:
     return e < n and s + _DOMINANCE_SLACK < n and enc.horizon(buf, s, n) < n
 
 
-def _final_prefix(enc: PieceEncoding, buf: str, at_start: bool, out: list[int],
-                  stats: StreamStats | None) -> int:
+def _final_prefix(enc: PieceEncoding, bl: ByteLevelEncoding | None, buf: str, at_start: bool,
+                  out: list[int], stats: StreamStats | None) -> int:
     """Encode the pieces of ``buf`` that more text cannot change; return where they end.
 
     Appending text is an edit at ``len(buf)``, so this is the document's restart rule run at
@@ -101,9 +106,9 @@ def _final_prefix(enc: PieceEncoding, buf: str, at_start: bool, out: list[int],
 
     Runtime complexity: ``O(n)`` for the split, plus the encoder's per-piece cost.
     """
-    piece_strings = getattr(enc, "piece_strings", None)
-    if piece_strings is not None:
-        return _final_prefix_strings(enc, buf, piece_strings(buf), out, stats)
+    piece_strings = _piece_strings(bl)
+    if bl is not None and piece_strings is not None:
+        return _final_prefix_strings(bl, buf, piece_strings(buf), out, stats)
     spans = list(enc.split(buf, 0))
     k = len(spans) - 1
     while k >= 0 and not _is_final(enc, buf, *spans[k]):
@@ -119,7 +124,7 @@ def _final_prefix(enc: PieceEncoding, buf: str, at_start: bool, out: list[int],
     return spans[k][1]
 
 
-def _final_prefix_strings(enc: Any, buf: str, pieces: list[str], out: list[int],
+def _final_prefix_strings(enc: ByteLevelEncoding, buf: str, pieces: list[str], out: list[int],
                           stats: StreamStats | None) -> int:
     """:func:`_final_prefix` for an encoding that splits into piece strings in one C call and
     encodes a list of pieces at once (``Encoding.piece_strings`` / ``encode_piece_strings``):
@@ -185,7 +190,8 @@ def _batches(
 ) -> Iterator[list[int]]:
     """The ids of :func:`encode_stream` in lists, one per buffer of final pieces."""
     bound = max_piece_cp if max_piece_cp is not None else float("inf")
-    if getattr(encoding, "joins_surrogate_pairs", False):
+    bl = byte_level(encoding)
+    if bl is not None and bl.joins_surrogate_pairs:
         chunks = _pairs_joined(chunks)
     buf = ""
     at_start = True
@@ -205,7 +211,7 @@ def _batches(
         if len(buf) < retry_at and len(buf) <= bound:
             continue
         out: list[int] = []
-        done = _final_prefix(encoding, buf, at_start, out, stats)
+        done = _final_prefix(encoding, bl, buf, at_start, out, stats)
         if done:
             buf = buf[done:]
             at_start = False
@@ -219,14 +225,14 @@ def _batches(
     # end of text: every remaining piece is final
     if not buf:
         return
-    piece_strings = getattr(encoding, "piece_strings", None)
-    if piece_strings is not None:
+    piece_strings = _piece_strings(bl)
+    if bl is not None and piece_strings is not None:
         # the rest is a whole text that starts at a piece boundary: its own split is the tail
         # of the whole text's split (pieces read nothing to the left of their start)
         pieces = piece_strings(buf)
         if stats is not None:
             stats.pieces += len(pieces)
-        yield encoding.encode_piece_strings(pieces)  # type: ignore[attr-defined]
+        yield bl.encode_piece_strings(pieces)
         return
     out = []
     for s, e in encoding.split(buf, 0):
@@ -239,7 +245,7 @@ def _batches(
 def _too_long(encoding: PieceEncoding, text: str, bound: int, *,
               at_least: bool) -> PieceTooLongError:
     """The error for ``text``, which holds (or, unfinished, ends in) a piece over ``bound``."""
-    piece_strings = getattr(encoding, "piece_strings", None)
+    piece_strings = _piece_strings(byte_level(encoding))
     if piece_strings is not None:
         longest = max(piece_strings(text), key=len, default="")
     else:
@@ -270,8 +276,8 @@ def check_pieces(encoding: PieceEncoding, text: str, max_piece_cp: int) -> None:
     """
     if len(text) <= max_piece_cp:
         return
-    split_blocks = getattr(encoding, "split_blocks", None)
-    slices = [text] if split_blocks is None else split_blocks(text, max_piece_cp // 2)
+    bl = byte_level(encoding)
+    slices = [text] if bl is None else bl.split_blocks(text, max_piece_cp // 2)
     for block in slices:
         if len(block) > max_piece_cp:
             err = _too_long(encoding, block, max_piece_cp, at_least=False)

@@ -492,6 +492,43 @@ class TokenSeq:
                 out.extend(i for i, f in zip(c.ids, c.flags) if not f & PLACEHOLDER)
         return out
 
+    def glue_starts(self, lo: int, hi: int) -> Iterator[tuple[int, int, int]]:
+        """``(index, start_cp, id)`` of the tokens of ``[lo, hi)`` that start on a character
+        boundary, right to left: where an Algorithm 1 window may start (:func:`.glue.glue`).
+
+        Runtime complexity: ``O(log C)`` to start, then ``O(1)`` per token.
+        """
+        pos = self.token_start_cp(hi)
+        idx = hi
+        for tid, w, f in self.iter_back(hi):
+            idx -= 1
+            pos -= w
+            if idx < lo:
+                return
+            if f & CLEAN:
+                yield idx, pos, tid
+
+    def glue_ends(self, lo: int, hi: int, shift: int = 0) -> Iterator[tuple[int, int, int]]:
+        """``(index, end_cp + shift, id)`` of the tokens of ``[lo, hi)`` that end on a character
+        boundary (the next one starts cleanly, or it is the last), left to right: where an
+        Algorithm 1 window may end. ``shift`` moves the offsets to an edit's new coordinates.
+
+        Runtime complexity: ``O(log C)`` to start, then ``O(1)`` per token.
+        """
+        pos = self.token_start_cp(lo) + shift
+        idx = lo
+        pending: tuple[int, int] | None = None
+        for tid, w, f in self.iter_from(lo):
+            if idx >= hi:
+                break
+            if pending is not None and f & CLEAN:
+                yield pending[0], pos, pending[1]
+            pos += w
+            pending = (idx, tid)
+            idx += 1
+        if pending is not None:
+            yield pending[0], pos, pending[1]  # the range's last token ends a piece
+
     # -- mutation -----------------------------------------------------------------------------
 
     def replace(

@@ -25,13 +25,12 @@ adjacent pair forms a token; the ids are the ranks of the final parts.
   takes over, so the ``O(n log n)`` bound holds for any vocabulary.
 * :func:`_glued_split` — pieces of ``_GLUE_FROM`` bytes or more (a line of CJK letters, a
   long random-looking token string) are cut in chunks of ``_GLUE_CHUNK`` bytes, each chunk is
-  split alone and neighbouring chunks are glued at their seam by Algorithm 1 of *Formalizing
-  BPE Tokenization* (``../shared/papers/``), an edit that is empty. The heap's ``O(n log n)``
-  over one piece of a megabyte runs ~3x slower per byte than over a few kilobytes (its heap and
-  lists outgrow the caches; 3.1-3.3 s for 1 MB of CJK letters), the chunks do not (1.1 s,
-  same parts).
-* :func:`bpe_encode_naive` — the obviously correct ``O(n^2)`` loop (as in tiktoken's
-  ``_educational.py`` and minbpe), kept as the reference for tests.
+  split alone and neighbouring chunks are glued at their seam by Algorithm 1
+  (:mod:`livetok.incremental.glue`): the heap slows down per byte on a piece of a megabyte,
+  the chunks do not (``docs/algorithms.md``, section 1).
+
+The obviously correct ``O(n^2)`` loop is kept apart as the reference for tests
+(:func:`._reference.bpe_encode_naive`, as in tiktoken's ``_educational.py`` and minbpe).
 
 Both are also the SentencePiece ("correct") semantics of Definition 3 of *Formalizing BPE
 Tokenization* (Berglund & van der Merwe) for the dictionary whose rules are all splits
@@ -46,7 +45,9 @@ from itertools import repeat
 from operator import add
 from typing import Callable, Mapping
 
-__all__ = ["bpe_encode", "bpe_encode_naive", "bpe_split"]
+from ..glue import glue
+
+__all__ = ["bpe_encode", "bpe_split"]
 
 #: pieces up to this many bytes use the C-speed scan (:func:`_scan_ids`), longer ones the
 #: heap (measured on the distinct pieces of 10 MB of real text and on long repetitive pieces:
@@ -280,19 +281,13 @@ def _heap_split(piece: bytes, ranks: Mapping[bytes, int]) -> list[tuple[int, int
 def _glued_split(
     piece: bytes, ranks: Mapping[bytes, int], size: int = _GLUE_CHUNK, cap: int = _GLUE_CAP
 ) -> list[tuple[int, int]] | None:
-    """:func:`bpe_split` of a long piece, chunk by chunk, glued at each seam by Algorithm 1 of
-    *Formalizing BPE Tokenization* (Berglund & van der Merwe), the edit being empty.
+    """:func:`bpe_split` of a long piece, chunk by chunk, glued at each seam by
+    :func:`~livetok.incremental.glue.glue` (Algorithm 1, the edit being empty).
 
-    ``piece`` is cut every ``size`` bytes and each chunk is split alone: its parts are the
-    merge process's result on that chunk. At a seam, the parts so far are a correct
-    tokenization of the piece up to the seam (by induction) and the chunk's parts one of the
-    chunk. The window from the ``i``-th last part on the left to the ``j``-th part on the right
-    is split again (step 2); when its first part is that left part, or it starts the piece
-    (the paper's ``i = 1``), and its last part is that right part, or it ends the piece
-    (``j = m``), the glued parts are a correct tokenization of the piece up to the chunk's end
-    (step 3; Corollary 2 / Theorem 1). A failing side takes twice as many parts (steps 4-5; the
-    proof uses only the halting state). Tested against the naive loop with arbitrary rank
-    orders and chunks of 1-9 bytes.
+    ``piece`` is cut every ``size`` bytes and each chunk is split alone. At a seam the parts so
+    far (a correct tokenization of the piece up to the seam, by induction) are ``tau1`` and
+    the chunk's parts ``tau2``; parts are compared as byte spans. The seam's window may reach
+    the piece's start but not pass the chunk's end unless that is the piece's end.
 
     Returns None when a side needs more than ``cap`` parts or would pass the chunk's end
     (seams that never agree, as in a run whose parts shift to its end): the caller splits the
@@ -303,30 +298,30 @@ def _glued_split(
     before giving up.
     """
     n = len(piece)
-    out = bpe_split(piece[:size], ranks)
+
+    def encode(ws: int, we: int) -> list[tuple[int, int]]:
+        return [(a + ws, b + ws) for a, b in bpe_split(piece[ws:we], ranks)]
+
+    out = encode(0, min(size, n))
     pos = min(size, n)
     while pos < n:
         end = min(n, pos + size)
-        right = [(a + pos, b + pos) for a, b in bpe_split(piece[pos:end], ranks)]
-        i = j = 1
-        while True:
-            i = min(i, len(out))
-            j = min(j, len(right))
-            w0 = out[-i][0]
-            v = [(a + w0, b + w0) for a, b in bpe_split(piece[w0 : right[j - 1][1]], ranks)]
-            left_ok = i == len(out) or v[0] == out[-i]
-            right_ok = (j == len(right) and end == n) or v[-1] == right[j - 1]
-            if left_ok and right_ok:
-                break
-            if (not right_ok and j == len(right)) or i > cap or j > cap:
-                return None
-            if not left_ok:
-                i *= 2
-            if not right_ok:
-                j *= 2
-        del out[len(out) - i :]
-        out += v
-        out += right[j:]
+        right = encode(pos, end)
+        g = glue(
+            encode,
+            ((k, out[k][0], out[k]) for k in range(len(out) - 1, -1, -1)),
+            ((k, sp[1], sp) for k, sp in enumerate(right)),
+            0,
+            end,
+            hi_final=end == n,
+            cap=cap,
+        )
+        if g is None:
+            return None
+        del out[g.left or 0 :]
+        out += g.tokens
+        if g.right is not None:
+            out += right[g.right + 1 :]
         pos = end
     return out
 
@@ -366,25 +361,3 @@ def bpe_encode(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
         if spans is not None:
             return [ranks[piece[s:e]] for s, e in spans]
     return [ranks[piece[s:e]] for s, e in _heap_split(piece, ranks)]
-
-
-def bpe_encode_naive(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
-    """Reference BPE: scan all pairs, merge the lowest-ranked (leftmost on ties), repeat.
-
-    >>> bpe_encode_naive(b"ababa", {b"a": 0, b"b": 1, b"ab": 2, b"aba": 3})
-    [2, 3]
-
-    Runtime complexity: ``O(n^2)``.
-    """
-    parts = [piece[i : i + 1] for i in range(len(piece))]
-    while len(parts) > 1:
-        best = None
-        best_i = -1
-        for i in range(len(parts) - 1):
-            r = ranks.get(parts[i] + parts[i + 1])
-            if r is not None and (best is None or r < best):
-                best, best_i = r, i
-        if best is None:
-            break
-        parts[best_i : best_i + 2] = [parts[best_i] + parts[best_i + 1]]
-    return [ranks[p] for p in parts]

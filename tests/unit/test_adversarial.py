@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from livetok.incremental import Document, get_encoding
-from livetok.incremental.bytelevel.bpe import bpe_encode_naive, bpe_split
+from livetok.incremental.bytelevel._reference import bpe_encode_naive
+from livetok.incremental.bytelevel.bpe import bpe_split
 
 from .._refs import BPE_NAMES, tiktoken_ref
 

@@ -942,7 +942,7 @@ def test_concurrent_first_loads_build_the_vocabulary_once() -> None:
     def factory():
         calls.append(1)
         time.sleep(0.2)
-        return object()
+        return registry.get_encoding("r50k_base")  # (get_encoding checks the protocol)
 
     registry.register_encoding("test-slow-vocab", factory)
     try:

@@ -1,0 +1,195 @@
+"""Algorithm 1 of *Formalizing BPE Tokenization* (Berglund & van der Merwe,
+``../shared/papers/004_8caaffdf311fc054.txt``, Section 3): glue a re-encoded window to the
+old tokens on both sides of it.
+
+**The statement.** Let ``tau = u_1 … u_n`` be the tokenization of a text ``w`` and ``tau' =
+u'_1 … u'_m`` that of ``w'``. Algorithm 1 computes the tokenization of ``ww'`` as follows:
+
+1. start with ``i = n`` and ``j = 1``;
+2. tokenize the window ``u_i … u_n u'_1 … u'_j`` from scratch, giving ``v_1 … v_k``;
+3. if (``v_1 = u_i`` or ``i = 1``) and (``v_k = u'_j`` or ``j = m``), the answer is
+   ``u_1 … u_{i-1} v_1 … v_k u'_{j+1} … u'_m``: halt;
+4. if ``v_1 != u_i`` and ``i > 1``, widen left (``i <- i - 1``);
+5. if ``v_k != u'_j`` and ``j < m``, widen right (``j <- j + 1``); go to step 2.
+
+An edit is the same thing with the edited text in the middle of the window (the recipe after
+Theorem 1): ``tau1`` = old tokens wholly left of the edit, ``tau2`` = old tokens wholly right
+of it, each a correct tokenization of its own text (Lemma 2 (ii) / Remark 3: a prefix or a
+suffix of a tokenization is the tokenization of its text).
+
+**Why it is exact** (Theorem 1, via Corollary 2). If ``T(v) = tau_1 u tau_2`` and ``T(w) =
+phi_1 u phi_2`` share a token ``u``, then ``T(tau_1 u phi_2) = tau_1 u phi_2``: the merges of
+the two sides can be interleaved, and the shared token keeps one side from disturbing the
+other. At the halt, ``u_1 … u_i`` is correct (Remark 3) and so is ``v_1 … v_k`` (it was just
+computed); ``u_i = v_1`` glues them (or ``i = 1``: nothing is left of the window), and the
+same argument glues the right side at ``v_k = u'_j``. The proof uses *only the halting state*,
+so any widening order is correct: :func:`glue` doubles the number of old tokens a failing
+side takes (``O(log n)`` re-encodes instead of ``O(n)``), and :func:`glue_one_step` is the
+paper's one-token step, kept as the reference for tests and the widening measurement
+(:mod:`.analysis.widening`).
+
+The paper proves this for merge-rule dictionaries (SentencePiece semantics, Definition 3; the
+HuggingFace semantics too). A tiktoken vocabulary is one: every split ``u ⋄ v`` of a token
+``uv`` is a rule of priority ``rank(uv)``, ties resolved leftmost. It does not hold for
+WordPiece (``supports_glue`` is False there).
+
+**Its users**, each over its own data (``docs/algorithms.md`` section 3):
+
+* ``Document._glue_piece`` — an edit inside one long piece (old tokens of the sequence);
+* ``count_range`` (:mod:`.counting`) — a range that cuts a long piece, one side per cut;
+* ``bpe._glued_split`` — a long piece split chunk by chunk, glued at each seam (an empty edit,
+  with a cap and a give-up result);
+* :func:`.analysis.widening.glue_edit` — the widening measurement, by :func:`glue_one_step`.
+
+Tokens are compared as the caller gives them (an id, or a ``(start, end)`` span): a window
+token equal to an old one that starts (ends) at the same place is the same token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Generic, Iterator, List, Optional, Sequence, Tuple, TypeVar
+
+__all__ = ["Glued", "glue", "glue_one_step", "GLUE_MIN_CP"]
+
+#: pieces of at least this many code points are updated by :func:`glue` in a document (and
+#: counted by it in a range); shorter ones are encoded whole
+GLUE_MIN_CP = 48
+
+#: a token as the caller compares it (a token id, or a ``(start, end)`` span)
+T = TypeVar("T")
+
+#: an old token where a window may start (left side) or end (right side):
+#: ``(key, position, token)``; ``key`` is the caller's (a token index), ``position`` the
+#: window's edge there (the token's start on the left, its end on the right)
+Candidate = Tuple[int, int, T]
+
+#: ``encode(ws, we)``: the tokens of the window ``[ws, we)``, computed from scratch
+Encode = Callable[[int, int], Sequence[T]]
+
+
+@dataclass(slots=True)
+class Glued(Generic[T]):
+    """The halting state of Algorithm 1: the result is the old tokens before ``left``, then
+    ``tokens``, then the old tokens after ``right``."""
+
+    left: Optional[int]  #: key of ``u_i``, the window's first old token; None: the window starts at ``lo``
+    start: int  #: where the window starts
+    tokens: Sequence[T]  #: ``v_1 … v_k``, the window's tokens
+    right: Optional[int]  #: key of ``u'_j``, the window's last old token; None: it ends at ``hi``
+    end: int  #: where the window ends
+    widenings: int  #: failed windows before this one (steps 4-5 taken)
+
+
+def _fill(lst: List[Candidate[T]], it: Iterator[Candidate[T]], k: int) -> bool:
+    """Pull from ``it`` until ``lst`` has ``k`` items; False if it ran out first."""
+    while len(lst) < k:
+        x = next(it, None)
+        if x is None:
+            return False
+        lst.append(x)
+    return True
+
+
+def _widen(lst: List[Candidate[T]], it: Iterator[Candidate[T]], n: int) -> int:
+    """Double the number of candidates used; all that are left when fewer than that remain;
+    0 once none are left (the window reaches the boundary: the ``i = 1`` / ``j = m`` case)."""
+    if _fill(lst, it, 2 * n):
+        return 2 * n
+    return len(lst) if len(lst) > n else 0
+
+
+def glue(
+    encode: Encode[T],
+    left: Iterator[Candidate[T]],
+    right: Iterator[Candidate[T]],
+    lo: int,
+    hi: int,
+    *,
+    hi_final: bool = True,
+    cap: int | None = None,
+) -> Glued[T] | None:
+    """Algorithm 1, widening by doubling: re-encode windows until both edges agree.
+
+    ``left`` yields the old tokens of ``tau1`` nearest the edit first, ``(key, start, token)``;
+    ``right`` those of ``tau2``, ``(key, end, token)``, in the window's coordinates (callers
+    yield only tokens that may bound a window, e.g. on a character boundary). When a side runs
+    out, its window edge is ``lo`` (``hi``), the start (end) of the text being tokenized,
+    where the edge always agrees (the paper's ``i = 1`` / ``j = m``). With ``hi_final=False``
+    ``hi`` is not the text's end (a chunk seam): reaching it without agreement gives up.
+    ``cap``: give up once a side of a failed window took more than ``cap`` old tokens. Giving
+    up returns None (the caller encodes the whole text instead).
+
+    >>> ranks = {b"a": 0, b"b": 1, b"ab": 2, b"ba": 3}
+    >>> from livetok.incremental.bytelevel._reference import bpe_encode_naive
+    >>> text = b"abab" + b"a"          # old text "abab" = ab|ab, then "a" appended
+    >>> old = [(0, 0, 2), (1, 2, 2)]  # (index, start, id), nearest the edit last
+    >>> g = glue(lambda s, e: bpe_encode_naive(text[s:e], ranks), iter(old[::-1]), iter(()), 0, 5)
+    >>> g.left, list(g.tokens), g.widenings
+    (1, [2, 0], 0)
+
+    Runtime complexity: ``O(log k)`` re-encodes of windows up to twice the ``k`` old tokens
+    the agreeing window needs on each side.
+    """
+    lc: List[Candidate[T]] = []
+    rc: List[Candidate[T]] = []
+    nl = 1 if _fill(lc, left, 1) else 0
+    nr = 1 if _fill(rc, right, 1) else 0
+    widenings = 0
+    while True:
+        lkey, ws, ltok = lc[nl - 1] if nl else (None, lo, None)
+        rkey, we, rtok = rc[nr - 1] if nr else (None, hi, None)
+        v = encode(ws, we)  # step 2
+        # step 3: each edge agrees, or is the text's own edge
+        left_ok = ws == lo or (nl > 0 and len(v) > 0 and v[0] == ltok)
+        right_ok = (we == hi and hi_final) or (nr > 0 and len(v) > 0 and v[-1] == rtok)
+        if left_ok and right_ok:
+            return Glued(lkey, ws, v, rkey, we, widenings)
+        if cap is not None and (nl > cap or nr > cap):
+            return None
+        widenings += 1
+        # steps 4-5, doubling the old tokens taken by a failing side
+        if not left_ok:
+            nl = _widen(lc, left, nl)
+        if not right_ok:
+            nr = _widen(rc, right, nr)
+            if nr == 0 and not hi_final:
+                return None
+
+
+def glue_one_step(
+    encode: Encode[T],
+    left: Sequence[Candidate[T]],
+    right: Sequence[Candidate[T]],
+    lo: int,
+    hi: int,
+) -> Glued[T]:
+    """Algorithm 1 exactly as the paper writes it: a failing side takes one more old token.
+
+    The reference form of :func:`glue` (same arguments, as sequences; no cap): tests compare
+    the two, and :mod:`.analysis.widening` counts its steps.
+
+    >>> ranks = {b"a": 0, b"b": 1, b"ab": 2, b"ba": 3}
+    >>> from livetok.incremental.bytelevel._reference import bpe_encode_naive
+    >>> text = b"b" + b"abab"          # "b" prepended to ab|ab: b|ab|ab
+    >>> right = [(0, 3, 2), (1, 5, 2)]  # (index, end, id), nearest the edit first
+    >>> g = glue_one_step(lambda s, e: bpe_encode_naive(text[s:e], ranks), [], right, 0, 5)
+    >>> g.right, list(g.tokens), g.widenings
+    (0, [1, 2], 0)
+
+    Runtime complexity: ``O(k)`` re-encodes for ``k`` old tokens taken on the wider side.
+    """
+    i = j = widenings = 0
+    while True:
+        lkey, ws, ltok = left[i] if i < len(left) else (None, lo, None)
+        rkey, we, rtok = right[j] if j < len(right) else (None, hi, None)
+        v = encode(ws, we)
+        left_ok = ws == lo or (len(v) > 0 and v[0] == ltok)
+        right_ok = we == hi or (len(v) > 0 and v[-1] == rtok)
+        if left_ok and right_ok:
+            return Glued(lkey, ws, v, rkey, we, widenings)
+        widenings += 1
+        if not left_ok:
+            i += 1
+        if not right_ok:
+            j += 1
