@@ -26,7 +26,12 @@ and the analysis this module offers:
 
 Tokens are Python strings; the alphabet is whatever characters the rules and inputs use.
 These are reference implementations for small dictionaries (analysis and tests), not the fast
-path: SentencePiece encodings use :mod:`.sentencepiece_bpe`, tiktoken-style ones :mod:`.bpe`.
+path: SentencePiece encodings use :mod:`livetok.incremental.sentencepiece.bpe`, tiktoken-style
+ones :mod:`livetok.incremental.bytelevel.bpe`. :func:`analyze_vocabulary` applies Definition 5
+and Corollary 1 to a whole vocabulary (``livetok analyze``).
+
+The module is longer than most (about 730 lines) because it is one piece: it follows the paper
+definition by definition, and each analysis is written in terms of the semantics above it.
 
 Their cost is a high power of the rule lengths (``O(|uv|^2)`` per derivation, ``O(|D|^2)`` for
 the chain bound) and 16 rules ``a ⋄ a``, ``aa ⋄ aa``, ... already make ``|uv| = 65,536``: the

@@ -11,6 +11,13 @@ Surrogates: the methods that return ids only (``encode``, ``count``, ...) join a
 pair as tiktoken does (:func:`~livetok.incremental.text.join_surrogates`), those that return
 code point offsets (``pieces``, ``encode_by_piece``) replace each surrogate by U+FFFD
 (:func:`~livetok.incremental.text.sanitize`); :mod:`livetok.incremental.text` says why.
+
+The module is long (about 750 lines) because :class:`Encoding` is one structure: tiktoken's
+whole ``Encoding`` API (encode and decode, special tokens, batches, single tokens) over one
+vocabulary, pre-tokenizer and piece cache, plus the piece-level methods the
+:class:`~livetok.incremental.Document` uses. The algorithms it calls live in :mod:`.bpe`,
+:mod:`.pretokenize` and :mod:`.fastsplit`; its measured choices are in ``docs/algorithms.md``,
+section 1 ("Encoder choices").
 """
 
 from __future__ import annotations
@@ -678,16 +685,16 @@ class Encoding:
         """Bound on what deciding the piece at ``start`` reads; see :mod:`.pretokenize`."""
         return self._pre.horizon(text, start, limit)
 
-    def encode_piece(self, piece: str, *, at_text_start: bool = False) -> list[int]:
-        """Token ids of one pre-token (cached for short pieces).
+    def encode_piece(self, piece: str, *, at_text_start: bool = False) -> Sequence[int]:
+        """Token ids of one pre-token (cached for short pieces; a tuple).
 
         >>> from livetok.incremental import get_encoding
         >>> get_encoding("cl100k_base").encode_piece(" world")
-        [1917]
+        (1917,)
 
         Runtime complexity: ``O(m log m)`` for ``m`` bytes, ``O(1)`` when cached.
         """
-        return list(self._cache.lookup(piece))
+        return self._cache.lookup(piece)
 
     def encode_bytes_piece(self, data: bytes) -> list[int]:
         """BPE of raw bytes (no pre-tokenization): used for windows inside one piece."""
