@@ -157,3 +157,38 @@ def test_docs_show_the_one_line_switch():
     assert "import livetok.incremental.tiktoken_compat as tiktoken" in docs
     for name, reason in NOT_PROVIDED.items():
         assert name in docs, f"docs/index.md does not say that {name} is left out ({reason})"
+
+
+def test_the_registry_is_the_one_cache():
+    """tiktoken_compat keeps no cache of its own: its encoding of a name sits in the registry's
+    cache beside livetok's (sharing the vocabulary, also under an alias), and registering
+    another factory for the name drops both; a subclass encoding a factory returns pickles by
+    name too."""
+    from livetok.incremental import registry
+
+    base = get_encoding("r50k_base")
+    mine = compat.get_encoding("r50k_base")
+    assert registry.is_registered(base) and registry.is_registered(mine, "tiktoken defaults")
+    assert not registry.is_registered(mine) and mine.mergeable_ranks is base.mergeable_ranks
+    assert compat.get_encoding("gpt-4") is compat.get_encoding("cl100k_base")
+
+    class Mine(LivetokEncoding):
+        pass
+
+    def factory() -> Mine:
+        return base._variant("test-one-cache", cls=Mine)  # type: ignore[return-value]
+
+    registry.register_encoding("test-one-cache", factory)
+    try:
+        first = get_encoding("test-one-cache")
+        assert type(first) is Mine and pickle.loads(pickle.dumps(first)) is first
+        old = compat.get_encoding("test-one-cache")
+        assert compat.get_encoding("test-one-cache") is old
+        registry.register_encoding("test-one-cache", factory)  # a new factory: both dropped
+        assert get_encoding("test-one-cache") is not first
+        assert compat.get_encoding("test-one-cache") is not old
+        assert not registry.is_registered(old, "tiktoken defaults")
+    finally:
+        registry._FACTORIES.pop("test-one-cache", None)
+        registry._LOADED.pop("test-one-cache", None)
+        registry._LOADED.pop(("test-one-cache", "tiktoken defaults"), None)
