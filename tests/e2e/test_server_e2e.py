@@ -41,38 +41,20 @@ from .._lsp import (
     token_spans,
 )
 from .._refs import real_text, tiktoken_ref
+from .._traces import TRACE_NAMES, Txn, apply, load_txns, trace_windows
 from ..conftest import TRACES
 
-TRACE_NAMES = ["sveltecomponent", "rustcode", "seph-blog1", "friendsforever_flat"]
 UNITS = ["utf-16", "utf-8", "utf-32"]
 #: transactions of each trace replayed from its start in the default run
 PREFIX = int(os.environ.get("LIVETOK_TRACE_TXNS", "1500"))
-#: transactions replayed around each landmark of a trace (see ``landmarks``)
-WINDOW = 200
 CHECK_EVERY = 50  # the count against tiktoken
 SPANS_EVERY = 500  # the token spans (semantic tokens) against tiktoken's tokens
 INVALID_PARAMS, METHOD_NOT_FOUND, INVALID_REQUEST, PARSE_ERROR = -32602, -32601, -32600, -32700
 REQUEST_FAILED = -32803
 
-Txn = list[tuple[int, int, str]]
-
 
 def ref_count(text: str, name: str = "o200k_base") -> int:
     return len(tiktoken_ref(name).encode_ordinary(text))
-
-
-def load_txns(name: str) -> tuple[str, list[Txn]]:
-    path = TRACES / f"{name}.json.gz"
-    if not path.exists():
-        pytest.skip(f"shared trace {path} is absent (tests read ../shared/traces/)")
-    data = json.loads(gzip.decompress(path.read_bytes()))
-    return data["startContent"], [[tuple(p) for p in t["patches"]] for t in data["txns"]]
-
-
-def apply(text: str, txn: Txn) -> str:
-    for pos, n_del, ins in txn:
-        text = text[:pos] + ins + text[pos + n_del:]
-    return text
 
 
 def with_emoji_and_cjk(txns: list[Txn], text: str = "", seed: int = 5) -> list[Txn]:
@@ -89,50 +71,6 @@ def with_emoji_and_cjk(txns: list[Txn], text: str = "", seed: int = 5) -> list[T
             ins = rng.choice(extras)
             text = text[:pos] + ins + text[pos:]
             out.append([(pos, 0, ins)])
-    return out
-
-
-def landmarks(start: str, txns: list[Txn]) -> dict[str, int]:
-    """The transaction where a trace first does each kind of edit that a prefix may never
-    reach: several patches at once, a delete across a line break, non-ASCII text; and its
-    biggest insert (a paste), biggest delete and insert of the most lines."""
-    found: dict[str, int] = {}
-    best = {"biggest insert": (0, -1), "biggest delete": (0, -1), "most lines inserted": (0, -1)}
-    text = start
-    for i, txn in enumerate(txns):
-        if len(txn) > 1:
-            found.setdefault("several patches", i)
-        for pos, n_del, ins in txn:
-            if "\n" in text[pos:pos + n_del]:
-                found.setdefault("delete across lines", i)
-            if not (ins + text[pos:pos + n_del]).isascii():
-                found.setdefault("non-ASCII", i)
-            for key, size in (("biggest insert", len(ins)), ("biggest delete", n_del),
-                              ("most lines inserted", ins.count("\n"))):
-                if size > best[key][0]:
-                    best[key] = (size, i)
-            text = text[:pos] + ins + text[pos + n_del:]
-    return found | {key: i for key, (_, i) in best.items() if i >= 0}
-
-
-def trace_windows(start: str, txns: list[Txn]) -> list[tuple[str, list[Txn]]]:
-    """(text before, transactions) of the windows of ``WINDOW`` transactions around each
-    landmark, overlapping ones merged."""
-    spans: list[list[int]] = []
-    for i in sorted(set(landmarks(start, txns).values())):
-        a, b = max(0, i - WINDOW // 4), min(len(txns), i - WINDOW // 4 + WINDOW)
-        if spans and a <= spans[-1][1]:
-            spans[-1][1] = max(spans[-1][1], b)
-        else:
-            spans.append([a, b])
-    out, text, done = [], start, 0
-    for a, b in spans:
-        for txn in txns[done:a]:
-            text = apply(text, txn)
-        out.append((text, txns[a:b]))
-        for txn in txns[a:b]:
-            text = apply(text, txn)
-        done = b
     return out
 
 

@@ -1,7 +1,10 @@
 """Replay the real keystroke traces of ../shared/traces into documents.
 
-In CI every trace is verified against tiktoken every 50 edits and at the end, for o200k_base
-and cl100k_base. ``LIVETOK_VERIFY_EVERY=1`` verifies after every edit (on demand: slow).
+Default run: every trace in full with o200k_base, verified against tiktoken every 50 edits
+and at the end; with cl100k_base a bounded replay of each (its first 10,000 transactions and
+a window around each landmark of ``tests/_traces.py``, opened at the text the trace had
+there), the full traces on demand (``LIVETOK_SLOW=1``). ``LIVETOK_VERIFY_EVERY=1`` verifies
+after every edit (slow).
 """
 
 from __future__ import annotations
@@ -14,31 +17,51 @@ from livetok.incremental import Document
 from livetok.server.traces import load_trace
 
 from .._refs import tiktoken_ref
+from .._traces import TRACE_NAMES, Patch, load_txns, trace_windows
 from ..conftest import TRACES
 
 TRACE_FILES = sorted(TRACES.glob("*.json.gz")) if TRACES.is_dir() else []
 EVERY = int(os.environ.get("LIVETOK_VERIFY_EVERY", "50"))
+#: transactions of each trace replayed from its start by the bounded replay
+PREFIX = 10_000
 
 
 def test_traces_are_present():
     if not TRACES.is_dir():
         pytest.skip(f"no shared traces folder at {TRACES} (clone livetok beside shared/)")
     assert len(TRACE_FILES) == 4
+    assert sorted(TRACE_NAMES) == sorted(p.name.split(".")[0] for p in TRACE_FILES)
 
 
-@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
-@pytest.mark.parametrize("path", TRACE_FILES, ids=[p.name.split(".")[0] for p in TRACE_FILES])
-def test_trace_replay_is_exact(path, name):
-    trace = load_trace(path)
+def replay_exact(start: str, patches: list[Patch], name: str) -> Document:
+    """``Document(start)`` after ``patches``, checked against tiktoken every ``EVERY`` edits
+    and at the end."""
     ref = tiktoken_ref(name)
-    doc = Document(trace.start, encoding=name)
-    text = trace.start
-    for k, (pos, ndel, ins) in enumerate(trace.patches, 1):
+    doc = Document(start, encoding=name)
+    text = start
+    for k, (pos, ndel, ins) in enumerate(patches, 1):
         doc.edit(pos, pos + ndel, ins)
         text = text[:pos] + ins + text[pos + ndel :]
         if k % EVERY == 0:
             assert doc.token_ids() == ref.encode_ordinary(text), f"after edit {k}"
-    assert text == trace.end
-    assert doc.text == trace.end
-    assert doc.token_ids() == ref.encode_ordinary(trace.end)
+    assert doc.text == text
+    assert doc.token_ids() == ref.encode_ordinary(text)
     doc._check()
+    return doc
+
+
+@pytest.mark.parametrize("name", ["o200k_base", pytest.param("cl100k_base", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("path", TRACE_FILES, ids=[p.name.split(".")[0] for p in TRACE_FILES])
+def test_trace_replay_is_exact(path, name):
+    trace = load_trace(path)
+    doc = replay_exact(trace.start, trace.patches, name)
+    assert doc.text == trace.end
+
+
+@pytest.mark.parametrize("name", ["cl100k_base"])
+@pytest.mark.parametrize("trace", TRACE_NAMES)
+def test_trace_prefix_and_landmarks_are_exact(trace, name):
+    start, txns = load_txns(trace)
+    replay_exact(start, [p for txn in txns[:PREFIX] for p in txn], name)
+    for text, part in trace_windows(start, txns):
+        replay_exact(text, [p for txn in part for p in txn], name)
