@@ -201,6 +201,36 @@ def _reduce(enc: Encoding) -> tuple[Any, ...]:
 copyreg.pickle(Encoding, _reduce)
 
 
+def _from_file(canonical: str, p: str) -> PieceEncoding:
+    """The encoding ``canonical`` with its vocabulary read from the file ``p`` (not cached):
+    see :func:`get_encoding`'s ``path``."""
+    if canonical == "bert-base-uncased":
+        from .wordpiece.load import load_wordpiece
+
+        return load_wordpiece(p)
+    if canonical == "mistral-7b-v0.1":
+        from .sentencepiece.encoding import load_sentencepiece
+
+        return load_sentencepiece(p)
+    if canonical not in _PATTERN_OF:
+        raise VocabularyError(
+            f"a vocabulary file needs a known pre-tokenizer; pick one of {sorted(_PATTERN_OF)}"
+        )
+    if p.endswith(".json"):
+        bpe = os.path.join(os.path.dirname(p), "vocab.bpe")
+        ranks = load_gpt2_files(p, bpe if os.path.exists(bpe) else None)
+    else:
+        ranks = load_tiktoken_file(p)
+    check_byte_level(ranks, p)  # an incomplete vocabulary: the error now, not a KeyError later
+    return Encoding(
+        canonical,
+        pat_str=PATTERNS[_PATTERN_OF[canonical]],
+        mergeable_ranks=ranks,
+        special_tokens=_SPECIALS.get(canonical, {}),
+        source=p,
+    )
+
+
 def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> PieceEncoding:
     """The encoding called ``name``, loaded once and cached; offline.
 
@@ -221,32 +251,7 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Pi
         raise TypeError(f"encoding name must be a str, not {type(name).__name__}")
     canonical = ALIASES.get(name, name)
     if path is not None:
-        if canonical == "bert-base-uncased":
-            from .wordpiece.load import load_wordpiece
-
-            return load_wordpiece(os.fspath(path))
-        if canonical == "mistral-7b-v0.1":
-            from .sentencepiece.encoding import load_sentencepiece
-
-            return load_sentencepiece(os.fspath(path))
-        if canonical not in _PATTERN_OF:
-            raise VocabularyError(
-                f"a vocabulary file needs a known pre-tokenizer; pick one of {sorted(_PATTERN_OF)}"
-            )
-        p = os.fspath(path)
-        if p.endswith(".json"):
-            bpe = os.path.join(os.path.dirname(p), "vocab.bpe")
-            ranks = load_gpt2_files(p, bpe if os.path.exists(bpe) else None)
-        else:
-            ranks = load_tiktoken_file(p)
-        check_byte_level(ranks, p)  # an incomplete vocabulary: the error now, not a KeyError later
-        return Encoding(
-            canonical,
-            pat_str=PATTERNS[_PATTERN_OF[canonical]],
-            mergeable_ranks=ranks,
-            special_tokens=_SPECIALS.get(canonical, {}),
-            source=p,
-        )
+        return _from_file(canonical, os.fspath(path))
     with _LOCK:
         enc: PieceEncoding | None = _LOADED.get(canonical)
         if enc is not None:

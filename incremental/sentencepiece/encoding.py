@@ -83,6 +83,69 @@ class SentencePieceModelError(ModelProtoError):
     """The ``.model`` file declares something this implementation does not reproduce."""
 
 
+def _check_supported(model: SentencePieceModel, name: str) -> None:
+    """Raise :class:`SentencePieceModelError` for what this implementation does not reproduce."""
+    ts, ns = model.trainer_spec, model.normalizer_spec
+    if ts.model_type != ModelType.BPE:
+        kind = {1: "unigram", 3: "word", 4: "char"}.get(ts.model_type, str(ts.model_type))
+        raise SentencePieceModelError(
+            f"{name}: this is a {kind} SentencePiece model; livetok implements BPE models "
+            "only (model_type: BPE), such as Llama's or Mistral's tokenizer.model"
+        )
+    if ns.precompiled_charsmap:
+        raise SentencePieceModelError(
+            f"{name}: the model's normalizer {ns.name!r} rewrites text (precompiled "
+            "charsmap); livetok supports the identity normalizer only (Llama/Mistral)"
+        )
+    if ns.remove_extra_whitespaces:
+        raise SentencePieceModelError(
+            f"{name}: remove_extra_whitespaces=true is not supported (it makes a piece's "
+            "tokens depend on the end of the text); Llama/Mistral models set it false"
+        )
+    if ts.treat_whitespace_as_suffix:
+        raise SentencePieceModelError(
+            f"{name}: treat_whitespace_as_suffix=true is not supported"
+        )
+    if any(t == PieceType.USER_DEFINED for t in model.types):
+        raise SentencePieceModelError(
+            f"{name}: the model has user-defined pieces, which SentencePiece matches "
+            "before BPE; livetok does not implement that matcher yet"
+        )
+
+
+def _piece_tables(model: SentencePieceModel, name: str) -> tuple[dict[str, int], dict[str, int], int]:
+    """``(pieces the BPE may form, reserved pieces, unk id)``: the pieces by kind, checked."""
+    piece_ids: dict[str, int] = {}
+    reserved: dict[str, int] = {}
+    unk_id = -1
+    for i, (p, t) in enumerate(zip(model.pieces, model.types)):
+        if not p:
+            raise SentencePieceModelError(f"{name}: piece {i} is empty")
+        formable = t in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
+        target = piece_ids if formable else reserved
+        if p in target:
+            raise SentencePieceModelError(f"{name}: piece {p!r} occurs twice")
+        target[p] = i
+        if t == PieceType.UNKNOWN:
+            unk_id = i
+    if unk_id < 0:
+        raise SentencePieceModelError(f"{name}: the model has no unknown piece (<unk>)")
+    return piece_ids, reserved, unk_id
+
+
+def _byte_ids(reserved: dict[str, int], types: list[int], name: str) -> list[int]:
+    """The ids of the 256 byte pieces ``<0x00>`` ... ``<0xFF>`` of a byte-fallback model."""
+    out = []
+    for b in range(256):
+        bid = reserved.get(f"<0x{b:02X}>")
+        if bid is None or types[bid] != PieceType.BYTE:
+            raise SentencePieceModelError(
+                f"{name}: byte_fallback is set but byte piece <0x{b:02X}> is missing"
+            )
+        out.append(bid)
+    return out
+
+
 def _raw_pairs(pairs: set[str]) -> frozenset[str]:
     """The joinable pairs as the raw text spells them when a space normalizes to ``▁``.
 
@@ -114,31 +177,7 @@ class SentencePieceEncoding:
 
     def __init__(self, model: SentencePieceModel, *, name: str, source: str = "") -> None:
         ts, ns = model.trainer_spec, model.normalizer_spec
-        if ts.model_type != ModelType.BPE:
-            kind = {1: "unigram", 3: "word", 4: "char"}.get(ts.model_type, str(ts.model_type))
-            raise SentencePieceModelError(
-                f"{name}: this is a {kind} SentencePiece model; livetok implements BPE models "
-                "only (model_type: BPE), such as Llama's or Mistral's tokenizer.model"
-            )
-        if ns.precompiled_charsmap:
-            raise SentencePieceModelError(
-                f"{name}: the model's normalizer {ns.name!r} rewrites text (precompiled "
-                "charsmap); livetok supports the identity normalizer only (Llama/Mistral)"
-            )
-        if ns.remove_extra_whitespaces:
-            raise SentencePieceModelError(
-                f"{name}: remove_extra_whitespaces=true is not supported (it makes a piece's "
-                "tokens depend on the end of the text); Llama/Mistral models set it false"
-            )
-        if ts.treat_whitespace_as_suffix:
-            raise SentencePieceModelError(
-                f"{name}: treat_whitespace_as_suffix=true is not supported"
-            )
-        if any(t == PieceType.USER_DEFINED for t in model.types):
-            raise SentencePieceModelError(
-                f"{name}: the model has user-defined pieces, which SentencePiece matches "
-                "before BPE; livetok does not implement that matcher yet"
-            )
+        _check_supported(model, name)
         self.name = name
         self.source = source
         self.model = model
@@ -152,24 +191,7 @@ class SentencePieceEncoding:
         #: the whitespace symbol of the normalized text
         self.space = SPACE if ns.escape_whitespaces else " "
         # pieces the BPE may form (SentencePiece's ``pieces_``) and the other, reserved ones
-        self._piece_ids: dict[str, int] = {}
-        self._reserved: dict[str, int] = {}
-        unk_id = -1
-        for i, (p, t) in enumerate(zip(self._pieces, self._types)):
-            if not p:
-                raise SentencePieceModelError(f"{name}: piece {i} is empty")
-            target = (
-                self._piece_ids
-                if t in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
-                else self._reserved
-            )
-            if p in target:
-                raise SentencePieceModelError(f"{name}: piece {p!r} occurs twice")
-            target[p] = i
-            if t == PieceType.UNKNOWN:
-                unk_id = i
-        if unk_id < 0:
-            raise SentencePieceModelError(f"{name}: the model has no unknown piece (<unk>)")
+        self._piece_ids, self._reserved, unk_id = _piece_tables(model, name)
         self.unk_id = unk_id
         self.bos_id = ts.bos_id
         self.eos_id = ts.eos_id
@@ -177,15 +199,7 @@ class SentencePieceEncoding:
         self._unused = frozenset(
             i for i, t in enumerate(self._types) if t == PieceType.UNUSED
         )
-        self._byte_ids: list[int] = []
-        if self.byte_fallback:
-            for b in range(256):
-                bid = self._reserved.get(f"<0x{b:02X}>")
-                if bid is None or self._types[bid] != PieceType.BYTE:
-                    raise SentencePieceModelError(
-                        f"{name}: byte_fallback is set but byte piece <0x{b:02X}> is missing"
-                    )
-                self._byte_ids.append(bid)
+        self._byte_ids = _byte_ids(self._reserved, self._types, name) if self.byte_fallback else []
         self._byte_of = {bid: b for b, bid in enumerate(self._byte_ids)}
         # joinable character pairs: adjacent characters inside some formable piece
         pairs: set[str] = set()
