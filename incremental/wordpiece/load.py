@@ -46,6 +46,9 @@ def _bert_encoding(
 
 
 def _from_tokenizer_json(name: str, data: dict[str, Any], source: str) -> WordPieceEncoding:
+    """The encoding a BERT-style ``tokenizer.json`` describes; :class:`VocabularyError` naming
+    the first part of the pipeline livetok does not implement."""
+
     def unsupported(what: str) -> VocabularyError:
         return VocabularyError(
             f"{source!r}: {what}; livetok's WordPiece supports BERT pipelines (WordPiece model, "
@@ -78,20 +81,7 @@ def _from_tokenizer_json(name: str, data: dict[str, Any], source: str) -> WordPi
         added[tok["content"]] = int(tok["id"])
         if tok.get("special"):
             specials.append(tok["content"])
-    cls: list[int] = []
-    sep: list[int] = []
-    post = data.get("post_processor") or {}
-    if post.get("type") == "BertProcessing":
-        cls, sep = [int(post["cls"][1])], [int(post["sep"][1])]
-    elif post.get("type") == "TemplateProcessing":
-        table = post.get("special_tokens", {})
-        seen_seq = False
-        for item in post.get("single", []):
-            if "Sequence" in item:
-                seen_seq = True
-            else:
-                ids = [int(i) for i in table[item["SpecialToken"]["id"]]["ids"]]
-                (sep if seen_seq else cls).extend(ids)
+    cls, sep = _cls_sep(data.get("post_processor") or {})
     dec = data.get("decoder")
     prefix: str | None = None
     cleanup = True
@@ -114,6 +104,24 @@ def _from_tokenizer_json(name: str, data: dict[str, Any], source: str) -> WordPi
         decoder_cleanup=cleanup,
         source=source,
     )
+
+
+def _cls_sep(post: dict[str, Any]) -> tuple[list[int], list[int]]:
+    """The ids a ``tokenizer.json``'s post-processor puts before and after a single text."""
+    cls: list[int] = []
+    sep: list[int] = []
+    if post.get("type") == "BertProcessing":
+        cls, sep = [int(post["cls"][1])], [int(post["sep"][1])]
+    elif post.get("type") == "TemplateProcessing":
+        table = post.get("special_tokens", {})
+        seen_seq = False
+        for item in post.get("single", []):
+            if "Sequence" in item:
+                seen_seq = True
+            else:
+                ids = [int(i) for i in table[item["SpecialToken"]["id"]]["ids"]]
+                (sep if seen_seq else cls).extend(ids)
+    return cls, sep
 
 
 def load_wordpiece(
