@@ -38,7 +38,7 @@ from livetok.server.positions import PositionCodec
 from livetok.server.trace_recorder import TraceRecorder
 from livetok.server.traces import load_trace
 
-from .._lsp import naive_position, units_of
+from .._lsp import decode_semantic, naive_position, units_of
 from .._refs import tiktoken_ref
 
 ENC = "o200k_base"
@@ -180,16 +180,6 @@ def reference_semantic_tokens(text: str, unit: str) -> list[tuple[int, int, int,
         for m in re.finditer(r"[^\r\n]+", text[s:e]):
             a = naive_position(text, s + m.start(), unit)
             out.append((a.line, a.character, units_of(m.group(), unit), k % 2))
-    return out
-
-
-def decode_semantic(data: list[int]) -> list[tuple[int, int, int, int]]:
-    out, line, col = [], 0, 0
-    for i in range(0, len(data), 5):
-        dl, dc, n, t, _mods = data[i : i + 5]
-        line += dl
-        col = col + dc if dl == 0 else dc
-        out.append((line, col, n, t))
     return out
 
 
