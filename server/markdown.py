@@ -105,12 +105,21 @@ def _headings(text: str, body_cp: int, first_line: int) -> list[_Heading]:
     setext heading's paragraph once more for its title.
     """
     found: list[_Heading] = []
-    setext = _MAYBE_UNDERLINE.search(text, body_cp) is not None
+    setext = ("-" in text or "=" in text) and _MAYBE_UNDERLINE.search(text, body_cp) is not None
     fence = ""  # the opening fence's run (```` ``` ````, ``~~~~``...) while inside a block
     para: tuple[int, int] | None = None  # (start_cp, line) of the open paragraph
+    unsorted = False
     for number, start, line in _lines(text, body_cp, first_line):
-        if not setext and (not line or line[0] not in _MARKERS):
-            continue  # most lines: neither a fence nor a heading
+        if not setext:
+            if not line or line[0] not in _MARKERS:
+                continue  # most lines: neither a fence nor a heading
+        elif not line:  # a blank line ends the paragraph, and nothing else
+            para = None  # (inside a fence it is None already)
+            continue
+        elif line[:1].isalpha():  # prose: it opens or goes on with a paragraph, nothing else
+            if not fence and para is None:
+                para = start, number
+            continue
         indent = _indent(line)
         run_end = _fence_run(line, indent) if indent <= 3 else indent
         if fence:
@@ -127,15 +136,16 @@ def _headings(text: str, body_cp: int, first_line: int) -> list[_Heading]:
             found.append((atx[0], atx[1], start, number))
         elif para is not None and (level := _underline(line, indent)):
             title = " ".join(t.strip() for t in text[para[0] : start].splitlines())
+            # subtle: found at its underline, a setext heading comes after an ATX heading
+            # that its paragraph holds ("#######" interrupts no paragraph)
+            unsorted = unsorted or bool(found) and found[-1][2] > para[0]
             found.append((level, title, para[0], para[1]))
             para = None
             continue
         if setext:
             para = _paragraph_after(para, line, indent, start, number)
-    # subtle: a setext heading is found at its underline, after an ATX heading that its
-    # paragraph holds ("#######" interrupts no paragraph); the sort is stable and the list
-    # nearly sorted, so this costs O(len(found))
-    found.sort(key=lambda h: h[2])
+    if unsorted:  # stable, and the list is nearly sorted: O(len(found))
+        found.sort(key=lambda h: h[2])
     return found
 
 
