@@ -29,7 +29,7 @@ import stat
 from dataclasses import replace
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TypedDict
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from websockets.datastructures import Headers
@@ -185,7 +185,14 @@ def _read_regular_file(path: Path) -> bytes | None:
         return f.read()
 
 
-def list_traces(folder: Path | None) -> list[dict[str, Any]]:
+class TraceEntry(TypedDict):
+    """One editing trace as the page lists it (``/config.json``'s ``traces``)."""
+
+    name: str
+    bytes: int
+
+
+def list_traces(folder: Path | None) -> list[TraceEntry]:
     """The editing traces (``*.json``, ``*.json.gz``) the demo serves from ``folder``: regular
     files inside it, by name, with their sizes.
 
@@ -193,7 +200,7 @@ def list_traces(folder: Path | None) -> list[dict[str, Any]]:
     """
     if folder is None or not folder.is_dir():
         return []
-    out = []
+    out: list[TraceEntry] = []
     for f in sorted(folder.iterdir()):
         if not (f.name.endswith(".json") or f.name.endswith(".json.gz")):
             continue
