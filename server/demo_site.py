@@ -186,7 +186,7 @@ def _read_regular_file(path: Path) -> bytes | None:
 
 
 class TraceEntry(TypedDict):
-    """One editing trace as the page lists it (``/config.json``'s ``traces``)."""
+    """One editing trace as the page lists it (``/api/config``'s ``traces``)."""
 
     name: str
     bytes: int
