@@ -119,9 +119,8 @@ class RangeCounter:
         text starts), else one ``encode``."""
         if self._bl is None:
             return len(self._enc.encode(sub))
-        return sum(
-            self._count_sub(start + ps, start + pe, sub[ps:pe]) for ps, pe in self._enc.split(sub, 0)
-        )
+        spans = self._enc.split(sub, 0)
+        return sum(self._count_sub(start + ps, start + pe, sub[ps:pe]) for ps, pe in spans)
 
     def _count_sub(self, s: int, e: int, piece: str) -> int:
         """Tokens of ``piece == text[s:e]``, a piece of a substring's split, re-encoding only

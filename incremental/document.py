@@ -16,7 +16,8 @@
 4. :meth:`~Document._splice` — only the tokens that changed are replaced in the
    :class:`~livetok.incremental.tokenseq.TokenSeq` (:meth:`TokenSeq.replace`).
 
-Ranges are counted by :class:`.counting.RangeCounter`.
+Ranges are counted by :class:`.counting.RangeCounter`. The module holds one class: the document's
+read access, its four edit steps, its first build and its invariants (:meth:`Document._check`).
 """
 
 from __future__ import annotations
@@ -608,9 +609,8 @@ class Document:
         if self._lead is not None and self._clean is not None:
             segs.append(_new_tokens(self._lead, self._clean, g.tokens, g.start == a))
         else:
-            segs.append(
-                self._generic_tokens(piece[g.start - a : g.end - a], g.tokens, g.start == a, g.start == 0)
-            )
+            wtext = piece[g.start - a : g.end - a]
+            segs.append(self._generic_tokens(wtext, g.tokens, g.start == a, g.start == 0))
         if g.right is not None and r_hi is not None and g.right + 1 < r_hi:
             segs.append((0, g.right + 1, r_hi, None, None, None))
         return segs

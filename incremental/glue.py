@@ -73,10 +73,10 @@ class Glued(Generic[T]):
     """The halting state of Algorithm 1: the result is the old tokens before ``left``, then
     ``tokens``, then the old tokens after ``right``."""
 
-    left: Optional[int]  #: key of ``u_i``, the window's first old token; None: the window starts at ``lo``
+    left: Optional[int]  #: key of ``u_i``, the window's first old token (None: it starts at ``lo``)
     start: int  #: where the window starts
     tokens: Sequence[T]  #: ``v_1 … v_k``, the window's tokens
-    right: Optional[int]  #: key of ``u'_j``, the window's last old token; None: it ends at ``hi``
+    right: Optional[int]  #: key of ``u'_j``, the window's last old token (None: it ends at ``hi``)
     end: int  #: where the window ends
     widenings: int  #: failed windows before this one (steps 4-5 taken)
 
@@ -91,12 +91,53 @@ def _fill(lst: List[Candidate[T]], it: Iterator[Candidate[T]], k: int) -> bool:
     return True
 
 
-def _widen(lst: List[Candidate[T]], it: Iterator[Candidate[T]], n: int) -> int:
-    """Double the number of candidates used; all that are left when fewer than that remain;
-    0 once none are left (the window reaches the boundary: the ``i = 1`` / ``j = m`` case)."""
+def _double(lst: List[Candidate[T]], it: Iterator[Candidate[T]], n: int) -> int:
+    """Steps 4-5 by doubling: twice the candidates used; all that are left when fewer than
+    that remain; 0 once none are left (the window reaches the boundary: ``i = 1`` / ``j = m``)."""
     if _fill(lst, it, 2 * n):
         return 2 * n
     return len(lst) if len(lst) > n else 0
+
+
+def _one_more(lst: List[Candidate[T]], it: Iterator[Candidate[T]], n: int) -> int:
+    """Steps 4-5 as the paper writes them: one more candidate; 0 once none is left."""
+    return n + 1 if _fill(lst, it, n + 1) else 0
+
+
+def _run(
+    encode: Encode[T],
+    left: Iterator[Candidate[T]],
+    right: Iterator[Candidate[T]],
+    lo: int,
+    hi: int,
+    hi_final: bool,
+    cap: int | None,
+    widen: Callable[[List[Candidate[T]], Iterator[Candidate[T]], int], int],
+) -> Glued[T] | None:
+    """Algorithm 1 with the widening rule ``widen(candidates, rest, used) -> used``."""
+    lc: List[Candidate[T]] = []
+    rc: List[Candidate[T]] = []
+    nl = 1 if _fill(lc, left, 1) else 0
+    nr = 1 if _fill(rc, right, 1) else 0
+    widenings = 0
+    while True:
+        lkey, ws, ltok = lc[nl - 1] if nl else (None, lo, None)
+        rkey, we, rtok = rc[nr - 1] if nr else (None, hi, None)
+        v = encode(ws, we)  # step 2
+        # step 3: each edge agrees, or is the text's own edge
+        left_ok = ws == lo or (nl > 0 and len(v) > 0 and v[0] == ltok)
+        right_ok = (we == hi and hi_final) or (nr > 0 and len(v) > 0 and v[-1] == rtok)
+        if left_ok and right_ok:
+            return Glued(lkey, ws, v, rkey, we, widenings)
+        if cap is not None and (nl > cap or nr > cap):
+            return None
+        widenings += 1
+        if not left_ok:  # step 4
+            nl = widen(lc, left, nl)
+        if not right_ok:  # step 5
+            nr = widen(rc, right, nr)
+            if nr == 0 and not hi_final:
+                return None
 
 
 def glue(
@@ -123,7 +164,7 @@ def glue(
     >>> ranks = {b"a": 0, b"b": 1, b"ab": 2, b"ba": 3}
     >>> from livetok.incremental.bytelevel._reference import bpe_encode_naive
     >>> text = b"abab" + b"a"          # old text "abab" = ab|ab, then "a" appended
-    >>> old = [(0, 0, 2), (1, 2, 2)]  # (index, start, id), nearest the edit last
+    >>> old = [(0, 0, 2), (1, 2, 2)]  # (index, start, id) of the old tokens, in text order
     >>> g = glue(lambda s, e: bpe_encode_naive(text[s:e], ranks), iter(old[::-1]), iter(()), 0, 5)
     >>> g.left, list(g.tokens), g.widenings
     (1, [2, 0], 0)
@@ -131,30 +172,7 @@ def glue(
     Runtime complexity: ``O(log k)`` re-encodes of windows up to twice the ``k`` old tokens
     the agreeing window needs on each side.
     """
-    lc: List[Candidate[T]] = []
-    rc: List[Candidate[T]] = []
-    nl = 1 if _fill(lc, left, 1) else 0
-    nr = 1 if _fill(rc, right, 1) else 0
-    widenings = 0
-    while True:
-        lkey, ws, ltok = lc[nl - 1] if nl else (None, lo, None)
-        rkey, we, rtok = rc[nr - 1] if nr else (None, hi, None)
-        v = encode(ws, we)  # step 2
-        # step 3: each edge agrees, or is the text's own edge
-        left_ok = ws == lo or (nl > 0 and len(v) > 0 and v[0] == ltok)
-        right_ok = (we == hi and hi_final) or (nr > 0 and len(v) > 0 and v[-1] == rtok)
-        if left_ok and right_ok:
-            return Glued(lkey, ws, v, rkey, we, widenings)
-        if cap is not None and (nl > cap or nr > cap):
-            return None
-        widenings += 1
-        # steps 4-5, doubling the old tokens taken by a failing side
-        if not left_ok:
-            nl = _widen(lc, left, nl)
-        if not right_ok:
-            nr = _widen(rc, right, nr)
-            if nr == 0 and not hi_final:
-                return None
+    return _run(encode, left, right, lo, hi, hi_final, cap, _double)
 
 
 def glue_one_step(
@@ -179,17 +197,6 @@ def glue_one_step(
 
     Runtime complexity: ``O(k)`` re-encodes for ``k`` old tokens taken on the wider side.
     """
-    i = j = widenings = 0
-    while True:
-        lkey, ws, ltok = left[i] if i < len(left) else (None, lo, None)
-        rkey, we, rtok = right[j] if j < len(right) else (None, hi, None)
-        v = encode(ws, we)
-        left_ok = ws == lo or (len(v) > 0 and v[0] == ltok)
-        right_ok = we == hi or (len(v) > 0 and v[-1] == rtok)
-        if left_ok and right_ok:
-            return Glued(lkey, ws, v, rkey, we, widenings)
-        widenings += 1
-        if not left_ok:
-            i += 1
-        if not right_ok:
-            j += 1
+    g = _run(encode, iter(left), iter(right), lo, hi, True, None, _one_more)
+    assert g is not None  # (no cap, final edges: a side that runs out agrees)
+    return g

@@ -161,9 +161,9 @@ def _members(proto: type) -> list[str]:
 
 _PIECE_MEMBERS = _members(PieceEncoding)
 
-# An ``isinstance`` against a runtime-checkable protocol looks up every member (13-23 µs
-# here): it is done once per class instead of once per document (protocol members are class
-# attributes in every livetok encoding).
+# An ``isinstance`` against a runtime-checkable protocol looks up every member: it is done
+# once per class instead of once per document (protocol members are class attributes in every
+# livetok encoding; cost: ``docs/algorithms.md`` section 2).
 #: the classes that passed :func:`check_encoding`
 _PIECE_CLASSES: set[type] = set()
 #: ``class -> is it byte-level``, for the classes :func:`byte_level` has seen

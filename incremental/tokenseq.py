@@ -34,7 +34,10 @@ found with one or two ``bytearray.find`` calls, and placeholders are counted wit
 ``count``.
 
 The choice of chunks + block sums over a ``SortedList`` keyed by offset is explained in
-``docs/algorithms.md``: keys would have to be shifted on every edit.
+``docs/algorithms.md`` (section 4, with the alternatives measured): keys would have to be
+shifted on every edit. The module is longer than most because it is one structure — the
+chunks, their index and the one-chunk view, whose invariants :meth:`TokenSeq._check` asserts
+together.
 """
 
 from __future__ import annotations
@@ -57,8 +60,8 @@ PLACEHOLDER = 4
 #: anything), packing is linear: a sum of packed values is the packed pair of sums, and
 #: packed prefix sums are ordered as their code point parts, so ``find(cp << POS_SHIFT |
 #: _POS_MASK)`` returns the chunk holding ``cp`` with the code points *and* tokens before it
-#: (measured ~0.7 µs per edit faster than a second search in a token index). The values stay
-#: within a C long (the fast path of ``sum``) below 2**31 code points; above, only slower.
+#: in one search (``docs/algorithms.md`` section 4). The values stay within a C long (the
+#: fast path of ``sum``) below 2**31 code points; above, only slower.
 POS_SHIFT = 32
 _POS_MASK = (1 << POS_SHIFT) - 1
 
@@ -74,7 +77,7 @@ class Chunk:
 
     __slots__ = ("ids", "cps", "flags", "text", "ncounted", "has_ps", "_cum")
 
-    def __init__(self, ids: array, cps: array, flags: bytearray, text: str) -> None:
+    def __init__(self, ids: array[int], cps: array[int], flags: bytearray, text: str) -> None:
         self.ids = ids
         self.cps = cps
         self.flags = flags
@@ -87,9 +90,8 @@ class Chunk:
         """``cum[i]``: code points before token ``i`` in this chunk (length ``n + 1``).
 
         Kept until the chunk is edited, for the last :data:`CUM_CACHED` chunks that needed
-        one (in every document): as an array, 4 bytes a token. As a list of ints it took ~36
-        bytes a token, and reading a whole document (semantic tokens, a full range count)
-        left one on every chunk: ~9x the text.
+        one (in every document), as an array: 4 bytes a token (``docs/algorithms.md``
+        section 4 has why not a list).
         """
         c = self._cum
         if c is None:
@@ -128,7 +130,7 @@ def _find_ps(flags: bytearray, begin: int, has_ph: bool) -> int:
     return k
 
 
-def _splice(head: array, j0: int, mid: Sequence[int], tail: array, j1: int) -> array:
+def _splice(head: array[int], j0: int, mid: Sequence[int], tail: array[int], j1: int) -> array[int]:
     """``head[:j0] + mid + tail[j1:]`` as a new array of ``head``'s type."""
     out = head[:j0]
     out.extend(mid)
@@ -148,15 +150,8 @@ class _Prefix:
     accumulating one list slice of at most ``BLOCK`` items in C (``sum``, ``accumulate`` +
     ``bisect``). An update and a query are ``O(log C)``: ``O(log_BLOCK C)`` Python steps and
     ``O(BLOCK)`` C steps per level; a splice (``sizes`` changed in place, then
-    :meth:`reblock`) is ``O(C)`` in C. Measured here against the alternatives (random
-    one-character edits in a 10 MB document): blocks of 64 chunks (~1.8 µs slower per edit
-    than 32; 16 chunks were no faster), the running sums inside each block cached until an
-    update (never reused: the block an edit searches is the block it updates), prefix sums of
-    the block sums rebuilt lazily after each update (~4 µs per rebuild, three indexes rebuilt
-    per edit: 7 µs slower per edit), a Fenwick tree over the sums of blocks of 16 chunks
-    (``O(log C)`` Python steps per query and update: no faster per edit, and a splice costs
-    4x more), and one prefix list over all chunks (``O(C)`` per rebuild, once the top cost
-    of an edit in a 10 MB document).
+    :meth:`reblock`) is ``O(C)`` in C. The alternatives measured against it are in
+    ``docs/algorithms.md`` section 4.
     """
 
     __slots__ = ("sizes", "levels")
@@ -164,8 +159,7 @@ class _Prefix:
     BLOCK = 32
 
     def __init__(self, values: Sequence[int]) -> None:
-        # a list, not an array('q'): summing or accumulating a slice of it is twice as fast
-        # (an array makes a new int object per item read), and was measured faster per edit
+        # a list, not an array('q'): summing a slice of it is faster (docs/algorithms.md §4)
         self.sizes = list(values)
         self.levels: list[list[int]] = []
         self.reblock()
@@ -305,6 +299,13 @@ class TokenSeq:
             base = self.total_cp - len(self.chunks[ci].text)
         return ci, base
 
+    def _chunk_cum(self, cp: int) -> tuple[int, int, Chunk, array[int]]:
+        """``(ci, base, chunk, cum)``: the chunk holding ``cp < total_cp``, its index, its first
+        code point and its cumulative code points (:meth:`Chunk.cum`)."""
+        ci, base = self._chunk_at_cp(cp)
+        ch = self.chunks[ci]
+        return ci, base, ch, ch.cum()
+
     def locate(self, cp: int) -> tuple[int, int]:
         """``(token_index, token_start_cp)`` of the token that holds code point ``cp``.
 
@@ -315,9 +316,7 @@ class TokenSeq:
         """
         if cp >= self.total_cp:
             return self.total_tokens, self.total_cp
-        ci, base = self._chunk_at_cp(cp)
-        ch = self.chunks[ci]
-        cum = ch.cum()
+        ci, base, ch, cum = self._chunk_cum(cp)
         j = bisect_right(cum, cp - base) - 1
         # bisect_right puts us on the last token starting at or before cp; zero-width tokens
         # before a real one share its start, so skip forward over them
@@ -335,9 +334,7 @@ class TokenSeq:
             # zero-width tokens at the very end hold the last character's tail bytes: they
             # start before ``cp`` in the sense that matters (their character does)
             return self.total_tokens, self.total_cp
-        ci, base = self._chunk_at_cp(cp)
-        ch = self.chunks[ci]
-        cum = ch.cum()
+        ci, base, ch, cum = self._chunk_cum(cp)
         j = bisect_left(cum, cp - base)
         if j >= len(ch):
             return self._flen.prefix(ci + 1), base + len(ch.text)
@@ -393,7 +390,7 @@ class TokenSeq:
             return 0
         ci, j = self.token_global(index)
         chunks = self.chunks
-        end = j + 1
+        end: int | None = j + 1
         while ci >= 0:
             ch = chunks[ci]
             if ch.has_ps:
@@ -544,97 +541,117 @@ class TokenSeq:
         """Replace tokens ``[t0, t1)`` (and their text) by new tokens holding ``text``.
 
         ``view``: a :class:`SeqView` of this (unchanged) sequence, to find the chunks of
-        ``t0`` and ``t1`` without a search when they lie in its chunk.
+        ``t0`` and ``t1`` without a search when they lie in its chunk. Steps: find both cuts
+        (:meth:`_cuts`), then rewrite the chunks in place when they stay within their size
+        bounds (:meth:`_in_place`, nearly every edit), else re-chunk the run (:meth:`_rechunk`).
+
+        >>> seq = TokenSeq(load=4)
+        >>> seq.replace(0, 0, [1, 2], [2, 3], bytearray([3, 2]), "hello")
+        >>> seq.replace(1, 2, [7, 8], [1, 2], bytearray([2, 2]), "llo")
+        >>> seq.ids(), seq.text()
+        ([1, 7, 8], 'hello')
 
         Runtime complexity: ``O(log C + load + k)`` for ``k`` new tokens, plus ``O(C)`` when
         chunks split or merge.
         """
-        chunks = self.chunks
-        total = self.total_tokens
         if not (isinstance(cps, array) and cps.typecode == self.cps_type):
             cps = array(self.cps_type, cps)  # OverflowError for a too long token: never silent
-        if total - (t1 - t0) + len(ids) > _POS_MASK:  # before any change (see POS_SHIFT)
+        if self.total_tokens - (t1 - t0) + len(ids) > _POS_MASK:  # before any change (POS_SHIFT)
             raise MemoryError(f"a TokenSeq holds at most {_POS_MASK:,} tokens")
-        first = last = None
-        if view is not None:
-            # both ends in the view's window (the common case): no search, no sum
-            j = t0 - view.t_base
-            k = t1 - view.t_base
-            if 0 <= j <= k < view.n:
-                ci = cj = view.ci
-                first = last = view.ch
-                j0 = view.lo + j
-                j1 = view.lo + k
-                off = view.c_base - view.k_base
-                c0 = off + view.cum[j]
-                c1 = off + view.cum[k]
-        if first is None:
-            finder = view or self
-            if total == 0:
-                ci, j0 = 0, 0
-            elif t0 < total:
-                ci, j0 = finder.token_global(t0)
-            else:
-                ci, j0 = len(chunks) - 1, len(chunks[-1])
-            if t1 >= total:
-                cj, j1 = len(chunks) - 1, len(chunks[-1])
-            else:
-                cj, j1 = finder.token_global(t1)
-            first, last = chunks[ci], chunks[cj]
-            # code points before the cut in each chunk: from the view or a cached cum when
-            # there is one, else a C-speed sum rather than building a cum list
-            c0 = view.chunk_cp(ci, j0) if view is not None else None
-            if c0 is None:
-                c0 = first._cum[j0] if first._cum is not None else sum(first.cps[:j0])
-            c1 = view.chunk_cp(cj, j1) if view is not None else None
-            if c1 is None:
-                c1 = last._cum[j1] if last._cum is not None else sum(last.cps[:j1])
-        load = self.load
+        ci, j0, c0, cj, j1, c1 = self._cuts(t0, t1, view)
         hint = self._hint
         self._hint = None
-        if ci == cj:
-            n = len(first.ids) - (j1 - j0) + len(ids)
-            if load // 4 <= n <= 2 * load or (len(chunks) == 1 and n <= 2 * load):
-                # the common case: one chunk rewritten in place (its arrays edited by slice
-                # assignment, a memmove in C: fewer allocations than building new ones was
-                # measured ~3 us faster per edit), O(1) index updates
-                self._rewrite(ci, first, j0, j1, c0, c1, ids, cps, flags, text)
-                if hint is not None and hint[0] == ci:
-                    self._hint = hint
-                return
-        elif cj == ci + 1 and load // 4 <= j0 + len(ids) <= 2 * load and (
-            load // 4 <= len(last.ids) - j1
-        ):
-            # the range ends in the next chunk (often at its first token: a window that ends
-            # on a chunk boundary): the new tokens replace the tail of the first chunk and the
-            # head of the next one is dropped, both in place, when both stay within bounds.
-            # Re-chunking the two (and rebuilding the block sums, O(C)) took ~0.7 ms here.
-            self._rewrite(ci, first, j0, len(first.ids), c0, len(first.text), ids, cps, flags,
-                          text)
-            if j1:
-                self._rewrite(cj, last, 0, j1, 0, c1, (), (), bytearray(), "")
+        if self._in_place(ci, j0, c0, cj, j1, c1, ids, cps, flags, text):
             if hint is not None and hint[0] == ci:
                 self._hint = hint  # the first chunk's start did not move
             return
+        self._rechunk(ci, j0, c0, cj, j1, c1, ids, cps, flags, text)
+
+    def _cuts(self, t0: int, t1: int, view: SeqView | None) -> tuple[int, int, int, int, int, int]:
+        """``(ci, j0, c0, cj, j1, c1)``: the chunks of tokens ``t0`` and ``t1``, their indexes
+        there and the code points before them in their chunks (the view's when it covers them:
+        no search, no sum)."""
+        if view is not None:
+            j = t0 - view.t_base
+            k = t1 - view.t_base
+            if 0 <= j <= k < view.n:  # both ends in the view's window: the common case
+                off = view.c_base - view.k_base
+                return (view.ci, view.lo + j, off + view.cum[j],
+                        view.ci, view.lo + k, off + view.cum[k])
+        chunks = self.chunks
+        total = self.total_tokens
+        finder = view or self
+        if total == 0:
+            ci, j0 = 0, 0
+        elif t0 < total:
+            ci, j0 = finder.token_global(t0)
+        else:
+            ci, j0 = len(chunks) - 1, len(chunks[-1])
+        if t1 >= total:
+            cj, j1 = len(chunks) - 1, len(chunks[-1])
+        else:
+            cj, j1 = finder.token_global(t1)
+        return ci, j0, self._chunk_cp(ci, j0, view), cj, j1, self._chunk_cp(cj, j1, view)
+
+    def _chunk_cp(self, ci: int, j: int, view: SeqView | None) -> int:
+        """Code points before token ``j`` in chunk ``ci``: from the view or a cached ``cum``
+        when there is one, else a C-speed sum rather than building a ``cum``."""
+        c = view.chunk_cp(ci, j) if view is not None else None
+        if c is None:
+            ch = self.chunks[ci]
+            c = ch._cum[j] if ch._cum is not None else sum(ch.cps[:j])
+        return c
+
+    def _in_place(
+        self, ci: int, j0: int, c0: int, cj: int, j1: int, c1: int,
+        ids: Sequence[int], cps: Sequence[int], flags: bytearray, text: str,
+    ) -> bool:
+        """Rewrite the cut chunks in place when they stay within their size bounds (False:
+        nothing done). One chunk: its arrays edited by slice assignment (a memmove in C),
+        ``O(1)`` index updates. A range that ends in the next chunk (often at its first token):
+        the tail of the first and the head of the next rewritten, both in place
+        (``docs/algorithms.md`` section 4 has the measurements)."""
+        chunks = self.chunks
+        load = self.load
+        first = chunks[ci]
+        if ci == cj:
+            n = len(first.ids) - (j1 - j0) + len(ids)
+            if not (load // 4 <= n <= 2 * load or (len(chunks) == 1 and n <= 2 * load)):
+                return False
+            self._rewrite(ci, first, j0, j1, c0, c1, ids, cps, flags, text)
+            return True
+        last = chunks[cj]
+        if not (cj == ci + 1 and load // 4 <= j0 + len(ids) <= 2 * load
+                and load // 4 <= len(last.ids) - j1):
+            return False
+        self._rewrite(ci, first, j0, len(first.ids), c0, len(first.text), ids, cps, flags, text)
+        if j1:
+            self._rewrite(cj, last, 0, j1, 0, c1, (), (), bytearray(), "")
+        return True
+
+    def _rechunk(
+        self, ci: int, j0: int, c0: int, cj: int, j1: int, c1: int,
+        ids: Sequence[int], cps: Sequence[int], flags: bytearray, text: str,
+    ) -> None:
+        """Replace chunks ``ci..cj`` by new chunks of the spliced tokens (borrowing a neighbour
+        when the run would be too small), then splice the indexes.
+
+        Runtime complexity: ``O(load + k)`` for the run plus ``O(C)`` for the index.
+        """
+        chunks = self.chunks
+        load = self.load
+        first, last = chunks[ci], chunks[cj]
         new_ids = _splice(first.ids, j0, ids, last.ids, j1)
         new_cps = _splice(first.cps, j0, cps, last.cps, j1)
         new_flags = first.flags[:j0] + flags + last.flags[j1:]
         new_text = first.text[:c0] + text + last.text[c1:]
-        old_cp = sum(len(chunks[k].text) for k in range(ci, cj + 1))
-        old_counted = sum(chunks[k].ncounted for k in range(ci, cj + 1))
-        old_len = sum(len(chunks[k]) for k in range(ci, cj + 1))
-        n = len(new_ids)
-        # re-chunk the affected run, borrowing a neighbour when it would be too small
-        if n < load // 4 and len(chunks) > cj - ci + 1:
+        if len(new_ids) < load // 4 and len(chunks) > cj - ci + 1:
             if cj + 1 < len(chunks):
                 nb = chunks[cj + 1]
                 new_ids.extend(nb.ids)
                 new_cps.extend(nb.cps)
                 new_flags += nb.flags
                 new_text += nb.text
-                old_cp += len(nb.text)
-                old_counted += nb.ncounted
-                old_len += len(nb)
                 cj += 1
             else:
                 nb = chunks[ci - 1]
@@ -642,10 +659,8 @@ class TokenSeq:
                 new_cps = nb.cps + new_cps
                 new_flags = nb.flags + new_flags
                 new_text = nb.text + new_text
-                old_cp += len(nb.text)
-                old_counted += nb.ncounted
-                old_len += len(nb)
                 ci -= 1
+        old = chunks[ci : cj + 1]
         n = len(new_ids)
         pieces: list[Chunk] = []
         if n == 0:
@@ -668,8 +683,11 @@ class TokenSeq:
         self._fpos.splice(ci, cj + 1, [len(p.text) << POS_SHIFT | len(p) for p in pieces])
         self._fcount.splice(ci, cj + 1, [p.ncounted for p in pieces])
         self._flen.splice(ci, cj + 1, [len(p) for p in pieces])
-        new_counted = sum(p.ncounted for p in pieces)
-        self._account(len(new_text) - old_cp, new_counted - old_counted, n - old_len)
+        self._account(
+            len(new_text) - sum(len(c.text) for c in old),
+            sum(p.ncounted for p in pieces) - sum(c.ncounted for c in old),
+            n - sum(len(c) for c in old),
+        )
 
     def _rewrite(
         self,
@@ -770,6 +788,10 @@ class SeqView:
         "seq", "ci", "lo", "ch", "n", "cum", "cps", "flags", "has_ph",
         "t_base", "c_base", "c_end", "k_base", "k_end",
     )
+
+    cum: Sequence[int]  #: code points before each token of the window (``n + 1`` entries)
+    cps: Sequence[int]
+    flags: bytearray
 
     #: in a chunk of more than ``3 * HALF`` tokens without a cached ``cum``, the view covers
     #: ``2 * HALF`` tokens around the one estimated to hold ``cp`` (building ``cum`` for the

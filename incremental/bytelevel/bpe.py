@@ -14,9 +14,9 @@ adjacent pair forms a token; the ids are the ranks of the final parts.
   Pieces of at most ``_SCAN_MAX`` bytes (nearly all pieces of real text: 2-12 bytes) skip the
   heap: a list of pair ranks is scanned for its minimum by ``min`` and ``list.index`` (both in
   C) and patched around each merge, as tiktoken's own ``_byte_pair_merge`` does. That is
-  ``O(n^2)`` but with a C inner loop: ~17 % faster than the heap on the distinct pieces of
-  real text, slower from ~64 bytes on (measured). A constant-factor choice only: ``n`` is
-  capped, so the bound stays ``O(n log n)`` and long pieces always take the heap.
+  ``O(n^2)`` but with a C inner loop, faster than the heap on short pieces. A constant-factor
+  choice only: ``n`` is capped, so the bound stays ``O(n log n)`` and long pieces always take
+  the heap. (The measured constants of this module: ``docs/algorithms.md`` section 3.)
   :func:`_scan_ids` is the form the encoder's cache misses use: it keeps the parts as ``bytes``
   (a pair's key is one concatenation) and returns the ids, for a piece known not to be a token;
   its loop (:func:`_scan_ids_runs`) also merges a run of equal parts (``"=" * 60``) in one
@@ -32,7 +32,7 @@ adjacent pair forms a token; the ids are the ranks of the final parts.
 The obviously correct ``O(n^2)`` loop is kept apart as the reference for tests
 (:func:`._reference.bpe_encode_naive`, as in tiktoken's ``_educational.py`` and minbpe).
 
-Both are also the SentencePiece ("correct") semantics of Definition 3 of *Formalizing BPE
+These are also the SentencePiece ("correct") semantics of Definition 3 of *Formalizing BPE
 Tokenization* (Berglund & van der Merwe) for the dictionary whose rules are all splits
 ``u ⋄ v`` of vocabulary tokens ``uv``, prioritised by ``rank(uv)``.
 """
@@ -50,8 +50,7 @@ from ..glue import glue
 __all__ = ["bpe_encode", "bpe_split"]
 
 #: pieces up to this many bytes use the C-speed scan (:func:`_scan_ids`), longer ones the
-#: heap (measured on the distinct pieces of 10 MB of real text and on long repetitive pieces:
-#: the scan wins up to ~48 bytes, ties at 64, loses 1.4x at 96 and 2x at 256)
+#: heap (measured: ``docs/algorithms.md`` section 3)
 _SCAN_MAX = 48
 #: longer pieces take the run-aware scan only when one byte fills 3/4 of them (see
 #: :func:`_scan_ids_runs`); past this length with a bound on its steps, then the heap
@@ -60,9 +59,7 @@ _RUN_SCAN_MAX = 256
 _NO_RANK = sys.maxsize
 #: pieces from this many bytes on are split by chunks glued at their seams (:func:`_glued_split`)
 #: when they are not mostly one byte; the chunks' length; the parts a seam may take on one side
-#: before the whole piece goes to the heap. Measured against the heap on CJK letters, random
-#: ``ACGT`` and mixed letters/emoji (o200k_base): 0.94-1.19x at 512 B-4 KB, 1.1-1.3x at 16 KB,
-#: 1.4-1.6x at 64 KB, 2.7-3.1x at 1 MB; chunks of 192-512 bytes were within noise of each other.
+#: before the whole piece goes to the heap (measured: ``docs/algorithms.md`` section 3)
 _GLUE_FROM = 8192
 _GLUE_CHUNK = 256
 _GLUE_CAP = 64
@@ -112,9 +109,9 @@ def _scan_ids(
     The parts are kept as ``bytes`` (the key of a pair is one concatenation, no slicing by
     boundaries), and the scan stops when two parts are left: their pair is the whole piece,
     which is not a token. A 2-byte piece is its two bytes; a 3-byte piece is decided by its
-    two pairs; longer pieces take the loop of :func:`_scan_ids_runs` (one compare per merge
-    more than a plain scan, ~3 % on the distinct 4-15 byte pieces of real text). Same merges as :func:`_scan_bounds`, so the same ids (tested against
-    :func:`bpe_encode_naive`), in ~20 % less time on the distinct pieces of real text.
+    two pairs; longer pieces take the loop of :func:`_scan_ids_runs`. Same merges as
+    :func:`_scan_bounds`, so the same ids (tested against the reference
+    :func:`._reference.bpe_encode_naive`), in less time (``docs/algorithms.md`` section 3).
 
     Runtime complexity: ``O(n^2)`` for ``n = len(piece)`` (``O(n)`` C work per merge).
     """
@@ -346,11 +343,9 @@ def bpe_encode(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
     if piece.count(piece[n >> 1]) * 4 >= 3 * n:
         # mostly one byte (a ruler line, a run of spaces): the run-aware scan merges its runs
         # in bulk. Up to _RUN_SCAN_MAX bytes without a bound; longer pieces get
-        # 2 * log2(n) + 8 steps, then the heap. A run of any one byte, of 20,000 or 200,000
-        # bytes, took at most 8 steps in all three shipped vocabularies (measured), and
-        # 200,000 "a" took 37 ms against 648 ms by the heap (" ": 45 against 992 ms). A
-        # piece that runs out of steps has cost O(log n) C passes over it, and the heap
-        # keeps the O(n log n) bound for any vocabulary.
+        # 2 * log2(n) + 8 steps (a run took at most 8 in every shipped vocabulary: section 1
+        # of docs/algorithms.md), then the heap: a piece that runs out of steps has cost
+        # O(log n) C passes over it, and the heap keeps the O(n log n) bound.
         parts = list(map(_BYTES.__getitem__, piece))
         bound = 0 if n <= _RUN_SCAN_MAX else 2 * n.bit_length() + 8
         ids = _scan_ids_runs(parts, ranks.get, ranks.__getitem__, bound)
