@@ -49,7 +49,8 @@ def token_spans(text: str, token_bytes: list[bytes], unit: str) -> list[tuple[in
     ``text`` should get, the slow way: a token owns the characters whose first UTF-8 byte it
     holds, token ``k`` has type ``k % 2``, and spans are cut at line breaks (not coloured).
     Equal spans for every token mean the same token boundaries as the reference's ids."""
-    char_of_byte = [i for i, ch in enumerate(text) for _ in range(len(ch.encode("utf-8", "surrogatepass")))]
+    char_of_byte = [i for i, ch in enumerate(text)
+                    for _ in range(len(ch.encode("utf-8", "surrogatepass")))]
     is_lead = [(b & 0xC0) != 0x80 for b in text.encode("utf-8", "surrogatepass")]
     # line starts the way naive_position counts them (\r\n is one break)
     starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]

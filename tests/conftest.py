@@ -42,7 +42,9 @@ KINDS = ("unit", "property", "e2e")
 #: test files whose tests share one pytest-xdist worker (a group of ``--dist loadgroup``):
 #: a module-scoped fixture too costly to build twice (the VS Code extension's npm build, which
 #: ``test_editor_vscode.py`` reuses; a browser; the demo server; the mkdocs site), or an
-#: installer that takes the apt/dpkg lock (the editors' tests install their editor if missing)
+#: installer that takes the apt/dpkg lock (the editors' tests install their editor if missing).
+#: Grouped by ``pytest_xdist_make_scheduler`` below, not by ``xdist_group`` marks: with pytest
+#: 9.2, xdist 3.8 drops those marks silently (pytest-dev/pytest-xdist#1386)
 ONE_WORKER = {
     "test_vscode_extension.py": "vscode",
     "test_editor_vscode.py": "vscode",
@@ -54,15 +56,27 @@ ONE_WORKER = {
 }
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's hook reads the groups
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` whose groups are also the files of ``ONE_WORKER``; any other test
+    is a unit of its own, sent to whichever worker is free."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class OneWorkerFiles(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            group = ONE_WORKER.get(nodeid.split("::", 1)[0].rsplit("/", 1)[-1])
+            return group if group is not None else super()._split_scope(nodeid)
+
+    return OneWorkerFiles(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         kind = item.path.parent.name
         if kind in KINDS:  # -m unit, -m "not e2e", ...
             item.add_marker(getattr(pytest.mark, kind))
-        group = ONE_WORKER.get(item.path.name)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
     if os.environ.get("LIVETOK_SLOW") == "1":
         return
     skip = pytest.mark.skip(reason="slow test: set LIVETOK_SLOW=1 to run it")

@@ -153,8 +153,9 @@ async def test_full_trace(name, unit):
     start, txns = load_txns(name)
     data = json.loads(gzip.decompress((TRACES / f"{name}.json.gz").read_bytes()))
     async with session(unit, options={"semanticTokens": True}) as client:
-        doc = await replay(client, f"file:///trace/{name}.txt", start, with_emoji_and_cjk(txns, start)
-                           if unit != "utf-16" else txns, unit, spans_every=10 * SPANS_EVERY)
+        typed = with_emoji_and_cjk(txns, start) if unit != "utf-16" else txns
+        doc = await replay(client, f"file:///trace/{name}.txt", start, typed, unit,
+                           spans_every=10 * SPANS_EVERY)
         if unit == "utf-16":
             assert doc.text == data["endContent"]
         await check_spans(client, doc)
