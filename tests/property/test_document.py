@@ -184,7 +184,7 @@ def test_count_range_with_ends_inside_long_pieces(name):
     """Ranges whose ends fall inside long pieces (CJK lines, letter runs, one-character runs,
     emoji, mixed case, white space, whose pieces in a range can span document pieces): the
     partial pieces are counted by gluing at each end (Algorithm 1,
-    ``Document._count_sub``); every count must equal tiktoken's encoding of the substring."""
+    ``RangeCounter._count_sub``); every count must equal tiktoken's encoding of the substring."""
     rng = random.Random(name)
     ref = tiktoken_ref(name)
     runs = ["中文字符测试的日本語", "的", "a", "abcdefghij", "AbCdEf", "😀🎉", "é", "ACGT",
