@@ -46,6 +46,7 @@ from operator import add
 from typing import Callable, Mapping
 
 from ..glue import glue
+from ..symbols import symbol_spans, unit_symbols
 
 __all__ = ["bpe_encode", "bpe_split"]
 
@@ -235,8 +236,7 @@ def _heap_split(piece: bytes, ranks: Mapping[bytes, int]) -> list[tuple[int, int
         return [(0, n)] if n else []
     rget = ranks.get
     # ends[i]: end byte of the symbol that starts at i (-1 once absorbed by its left neighbour)
-    ends = list(range(1, n + 1))
-    prevs = list(range(-1, n - 1))
+    ends, prevs = unit_symbols(n)
     heap = []
     for i in range(n - 1):
         r = rget(piece[i : i + 2])
@@ -266,13 +266,7 @@ def _heap_split(piece: bytes, ranks: Mapping[bytes, int]) -> list[tuple[int, int
             r = rget(piece[p:e])
             if r is not None:
                 heappush(heap, (r, p))
-    out = []
-    i = 0
-    while i < n:
-        e = ends[i]
-        out.append((i, e))
-        i = e
-    return out
+    return symbol_spans(ends, n)
 
 
 def _glued_split(

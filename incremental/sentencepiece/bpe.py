@@ -13,6 +13,8 @@ from __future__ import annotations
 import heapq
 from typing import Mapping, Sequence
 
+from ..symbols import symbol_spans, unit_symbols
+
 __all__ = ["sp_bpe"]
 
 
@@ -42,8 +44,7 @@ def sp_bpe(
     if n <= 1:
         return [(0, n)] if n else []
     get = piece_ids.get
-    end = list(range(1, n + 1))
-    prev = list(range(-1, n - 1))
+    end, prev = unit_symbols(n)
     heap: list[tuple[float, int, int, int]] = []
     rev: dict[str, tuple[str, str]] = {}
     push = heapq.heappush
@@ -79,15 +80,12 @@ def sp_bpe(
         p = prev[left]
         if p >= 0:
             add(p, left)
+    spans = symbol_spans(end, n)
+    if not rev:
+        return spans
     out: list[tuple[int, int]] = []
-    i = 0
-    while i < n:
-        e = end[i]
-        if rev:
-            _resegment(s, i, e, rev, piece_ids, unused, out)
-        else:
-            out.append((i, e))
-        i = e
+    for i, e in spans:
+        _resegment(s, i, e, rev, piece_ids, unused, out)
     return out
 
 
