@@ -764,12 +764,15 @@ class TokenSeq:
             assert chunks[ci] is ch, "hint: chunk"
             assert cp0 == sum(len(c.text) for c in chunks[:ci]), "hint: code points"
             assert t0 == sum(len(c) for c in chunks[:ci]), "hint: tokens"
-        for k in range(len(chunks) + 1):
-            assert self._fpos.prefix(k) == (
-                sum(len(c.text) for c in chunks[:k]) << POS_SHIFT | sum(len(c) for c in chunks[:k])
-            ), "prefix sums (cp, tokens)"
-            assert self._flen.prefix(k) == sum(len(c) for c in chunks[:k]), "prefix sums (len)"
-            assert self._fcount.prefix(k) == sum(c.ncounted for c in chunks[:k]), "prefix sums (count)"
+        cp = tokens = counted = 0
+        for k in range(len(chunks) + 1):  # running sums: O(C) prefix queries, not O(C^2) sums
+            assert self._fpos.prefix(k) == cp << POS_SHIFT | tokens, "prefix sums (cp, tokens)"
+            assert self._flen.prefix(k) == tokens, "prefix sums (len)"
+            assert self._fcount.prefix(k) == counted, "prefix sums (count)"
+            if k < len(chunks):
+                cp += len(chunks[k].text)
+                tokens += len(chunks[k])
+                counted += chunks[k].ncounted
 
 
 class SeqView:
