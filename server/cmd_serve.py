@@ -15,12 +15,12 @@ import secrets
 import stat
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, BinaryIO, Callable
 
 if TYPE_CHECKING:  # the server's modules are imported when it starts (not for --help)
     from .app import LivetokServer
     from .cli import Subparsers
-    from .transport import Limits, SocketAddress
+    from .transport import SocketAddress
 
 __all__ = ["add_parser", "run", "parse_address", "parse_size", "exposure_warning"]
 
@@ -142,33 +142,35 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Serve until the client exits or disconnects (stdio, ``--once``) or until SIGINT or
     SIGTERM (``--tcp``, ``--ws``); returns the exit status."""
-    from .app import create_server
-    from .protocol import DEFAULT_MAX_MESSAGE_BYTES
-    from .transport import DEFAULT_MAX_SEND_QUEUE, Limits, WsAccess, serve_tcp, serve_ws
+    from .framing import DEFAULT_MAX_MESSAGE_BYTES
 
     problem = _check_options(args)
     if problem:
         print(f"livetok serve: {problem}", file=sys.stderr)
         return 2
     _set_up_logging(args)
-    limits = Limits(max_message_bytes=args.max_message_size or DEFAULT_MAX_MESSAGE_BYTES,
-                    max_send_queue=args.max_send_queue or DEFAULT_MAX_SEND_QUEUE)
+    max_message_bytes = args.max_message_size or DEFAULT_MAX_MESSAGE_BYTES
 
     def make_server() -> LivetokServer:
+        from .app import create_server
+
         return create_server(record_trace=args.record_trace,
                              position_encoding=args.position_encoding)
 
     try:
+        if not (args.tcp or args.ws):
+            return _run_stdio(make_server, max_message_bytes, args.position_encoding)
+        from .transport import DEFAULT_MAX_SEND_QUEUE, Limits, WsAccess, serve_tcp, serve_ws
+
+        limits = Limits(max_message_bytes=max_message_bytes,
+                        max_send_queue=args.max_send_queue or DEFAULT_MAX_SEND_QUEUE)
         if args.tcp:
             return serve_tcp(make_server, *args.tcp, limits=limits, once=args.once,
                              on_listening=_announcer("--tcp", None))
-        if args.ws:
-            token, generated = _ws_token(args)
-            access = WsAccess(token, frozenset(o.rstrip("/") for o in args.allow_origin))
-            return serve_ws(make_server, *args.ws, access=access, limits=limits,
-                            once=args.once,
-                            on_listening=_announcer("--ws", token if generated else None))
-        return _run_stdio(make_server(), limits)
+        token, generated = _ws_token(args)
+        access = WsAccess(token, frozenset(o.rstrip("/") for o in args.allow_origin))
+        return serve_ws(make_server, *args.ws, access=access, limits=limits, once=args.once,
+                        on_listening=_announcer("--ws", token if generated else None))
     except KeyboardInterrupt:
         return 130
     except _TokenError as exc:
@@ -176,19 +178,49 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
-def _run_stdio(server: LivetokServer, limits: Limits) -> int:
-    from .transport import serve_stdio
+def _run_stdio(make_server: Callable[[], LivetokServer], max_message_bytes: int,
+               forced_unit: str | None) -> int:
+    """Serve on stdio; ``initialize`` is answered while the server is imported (``front.py``)."""
+    from .framing import Framer
+    from .front import HandOver, Starter, answer_first, read_first
 
+    starter = Starter(make_server)
+    starter.start()
+    stdout = sys.stdout.buffer
+    framer = Framer(max_message_bytes=max_message_bytes)
+    first = read_first(sys.stdin.buffer.fileno(), framer)
+    sent = answer_first(first, forced_unit, _write_flushed(stdout))
+    server = starter.server()
+
+    from pygls.io_ import StdoutWriter
+
+    from .positions import PositionCodec
+    from .transport import Limits, serve_stdio
+
+    def keep_announced_unit(unit: str) -> None:  # the server read no valid initialize
+        server.codec = PositionCodec(unit)  # type: ignore[arg-type]
+
+    writer = StdoutWriter(stdout)
     status = 0
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="stdin") as pool:
-            status = serve_stdio(server.protocol, sys.stdin.buffer, sys.stdout.buffer, pool,
-                                 limits)
+            status = serve_stdio(
+                server.protocol, sys.stdin.buffer, stdout, pool,
+                Limits(max_message_bytes=max_message_bytes), framer=framer, first=first,
+                writer=writer if sent is None else HandOver(writer, sent, keep_announced_unit))
     except SystemExit as exc:  # the LSP exit notification
         status = exc.code if isinstance(exc.code, int) else 0
     finally:
         server.save_traces()
     return status
+
+
+def _write_flushed(stream: BinaryIO) -> Callable[[bytes], None]:
+    def write(data: bytes) -> None:
+        stream.write(data)
+        stream.flush()
+
+    return write
 
 
 def _check_options(args: argparse.Namespace) -> str | None:

@@ -34,9 +34,10 @@ from urllib.parse import parse_qs, urlsplit
 
 from pygls.io_ import StdoutWriter
 
-from .protocol import DEFAULT_MAX_MESSAGE_BYTES, Framer, LivetokProtocol
+from .protocol import DEFAULT_MAX_MESSAGE_BYTES, Frame, Framer, LivetokProtocol
 
 if TYPE_CHECKING:  # websockets is imported when --ws serves; app imports this module
+    from pygls.io_ import Writer
     from websockets.asyncio.server import ServerConnection
     from websockets.http11 import Request, Response
 
@@ -49,6 +50,7 @@ __all__ = [
     "Limits",
     "WsAccess",
     "dispatch",
+    "handle_frame",
     "pump",
     "serve_stdio",
     "serve_tcp",
@@ -98,16 +100,21 @@ def pump(framer: Framer, protocol: LivetokProtocol, who: str) -> bool:
 
     Runtime complexity: ``O(bytes consumed)`` plus the handlers.
     """
-    for frame in framer.frames():
-        if frame.kind == "message":
-            dispatch(protocol, frame.body)
-        elif frame.kind == "error":
-            protocol.reject_frame(frame.reason, frame.body)
-        elif frame.kind == "skipped":
-            log.warning("%s: %s", who, frame.reason)
-        else:
-            log.warning("%s: closing the connection: %s", who, frame.reason)
-            return False
+    return all(handle_frame(frame, protocol, who) for frame in framer.frames())
+
+
+def handle_frame(frame: Frame, protocol: LivetokProtocol, who: str) -> bool:
+    """Handle one frame (:func:`dispatch` a message, answer an error); False when the
+    stream is not LSP."""
+    if frame.kind == "message":
+        dispatch(protocol, frame.body)
+    elif frame.kind == "error":
+        protocol.reject_frame(frame.reason, frame.body)
+    elif frame.kind == "skipped":
+        log.warning("%s: %s", who, frame.reason)
+    else:
+        log.warning("%s: closing the connection: %s", who, frame.reason)
+        return False
     return True
 
 
@@ -121,14 +128,24 @@ def _input_ended(framer: Framer, who: str, consequence: str) -> int:
 
 
 def serve_stdio(protocol: LivetokProtocol, stdin: BinaryIO, stdout: BinaryIO,
-                executor: ThreadPoolExecutor, limits: Limits = Limits()) -> int:
+                executor: ThreadPoolExecutor, limits: Limits = Limits(), *,
+                framer: Framer | None = None, first: Frame | None = None,
+                writer: Writer | None = None) -> int:
     """Serve one client over a pair of pipes until EOF (status 0, or 1 when the input ended
-    in the middle of a message) or ``exit`` (SystemExit)."""
-    protocol.set_writer(StdoutWriter(stdout))
-    framer = Framer(max_message_bytes=limits.max_message_bytes)
+    in the middle of a message) or ``exit`` (SystemExit).
+
+    ``first`` and ``framer``: a frame and the bytes after it that were read already
+    (``front.py``), handled before reading more; ``writer``: instead of ``stdout``'s.
+    """
+    protocol.set_writer(writer if writer is not None else StdoutWriter(stdout))
+    if framer is None:
+        framer = Framer(max_message_bytes=limits.max_message_bytes)
 
     async def main() -> int:
         loop = asyncio.get_running_loop()
+        if first is not None:
+            handle_frame(first, protocol, "stdin")
+        pump(framer, protocol, "stdin")
         while data := await loop.run_in_executor(executor, os.read, stdin.fileno(), _CHUNK):
             framer.feed(data)
             pump(framer, protocol, "stdin")

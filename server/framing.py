@@ -1,0 +1,265 @@
+"""The LSP base protocol's framing (``Content-Length`` headers over a byte stream) and the
+bounds of a message.
+
+:class:`Framer` splits the stream of stdio and TCP into message bodies and finds its feet again
+after a bad frame. It imports neither pygls nor lsprotocol, so that the start of a stdio
+session (``front.py``) can read ``initialize`` before those are imported.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator, Literal, NamedTuple
+
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "MAX_JSON_DEPTH", "Frame", "Framer", "nesting_exceeds"]
+
+#: ``livetok serve --max-message-size``'s default: a 100 MB document as a JSON string (CJK text
+#: escaped as ``\\uXXXX`` doubles in size) fits with room to spare
+DEFAULT_MAX_MESSAGE_BYTES = 512 << 20
+#: arrays/objects a message may nest: the deepest real client message measured is 8 levels (an
+#: ``initialize`` from VS Code 1.65, Neovim 0.6-0.11 or Emacs 29; a didChange is 6), so 64
+#: leaves room for settings and command arguments, far below the parser's recursion limit
+MAX_JSON_DEPTH = 64
+
+
+def nesting_exceeds(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON value nests arrays/objects more than ``limit`` levels deep.
+
+    >>> nesting_exceeds({"a": [1, {"b": "[[[["}]}, 3), nesting_exceeds([[[[]]]], 3)
+    (False, True)
+
+    Runtime complexity: ``O(containers and their items)``, stopping at the first container
+    too deep; strings are not looked into, so a 10 MB ``didOpen`` costs a handful of steps.
+    """
+    stack = [(value, 1)] if type(value) in (dict, list) else []
+    while stack:
+        container, depth = stack.pop()
+        if depth > limit:
+            return True
+        for item in container.values() if type(container) is dict else container:
+            if type(item) is dict or type(item) is list:  # json.loads makes exactly these
+                stack.append((item, depth + 1))
+    return False
+
+
+# -- base protocol framing -----------------------------------------------------------------------
+
+#: ``Name: value\r\n`` (an HTTP token as the name)
+_HEADER_LINE = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*\r\n", re.S)
+_DIGITS = re.compile(rb"[0-9]{1,15}")
+#: where to pick up again after unreadable bytes: a Content-Length header, even mid-line (the
+#: rest of a body cut short runs into the next header). Valid JSON cannot contain it: a raw
+#: CR LF is not allowed inside a JSON string, and letters outside strings are not JSON.
+_NEXT_LENGTH = re.compile(rb"content-length:[ \t]{0,64}[0-9]{1,15}[ \t]{0,64}\r\n", re.I)
+#: a header line longer than this is not a header (every _NEXT_LENGTH match is shorter)
+_MAX_HEADER_LINE = 1024
+_PREVIEW = 60
+
+
+class Frame(NamedTuple):
+    """What :meth:`Framer.frames` found in the stream.
+
+    ``message``: ``body`` is a message body. ``error``: a frame that cannot be read, to be
+    answered with a parse error; ``body`` is its body when it was read whole (it may hold the
+    id). ``skipped``: bytes between frames that were dropped (``reason`` says how many,
+    ``body`` shows their start). ``foreign``: the stream does not start like LSP (an HTTP
+    request); the connection should be closed.
+    """
+
+    kind: Literal["message", "error", "skipped", "foreign"]
+    body: bytes = b""
+    reason: str = ""
+
+
+#: once this much of the read buffer is consumed, the rest is copied to a fresh buffer
+_RELEASE_BYTES = 1 << 20
+
+
+class Framer:
+    """Splits an LSP base-protocol byte stream (``Content-Length`` headers, ``\\r\\n`` line
+    ends) into message bodies, and finds its feet again after a bad frame.
+
+    A header block may hold ``Content-Length`` and ``Content-Type`` (any case). A frame whose
+    length is not a number, is over ``max_message_bytes`` or is missing comes out as an
+    ``error``, and reading resumes at the next ``Content-Length`` header; a frame with an
+    unknown header is skipped by its length, as an ``error``. Bytes that are not a header
+    where one should start (the rest of a body whose ``Content-Length`` was too small) are
+    dropped up to the next ``Content-Length`` header and reported as ``skipped``. With
+    ``strict_start`` (TCP), a stream whose first line is not such a header is ``foreign``.
+
+    >>> f = Framer(max_message_bytes=1000)
+    >>> f.feed(b'Content-Length: 2\\r\\n\\r\\n{}Content-Length: x\\r\\n\\r\\n{"a": 1}')
+    >>> f.feed(b'Content-Length: 2\\r\\n\\r\\n[]')
+    >>> [(fr.kind, fr.body) for fr in f.frames()]
+    [('message', b'{}'), ('error', b''), ('skipped', b'{"a": 1}'), ('message', b'[]')]
+
+    Runtime complexity: ``O(bytes fed)`` in all: a body is copied once when complete, a header
+    line is matched once, skipped bytes are searched once (plus at most 1 KiB again per
+    feed); the buffer holds at most one message and one chunk.
+    """
+
+    def __init__(self, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 strict_start: bool = False) -> None:
+        self.max_message_bytes = max_message_bytes
+        self._strict_start = strict_start
+        self._buf = bytearray()
+        self._pos = 0
+        self._state: Literal["headers", "body", "resync", "closed"] = "headers"
+        self._first_line = True
+        self._new_header_block()
+        self._need = 0  # body bytes, in state "body"
+        self._skipped = 0
+        self._skipped_start = b""
+
+    def _new_header_block(self) -> None:
+        self._in_block = False
+        self._length: int | None = None
+        self._length_seen = False
+        self._problem: str | None = None
+
+    def feed(self, data: bytes) -> None:
+        """Append bytes read from the stream.
+
+        Runtime complexity: amortised ``O(len(data))``.
+        """
+        if self._pos and self._pos >= len(self._buf) // 2:
+            del self._buf[: self._pos]
+            self._pos = 0
+        self._buf += data
+
+    def frames(self) -> Iterator[Frame]:
+        """The frames complete in what was fed so far, in stream order.
+
+        Runtime complexity: ``O(bytes consumed)``.
+        """
+        while True:
+            if self._state == "body":
+                if len(self._buf) - self._pos < self._need:
+                    return
+                with memoryview(self._buf) as view:  # one copy of the body, not two
+                    body = bytes(view[self._pos : self._pos + self._need])
+                self._pos += self._need
+                if self._pos >= _RELEASE_BYTES:
+                    # a big message was read: keep only what follows it, so the buffer's
+                    # memory (as big as that message) goes back now, not at the next read
+                    self._buf = self._buf[self._pos :]
+                    self._pos = 0
+                self._state, problem = "headers", self._problem
+                self._new_header_block()  # before yielding: the caller may stop iterating
+                yield Frame("message", body) if problem is None else Frame("error", body, problem)
+            elif self._state == "resync":
+                if not self._resync():
+                    return
+                if self._skipped:
+                    yield self._skip_report()
+            elif self._state == "headers":
+                step = self._header_line()
+                if step is None:
+                    return
+                if isinstance(step, Frame):
+                    yield step
+            else:
+                return
+
+    def close(self) -> str | None:
+        """At the end of the stream: why it ended in the middle of a frame, or None.
+
+        Runtime complexity: ``O(1)``.
+        """
+        left = len(self._buf) - self._pos
+        if self._state == "body":
+            return (f"the input ended in the middle of a message: {left} of its "
+                    f"{self._need} bytes came")
+        if self._state == "resync" and self._skipped + left:
+            return (f"the input ended while skipping {self._skipped + left} bytes that are "
+                    "not LSP messages")
+        if self._state == "headers" and (self._in_block or self._buf[self._pos :].strip()):
+            return "the input ended in the middle of a message header"
+        return None
+
+    def _header_line(self) -> Frame | bool | None:
+        """Read one header line: a Frame to report, True to go on, None to wait for bytes."""
+        end = self._buf.find(b"\n", self._pos, self._pos + _MAX_HEADER_LINE)
+        if end < 0:
+            if len(self._buf) - self._pos < _MAX_HEADER_LINE:
+                return None
+            return self._not_a_header(bytes(self._buf[self._pos : self._pos + _PREVIEW]))
+        line = bytes(self._buf[self._pos : end + 1])
+        if line in (b"\r\n", b"\n"):
+            self._pos = end + 1
+            return self._end_of_headers() if self._in_block else True  # a stray blank line
+        m = _HEADER_LINE.fullmatch(line)
+        if m is None and not line.endswith(b"\r\n"):  # a header ended by a bare \n
+            m = _HEADER_LINE.fullmatch(line[:-1] + b"\r\n")
+            if m is not None:
+                self._problem = self._problem or r"header lines must end with \r\n"
+        if m is None:
+            return self._not_a_header(line)
+        self._pos = end + 1
+        self._first_line = False
+        self._in_block = True
+        name, value = m.group(1).lower(), m.group(2)
+        if name == b"content-length":
+            if self._length_seen:
+                self._length, self._problem = None, "Content-Length given twice"
+            else:
+                self._length_seen = True
+                self._length, problem = self._parse_length(value)
+                self._problem = self._problem or problem
+        elif name != b"content-type" and self._problem is None:
+            self._problem = (f"unknown header {m.group(1).decode('latin-1')!r} (LSP headers "
+                             "are Content-Length and Content-Type)")
+        return True
+
+    def _parse_length(self, value: bytes) -> tuple[int | None, str | None]:
+        if not _DIGITS.fullmatch(value):
+            return None, f"Content-Length {value.decode('latin-1')!r} is not a number of bytes"
+        if int(value) > self.max_message_bytes:
+            return None, (f"Content-Length {int(value)} is over the limit of "
+                          f"{self.max_message_bytes} bytes (livetok serve --max-message-size)")
+        return int(value), None
+
+    def _end_of_headers(self) -> Frame | bool:
+        if self._length is None:  # no usable length: the body's end is unknown
+            reason = self._problem or "a message needs a Content-Length header"
+            self._new_header_block()
+            self._state = "resync"
+            return Frame("error", b"", reason)
+        self._state, self._need = "body", self._length
+        return True
+
+    def _not_a_header(self, line: bytes) -> Frame | bool:
+        """A line that is no header where one should be: foreign at the start of a strict
+        stream, else skipped up to the next Content-Length header."""
+        preview = line[:_PREVIEW]
+        if self._strict_start and self._first_line:
+            self._state = "closed"
+            return Frame("foreign", preview,
+                         f"the stream does not start with an LSP header: {preview!r}")
+        was_in_block = self._in_block
+        self._new_header_block()
+        self._state = "resync"
+        if was_in_block:  # a frame was under way: answer it
+            return Frame("error", b"", f"a header line is not an LSP header: {preview!r}")
+        return True
+
+    def _resync(self) -> bool:
+        """Drop bytes up to the next Content-Length header; False when it is not there yet."""
+        m = _NEXT_LENGTH.search(self._buf, self._pos)
+        stop = m.start() if m else max(self._pos, len(self._buf) - _MAX_HEADER_LINE)
+        if stop > self._pos:
+            if not self._skipped:
+                self._skipped_start = bytes(self._buf[self._pos : min(stop, self._pos + _PREVIEW)])
+            self._skipped += stop - self._pos
+            self._pos = stop
+        if m is None:
+            return False
+        self._state = "headers"
+        return True
+
+    def _skip_report(self) -> Frame:
+        frame = Frame("skipped", self._skipped_start,
+                      f"skipped {self._skipped} bytes that are not an LSP message, up to the "
+                      f"next Content-Length header; they start with {self._skipped_start!r}")
+        self._skipped, self._skipped_start = 0, b""
+        return frame

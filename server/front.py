@@ -1,0 +1,252 @@
+"""The start of a stdio session: ``initialize`` answered before pygls and lsprotocol exist.
+
+Importing the language server (pygls, lsprotocol's ~1,000 attrs classes, the core) takes
+~0.5 s, and the vocabulary more: an editor would wait that long for its ``initialize``
+answer. So ``livetok serve`` on stdio starts in two threads:
+
+1. ``livetok-start`` (:class:`Starter`) imports the server, makes it, and loads the default
+   encoding;
+2. the main thread reads the first message (:func:`read_first`) and, when it is an
+   ``initialize`` request that looks well formed, answers it at once
+   (:func:`initialize_result`: the capabilities the full server announces, computed here
+   without pygls; ``tests/e2e/test_startup.py`` checks they are equal for many clients).
+
+Once the server exists, :class:`HandOver` gives it the same ``initialize`` message, so it
+reads the client's capabilities, ``initializationOptions`` and position encoding as if it
+had answered itself; its own answer is dropped (and compared with the one sent: a
+difference is logged as an error). From then on the full server handles every message, in
+order. A first message that is not such an ``initialize`` (a request sent too early, bad
+JSON) is left to the full server, which answers it as before.
+
+Only stdio starts this way: ``--tcp`` and ``--ws`` make a server per connection after the
+listener is up, so a client never waits for the imports there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from .config import DEFAULT_ENCODING, SettingsError, parse_settings
+from .framing import MAX_JSON_DEPTH, Frame, Framer, nesting_exceeds
+from .version import livetok_version
+
+if TYPE_CHECKING:
+    from pygls.io_ import Writer
+
+    from .app import LivetokServer
+
+__all__ = ["HandOver", "Starter", "initialize_result", "read_first"]
+
+log = logging.getLogger(__name__)
+
+#: the position units livetok reads and writes (pygls's ``_SUPPORTED_ENCODINGS``)
+UNITS = ("utf-8", "utf-16", "utf-32")
+_READ_BYTES = 1 << 20
+#: the header pygls writes after Content-Length
+_CONTENT_TYPE = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
+#: an ``initialize`` is a few KB (VS Code's ~10 KB); a bigger first message is left to the server
+_MAX_INITIALIZE_BYTES = 1 << 20
+
+
+def _capabilities_without_client() -> dict[str, Any]:
+    """What the full server announces whatever the client: its features (``answers.py``,
+    ``app.py``) as pygls's ``ServerCapabilitiesBuilder`` writes them. A fresh dict per call."""
+    return {
+        "textDocumentSync": {"openClose": True, "change": 2, "save": True},
+        "hoverProvider": True,
+        "codeLensProvider": {"resolveProvider": False},
+        "executeCommandProvider": {"commands": []},
+        "semanticTokensProvider": {
+            "legend": {"tokenTypes": ["keyword", "string"], "tokenModifiers": []},
+            "range": True,
+            "full": True,
+        },
+        "workspace": {
+            "workspaceFolders": {"supported": True, "changeNotifications": True},
+            "fileOperations": {},
+        },
+    }
+
+
+def _get(value: Any, *path: str) -> Any:
+    """``value[path[0]][path[1]]...``, or None where a step is missing or not an object."""
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def negotiated_unit(client_caps: Mapping[str, Any], forced: str | None) -> str:
+    """The position unit: ``forced`` if given, else the client's first offer that livetok
+    supports, else UTF-16 (as pygls's ``choose_position_encoding``).
+
+    >>> negotiated_unit({"general": {"positionEncodings": ["utf-32", "utf-8"]}}, None)
+    'utf-32'
+    >>> negotiated_unit({"general": {"positionEncodings": ["ucs-2"]}}, None), negotiated_unit({}, "utf-8")
+    ('utf-16', 'utf-8')
+    """
+    if forced is not None:
+        return forced
+    for offer in _get(client_caps, "general", "positionEncodings") or ():
+        if offer in UNITS:
+            return str(offer)
+    return "utf-16"
+
+
+def initialize_result(params: Any, forced_unit: str | None) -> dict[str, Any] | None:
+    """The ``initialize`` result the full server would send for ``params``, or None when
+    the params are not well formed enough to be sure (the full server then answers).
+
+    ``forced_unit`` is ``--position-encoding``; ``initializationOptions.positionEncoding``
+    comes next, then the client's offers.
+
+    >>> initialize_result({"processId": None, "capabilities": {}}, None)["capabilities"]["positionEncoding"]
+    'utf-16'
+    >>> initialize_result({"capabilities": []}, None) is None
+    True
+
+    Runtime complexity: ``O(size of params)``.
+    """
+    if not isinstance(params, dict) or not isinstance(params.get("capabilities"), dict):
+        return None
+    if not isinstance(params.get("processId", None), (int, type(None))):
+        return None
+    caps = params["capabilities"]
+    offers = _get(caps, "general", "positionEncodings")
+    if offers is not None and not (isinstance(offers, list)
+                                   and all(isinstance(o, str) for o in offers)):
+        return None
+    try:
+        settings_unit = parse_settings(params.get("initializationOptions")).position_encoding
+    except SettingsError:
+        settings_unit = None  # the full server warns that it ignores them
+    out = _capabilities_without_client()
+    out["positionEncoding"] = negotiated_unit(caps, forced_unit or settings_unit)
+    sync = out["textDocumentSync"]
+    for key in ("willSave", "willSaveWaitUntil"):
+        # subtle: pygls writes ``client_value and False``: false when the client said
+        # anything, left out when it said nothing (livetok handles neither request)
+        if _get(caps, "textDocument", "synchronization", key) is not None:
+            sync[key] = False
+    return {"capabilities": out, "serverInfo": {"name": "livetok", "version": livetok_version()}}
+
+
+def read_first(fd: int, framer: Framer) -> Frame | None:
+    """Read ``fd`` until ``framer`` has a first frame; None when the input ends first. The
+    bytes after that frame stay in ``framer``.
+
+    Runtime complexity: ``O(bytes read)``.
+    """
+    while True:
+        for frame in framer.frames():
+            return frame
+        data = os.read(fd, _READ_BYTES)
+        if not data:
+            return None
+        framer.feed(data)
+
+
+def answer_first(frame: Frame | None, forced_unit: str | None,
+                 write: Callable[[bytes], None]) -> dict[str, Any] | None:
+    """Answer ``frame`` with :func:`initialize_result` if it is an ``initialize`` request
+    the front can answer; returns the message sent, or None (the full server answers)."""
+    if frame is None or frame.kind != "message" or len(frame.body) > _MAX_INITIALIZE_BYTES:
+        return None
+    try:
+        message = json.loads(frame.body)
+    except (ValueError, RecursionError):
+        return None
+    if nesting_exceeds(message, MAX_JSON_DEPTH):
+        return None
+    if not (isinstance(message, dict) and message.get("jsonrpc") == "2.0"
+            and message.get("method") == "initialize"
+            and type(message.get("id")) in (int, str)):
+        return None
+    result = initialize_result(message.get("params"), forced_unit)
+    if result is None:
+        return None
+    sent = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+    body = json.dumps(sent, separators=(",", ":")).encode("utf-8")
+    write(b"Content-Length: %d\r\n%s\r\n%s" % (len(body), _CONTENT_TYPE, body))
+    return sent
+
+
+class Starter(threading.Thread):
+    """Imports and makes the full server in the background, then loads the default
+    encoding (the first ``didOpen`` most likely needs it)."""
+
+    def __init__(self, make_server: Callable[[], LivetokServer]) -> None:
+        super().__init__(name="livetok-start", daemon=True)
+        self._make_server = make_server
+        self._ready = threading.Event()
+        self._server: LivetokServer | None = None
+        self._error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self._server = self._make_server()
+        except BaseException as exc:  # re-raised in the main thread by server()
+            self._error = exc
+            return
+        finally:
+            self._ready.set()
+        livetok_version()  # cached for the server's own lookups
+        self._server.preload_encoding(DEFAULT_ENCODING)
+
+    def server(self) -> LivetokServer:
+        """The full server, once made (waits for it); what making it raised, if it failed."""
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._server is not None
+        return self._server
+
+
+class HandOver:
+    """A writer for the full server while it reads the ``initialize`` the front answered:
+    its own answer to that id is dropped (compared with ``sent``); everything else goes to
+    ``writer``. Once the answer has passed, writes go straight through.
+
+    Runtime complexity: ``O(1)`` per write after the hand-over, ``O(message)`` before.
+    """
+
+    def __init__(self, writer: Writer, sent: Mapping[str, Any],
+                 on_invalid: Callable[[str], None] | None = None) -> None:
+        self._writer = writer
+        self._sent = sent
+        #: called with the announced position unit when the server found the params invalid
+        self._on_invalid = on_invalid
+        self.pending = True
+        #: the full server's own answer, dropped (for tests and the drift check)
+        self.dropped: dict[str, Any] | None = None
+
+    def write(self, data: bytes) -> None:
+        if self.pending:
+            _, _, body = data.partition(b"\r\n\r\n")
+            message = json.loads(body)
+            if message.get("id") == self._sent["id"] and "method" not in message:
+                self.pending = False
+                self.dropped = message
+                self._compare(message)
+                return
+        self._writer.write(data)
+
+    def close(self) -> None:
+        self._writer.close()
+
+    def _compare(self, own: Mapping[str, Any]) -> None:
+        if "error" in own:
+            log.error("livetok: initialize was answered before its params were checked, and "
+                      "they are invalid: %s; the server goes on with the defaults and the "
+                      "position encoding it announced", own["error"].get("message"))
+            if self._on_invalid is not None:
+                self._on_invalid(self._sent["result"]["capabilities"]["positionEncoding"])
+        elif own.get("result") != self._sent["result"]:
+            log.error("livetok: the initialize answer sent early differs from the server's "
+                      "own (a bug: front.py must follow the features): sent %s, own %s",
+                      json.dumps(self._sent["result"]), json.dumps(own.get("result")))

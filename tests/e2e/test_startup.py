@@ -1,0 +1,263 @@
+"""The start of a stdio session (``server/front.py``): ``initialize`` is answered before the
+server is imported, with the capabilities the full server announces, and the full server then
+reads that same ``initialize`` and handles everything after it, in order."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from livetok.server.app import create_server
+from livetok.server.front import HandOver, answer_first, initialize_result
+from livetok.server.framing import Frame
+from livetok.server.transport import dispatch
+from tests._refs import tiktoken_ref
+
+SERVER = [sys.executable, "-m", "livetok.server"]
+
+
+class _Sink:
+    """A writer that keeps the messages a server sends, parsed."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+
+    def write(self, data: bytes) -> None:
+        self.messages.append(json.loads(data.partition(b"\r\n\r\n")[2]))
+
+    def close(self) -> None:
+        pass
+
+
+def _server_answer(params: dict[str, Any], forced: str | None) -> dict[str, Any]:
+    """The full server's own answer to ``initialize`` with ``params`` (no front)."""
+    server = create_server(position_encoding=forced)
+    sink = _Sink()
+    server.protocol.set_writer(sink)
+    dispatch(server.protocol, json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode())
+    [answer] = [m for m in sink.messages if m.get("id") == 1]
+    return answer
+
+
+_SYNC_ALL = {"dynamicRegistration": True, "willSave": True, "willSaveWaitUntil": True,
+             "didSave": True}
+_VSCODE_LIKE = {
+    "general": {"positionEncodings": ["utf-16"]},
+    "window": {"workDoneProgress": True},
+    "workspace": {"codeLens": {"refreshSupport": True},
+                  "semanticTokens": {"refreshSupport": True},
+                  "didChangeWatchedFiles": {"dynamicRegistration": True},
+                  "fileOperations": {"didCreate": True, "willCreate": True, "didRename": True,
+                                     "willRename": True, "didDelete": True,
+                                     "willDelete": True}},
+    "textDocument": {"synchronization": _SYNC_ALL,
+                     "hover": {"contentFormat": ["markdown", "plaintext"]},
+                     "rename": {"prepareSupport": True}},
+    "notebookDocument": {"synchronization": {"dynamicRegistration": True}},
+}
+CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    ("nothing", {"processId": None, "rootUri": None, "capabilities": {}}, None),
+    ("utf-8", {"processId": 7, "rootUri": None,
+               "capabilities": {"general": {"positionEncodings": ["utf-8", "utf-16"]}}}, None),
+    ("utf-32 after unknown", {"processId": None, "rootUri": None, "capabilities": {
+        "general": {"positionEncodings": ["ucs-2", "utf-32"]}}}, None),
+    ("none known", {"processId": None, "rootUri": None,
+                    "capabilities": {"general": {"positionEncodings": ["ucs-2"]}}}, None),
+    ("empty offer", {"processId": None, "rootUri": None,
+                     "capabilities": {"general": {"positionEncodings": []}}}, None),
+    ("vscode-like", {"processId": 1, "rootUri": "file:///w", "capabilities": _VSCODE_LIKE}, None),
+    ("willSave false", {"processId": None, "rootUri": None, "capabilities": {"textDocument": {
+        "synchronization": {"willSave": False}}}}, None),
+    ("forced", {"processId": None, "rootUri": None,
+                "capabilities": {"general": {"positionEncodings": ["utf-32"]}}}, "utf-8"),
+    ("setting", {"processId": None, "rootUri": None, "capabilities": {},
+                 "initializationOptions": {"positionEncoding": "utf-32"}}, None),
+    ("setting nested", {"processId": None, "rootUri": None, "capabilities": {
+        "general": {"positionEncodings": ["utf-8"]}},
+        "initializationOptions": {"livetok": {"positionEncoding": "utf-16",
+                                              "encoding": "cl100k_base"}}}, None),
+    ("flag over setting", {"processId": None, "rootUri": None, "capabilities": {},
+                           "initializationOptions": {"positionEncoding": "utf-32"}}, "utf-8"),
+    ("bad options", {"processId": None, "rootUri": None, "capabilities": {},
+                     "initializationOptions": {"positionEncoding": "ucs-2"}}, None),
+]
+
+
+@pytest.mark.parametrize("params,forced", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_front_announces_what_the_server_announces(params, forced):
+    own = _server_answer(params, forced)
+    assert "result" in own, own
+    assert initialize_result(params, forced) == own["result"]
+
+
+def test_front_leaves_malformed_params_to_the_server():
+    for params in ({"capabilities": []}, {"processId": "x", "capabilities": {}}, [],
+                   {"capabilities": {"general": {"positionEncodings": "utf-8"}}}):
+        assert initialize_result(params, None) is None
+    deep: Any = {}
+    for _ in range(100):
+        deep = {"a": deep}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "processId": None, "capabilities": {}, "initializationOptions": deep}}).encode()
+    sent: list[bytes] = []
+    assert answer_first(Frame("message", body), None, sent.append) is None and not sent
+
+
+def test_hand_over_drops_the_second_answer_and_reads_the_params():
+    """The full server reads the initialize the front answered: its codec, settings; its own
+    answer goes nowhere, the rest of what it writes goes through."""
+    params = {"processId": None, "rootUri": None,
+              "capabilities": {"general": {"positionEncodings": ["utf-32"]}},
+              "initializationOptions": {"encoding": "cl100k_base", "positionEncoding": 5}}
+    body = json.dumps({"jsonrpc": "2.0", "id": "i", "method": "initialize",
+                       "params": params}).encode()
+    out: list[bytes] = []
+    sent = answer_first(Frame("message", body), None, out.append)
+    assert sent is not None and len(out) == 1
+    server = create_server()
+    sink = _Sink()
+    handover = HandOver(sink, sent)
+    server.protocol.set_writer(handover)
+    dispatch(server.protocol, body)
+    assert handover.dropped is not None and handover.dropped["result"] == sent["result"]
+    assert server.codec.unit == "utf-32"
+    # the bad option is warned about (the logMessage passes), the answer is not sent twice
+    assert [m.get("method") for m in sink.messages] == ["window/logMessage"]
+
+
+# -- the process ---------------------------------------------------------------------------------
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def _read(stream: Any) -> dict[str, Any]:
+    length = None
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    assert length is not None, "the server closed its output"
+    return json.loads(stream.read(length))
+
+
+def _until_id(stream: Any, msg_id: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Read up to the answer to ``msg_id``; also returns what came before it."""
+    before = []
+    while (m := _read(stream)).get("id") != msg_id or "method" in m:
+        before.append(m)
+    return m, before
+
+
+def _spawn(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([*SERVER, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def _finish(proc: subprocess.Popen[bytes]) -> str:
+    assert proc.stdin is not None
+    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": "end", "method": "shutdown"}))
+    proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "exit"}))
+    proc.stdin.close()
+    assert proc.wait(60) == 0
+    assert proc.stderr is not None
+    return proc.stderr.read().decode()
+
+
+TEXT = "def f(x):\n    return x * 2  # é 😀 中文\n" * 2000
+
+
+@pytest.mark.parametrize("unit", ["utf-8", "utf-16", "utf-32"])
+def test_did_open_and_a_request_right_after_initialize_get_exact_counts(unit):
+    """All sent at once, before reading anything: initialize, initialized, didOpen, a
+    change whose positions are in the negotiated unit, and two counts."""
+    proc = _spawn()
+    assert proc.stdin is not None and proc.stdout is not None
+    uri = "file:///w/a.py"
+    line = TEXT.split("\n")[1]
+    col = {"utf-8": len(line.encode()), "utf-16": len(line.encode("utf-16-le")) // 2,
+           "utf-32": len(line)}[unit]
+    new_text = TEXT[: len(TEXT.split("\n")[0]) + 1 + len(line)] + " 👍" + \
+        TEXT[len(TEXT.split("\n")[0]) + 1 + len(line):]
+    proc.stdin.write(b"".join(_frame(m) for m in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": None,
+            "capabilities": {"general": {"positionEncodings": [unit]}}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": TEXT}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "livetok/tokenCount",
+         "params": {"textDocument": {"uri": uri}}},
+        {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{
+                "range": {"start": {"line": 1, "character": col},
+                          "end": {"line": 1, "character": col}}, "text": " 👍"}]}},
+        {"jsonrpc": "2.0", "id": 3, "method": "livetok/tokenCount",
+         "params": {"textDocument": {"uri": uri}}},
+    ]))
+    proc.stdin.flush()
+    init, before = _until_id(proc.stdout, 1)
+    assert not before and init["result"]["capabilities"]["positionEncoding"] == unit
+    first, _ = _until_id(proc.stdout, 2)
+    second, _ = _until_id(proc.stdout, 3)
+    enc = tiktoken_ref("o200k_base")
+    assert first["result"]["tokens"] == len(enc.encode(TEXT))
+    assert second["result"]["version"] == 2
+    assert second["result"]["tokens"] == len(enc.encode(new_text))
+    err = _finish(proc)
+    assert "differs" not in err and "ERROR" not in err, err
+
+
+def test_requests_before_initialize_still_get_errors():
+    proc = _spawn()
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "livetok/tokenCount",
+                             "params": {"textDocument": {"uri": "file:///x"}}}))
+    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 2, "method": "initialize",
+                             "params": {"processId": "x", "capabilities": {}}}))
+    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 3, "method": "initialize",
+                             "params": {"processId": None, "rootUri": None,
+                                        "capabilities": {}}}))
+    proc.stdin.flush()
+    early, _ = _until_id(proc.stdout, 1)
+    assert early["error"]["code"] == -32602 and "not open" in early["error"]["message"]
+    bad, _ = _until_id(proc.stdout, 2)
+    assert bad["error"]["code"] == -32602 and "process_id" in bad["error"]["message"]
+    good, _ = _until_id(proc.stdout, 3)
+    assert good["result"]["capabilities"]["positionEncoding"] == "utf-16"
+    _finish(proc)
+
+
+def test_params_the_front_accepts_but_the_server_refuses_keep_the_announced_unit():
+    """A field the front does not read is invalid: the front answered already; the server
+    logs the problem and keeps the position unit that was announced."""
+    proc = _spawn()
+    assert proc.stdin is not None and proc.stdout is not None
+    uri = "file:///b.txt"
+    proc.stdin.write(b"".join(_frame(m) for m in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": None, "capabilities": {
+                "general": {"positionEncodings": ["utf-32"]},
+                "textDocument": {"hover": {"contentFormat": 5}}}}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "plaintext", "version": 1, "text": "😀😀 abc"}}},
+        {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{
+                "range": {"start": {"line": 0, "character": 1},
+                          "end": {"line": 0, "character": 1}}, "text": "中"}]}},
+        {"jsonrpc": "2.0", "id": 2, "method": "livetok/tokenCount",
+         "params": {"textDocument": {"uri": uri}}},
+    ]))
+    proc.stdin.flush()
+    init, _ = _until_id(proc.stdout, 1)
+    assert init["result"]["capabilities"]["positionEncoding"] == "utf-32"
+    count, _ = _until_id(proc.stdout, 2)
+    assert count["result"]["tokens"] == len(tiktoken_ref("o200k_base").encode("😀中😀 abc"))
+    err = _finish(proc)
+    assert "initialize was answered before its params were checked" in err
