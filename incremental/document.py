@@ -26,7 +26,7 @@ import logging
 from array import array
 from dataclasses import dataclass
 from itertools import chain
-from typing import Callable, Iterator, NamedTuple, Optional, Sequence, Tuple, TypeVar
+from typing import Callable, Iterable, Iterator, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from .counting import RangeCounter
 from .glue import GLUE_MIN_CP, glue
@@ -159,6 +159,7 @@ class Document:
     def from_blocks(
         cls, blocks: Sequence[str], encoding: str | PieceEncoding = "o200k_base", *,
         load: int = 256, after_block: Callable[[int], None] | None = None,
+        on_count: Callable[[int], None] | None = None,
     ) -> Document:
         """The document of ``"".join(blocks)``, built block by block without joining them.
 
@@ -168,18 +169,42 @@ class Document:
         built: each block is stored by its own widest character. ``after_block(i)`` is called
         after block ``i`` is in (the server gives freed memory back to the system there).
 
-        >>> doc = Document.from_blocks(["a = 1\\n", "b = 2\\n"], "cl100k_base")
+        With ``on_count``, the build takes two passes: every block is encoded first, then
+        ``on_count(n)`` gets the text's exact token count (the server publishes it at once),
+        then the token sequence is built from those same ids (nothing is encoded twice). The
+        encoded pieces of all blocks are held meanwhile (about a pointer a piece).
+
+        >>> counts = []
+        >>> doc = Document.from_blocks(["a = 1\\n", "b = 2\\n"], "cl100k_base",
+        ...                            on_count=counts.append)
         >>> doc.text, doc.token_ids() == doc.encoding.encode("a = 1\\nb = 2\\n")
         ('a = 1\\nb = 2\\n', True)
+        >>> counts == [doc.token_count]
+        True
 
         Runtime complexity: as the constructor.
         """
         doc = cls("", encoding, load=load)
         bl = doc._bl
         if bl is None:
-            return cls("".join(blocks), encoding, load=load)
+            doc = cls("".join(blocks), encoding, load=load)
+            if on_count is not None:
+                on_count(doc.token_count)
+            return doc
+        if on_count is None:
+            for i, block in enumerate(blocks):
+                doc._build_bytelevel(bl, block)
+                if after_block is not None:
+                    after_block(i)
+            return doc
+        # the encode pass: the ids of every piece, whose count is the first one published
+        encoded = [[bl.encode_by_piece(b) for b in bl.iter_blocks(block, _BUILD_BLOCK)]
+                   for block in blocks]
+        on_count(sum(len(ids) for per_block in encoded for per_piece in per_block
+                     for ids in per_piece))
         for i, block in enumerate(blocks):
-            doc._build_bytelevel(bl, block)
+            per_block, encoded[i] = encoded[i], []
+            doc._add_blocks(bl, bl.iter_blocks(block, _BUILD_BLOCK), per_block)
             if after_block is not None:
                 after_block(i)
         return doc
@@ -334,9 +359,18 @@ class Document:
 
         Runtime complexity: ``O(n)`` regex and lookup work plus BPE of new pieces.
         """
+        self._add_blocks(bl, bl.iter_blocks(text, _BUILD_BLOCK), None)
+
+    def _add_blocks(self, bl: ByteLevelEncoding, blocks: Iterable[str],
+                    encoded: list[list[Sequence[int]]] | None) -> None:
+        """Append ``blocks`` (cut by ``iter_blocks``) to the token sequence, each with its
+        pieces' ids from ``encoded`` (the encode pass of :meth:`from_blocks`) or encoded here.
+
+        Runtime complexity: ``O(n)`` lookups plus BPE of new pieces when ``encoded`` is None.
+        """
         seq = self._seq
-        for block in bl.iter_blocks(text, _BUILD_BLOCK):
-            per_piece = bl.encode_by_piece(block)
+        for k, block in enumerate(blocks):
+            per_piece = bl.encode_by_piece(block) if encoded is None else encoded[k]
             ids = array("I", chain.from_iterable(per_piece))
             cps = array(seq.cps_type, map(bl.lead_counts.__getitem__, ids))
             # each piece's flags looked up by its ids: most pieces of a text repeat, so this is

@@ -39,6 +39,7 @@ from .bigtext import TextParts
 from .budget_watch import BudgetWatch
 from .config import DEFAULT_ENCODING, Settings, SettingsError, parse_settings
 from .documents import (
+    CountCallback,
     DocumentFactory,
     DocumentStore,
     DocumentUnavailable,
@@ -174,12 +175,25 @@ class LivetokServer(LanguageServer):
         return enc
 
     def open_document(self, uri: str, language_id: str, version: int, text: str | list[str],
-                      enc: PieceEncoding | None = None) -> OpenDocument:
+                      enc: PieceEncoding | None = None,
+                      on_count: CountCallback | None = None) -> OpenDocument:
         """A new :class:`OpenDocument` with this server's codec, factory and limits."""
         return OpenDocument(uri, language_id, version, text,
                             enc if enc is not None else self.encoding_for(uri, language_id),
                             self.codec, document_factory=self.factory, warn=self.warn,
-                            max_size=self.settings.max_document_size)
+                            max_size=self.settings.max_document_size, on_count=on_count)
+
+    def first_count(self, uri: str, version: int, encoding: str) -> CountCallback:
+        """The ``on_count`` of a didOpen built in the worker thread: the exact count of the
+        text goes to the client as soon as the encode pass has it, before the document's
+        token sequence and line index are built (which the document's backlog waits for)."""
+
+        def send(tokens: int, characters: int) -> None:
+            if not self.protocol._shutdown:
+                self.protocol.notify(DID_CHANGE_TOKEN_COUNT, features.CountInfo(
+                    uri, version, encoding, tokens, characters).to_json())
+
+        return lambda tokens, chars: self.background.post(lambda: send(tokens, chars))
 
     def document(self, params: Any) -> OpenDocument:
         """The open document a request is about, or the error that says why not."""
@@ -426,7 +440,8 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
             # subtle: the params give the text up, so that the only reference left is
             # the one handed over (OpenDocument._build_handed drops it before building)
             text, td.text = [text], ""
-        return ls.open_document(td.uri, td.language_id, td.version, text, enc)
+        return ls.open_document(td.uri, td.language_id, td.version, text, enc, on_count=(
+            ls.first_count(td.uri, td.version, enc.name) if ls.background.in_worker() else None))
 
     def opened(od: OpenDocument) -> None:
         if token is not None:

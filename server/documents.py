@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from .markdown import Section
 
 __all__ = [
+    "COUNT_FIRST_MAX",
+    "CountCallback",
     "DocumentError",
     "DocumentFactory",
     "DocumentStore",
@@ -60,6 +62,11 @@ _HANDOFF_BLOCK = 1 << 20
 _SETTLE_CHARS = 1 << 22
 #: a handed-over text's uncut tail longer than this takes the rest of the text whole
 _MAX_TAIL = 1 << 25
+#: texts up to this many code points are counted before their structure is built (``on_count``);
+#: the encode pass holds every piece's ids until then, about a pointer a piece
+COUNT_FIRST_MAX = 1 << 24
+#: gets ``(tokens, characters)`` of a new document's text as soon as they are known
+CountCallback = Callable[[int, int], None]
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -181,6 +188,7 @@ class OpenDocument:
         document_factory: DocumentFactory = Document,
         warn: Callable[[str], None] = log.warning,
         max_size: int | None = None,
+        on_count: CountCallback | None = None,
     ) -> None:
         self.uri = uri
         self.language_id = language_id
@@ -201,16 +209,19 @@ class OpenDocument:
         self.doc: Document | None = None
         #: ``features.markdown_sections``'s ``(version, sections)``
         self.sections_cache: tuple[int, list[Section]] | None = None
+        #: the line index; built after the text is counted (``on_count``)
+        self.lines: LineIndex
         if isinstance(text, list):  # handed over in parts (see _build_handed)
-            self.lines = LineIndex.from_parts(text)
-            self._build_handed(text)
+            self._build_handed(text, on_count)
         else:
+            self._build(text, on_count)
             self.lines = LineIndex(text)
-            self._build(text)
 
     # -- state -------------------------------------------------------------------------------
 
-    def _build(self, text: str) -> None:
+    def _build(self, text: str, on_count: CountCallback | None = None) -> None:
+        """The core document of ``text`` (or the broken or too-large state); with ``on_count``
+        the count is given to it before the token sequence is built (:meth:`_count_first`)."""
         if self.max_size is not None and len(text) > self.max_size:
             # tracked as text, like a broken document, so that offsets stay right; counted
             # again after a full-text change (or a reopen) within the limit
@@ -223,7 +234,12 @@ class OpenDocument:
             return
         self.too_large = None
         try:
-            self.doc = self._factory(text, self.encoding)
+            if self._count_first(on_count, len(text)):
+                assert on_count is not None
+                self.doc = Document.from_blocks([sanitize(text)], self.encoding,
+                                                on_count=lambda n: on_count(n, len(text)))
+            else:
+                self.doc = self._factory(text, self.encoding)
             self.broken = None
             self._broken_text = None
         except Exception as exc:  # the core failed on this text: keep the text, report it
@@ -234,11 +250,18 @@ class OpenDocument:
             self._warn(f"livetok could not tokenize {self.uri} ({self.broken}); "
                        "it keeps tracking the text and retries on the next full-text change")
 
-    def _build_handed(self, parts: list[str]) -> None:
+    def _count_first(self, on_count: CountCallback | None, n: int) -> bool:
+        """Whether a text of ``n`` code points is counted before its structure is built:
+        with a callback, the core's own ``Document`` (tests pass failing factories) and at
+        most :data:`COUNT_FIRST_MAX` code points (beyond, the build keeps its memory bound)."""
+        return on_count is not None and self._factory is Document and n <= COUNT_FIRST_MAX
+
+    def _build_handed(self, parts: list[str], on_count: CountCallback | None = None) -> None:
         """Build from ``parts``, consecutive pieces of the text that the caller holds nowhere
         else (the list is emptied): the document is built from blocks re-cut where no piece
         can span (``Encoding.iter_blocks``, ``Document.from_blocks``), so the whole text is
-        never one ``str`` beside the document.
+        never one ``str`` beside the document. The line index is built from the same blocks,
+        after the count (``on_count``).
 
         A ``str`` takes 1, 2 or 4 bytes a character, by its widest one: 100 MB of text with a
         single emoji is 400 MB as one ``str`` and ~100 MB as 1 MB blocks. Measured in
@@ -250,19 +273,24 @@ class OpenDocument:
                 or (self.max_size is not None and n > self.max_size)):
             text = "".join(parts)
             parts.clear()
-            self._build(text)
+            self._build(text, on_count)
+            self.lines = LineIndex(text)
             return
         blocks = list(_safe_blocks(parts, blocks_of))
         settle = settle_big_build if n >= _SETTLE_CHARS else return_free_memory
+        first = on_count if self._count_first(on_count, n) else None
         try:
             # the build's freed lists stay in the C heap: give them back every 16 MB or so
             self.doc = Document.from_blocks(
                 blocks, self.encoding,
-                after_block=lambda i: settle() if i % 16 == 15 else None)
+                after_block=lambda i: settle() if i % 16 == 15 else None,
+                on_count=None if first is None else lambda tokens: first(tokens, n))
             self.broken = self._broken_text = self.too_large = None
         except Exception:  # the core failed: build from the whole text, which reports it
             log.exception("tokenizing %s by blocks failed", self.uri)
             self._build("".join(blocks))
+        # sanitizing kept every code point and line break where it was
+        self.lines = LineIndex.from_parts(blocks)
         del blocks
         settle()
 
