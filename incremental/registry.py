@@ -11,12 +11,16 @@ from __future__ import annotations
 import copyreg
 import os
 import threading
+from enum import IntEnum
+from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from .bytelevel.encoding import Encoding
 from .bytelevel.pretokenize import PATTERNS
-from .find import find_vocabulary
-from .load import VocabularyError, check_byte_level, load_gpt2_files, load_tiktoken_file
+from . import vocab_cache
+from .find import find_mistral_v1, find_vocabulary
+from .load import (VocabularyError, check_byte_level, load_gpt2_files, load_tiktoken_file,
+                   read_limited, vocabulary_limit)
 from .protocol import PieceEncoding, check_encoding
 
 __all__ = ["get_encoding", "list_encodings", "register_encoding", "is_registered", "derived",
@@ -120,9 +124,46 @@ def _bert() -> Any:
 
 
 def _mistral() -> Any:
-    from .sentencepiece.encoding import load_mistral_v1
+    from .sentencepiece.encoding import SentencePieceEncoding, load_mistral_v1
 
-    return load_mistral_v1()
+    path = find_mistral_v1()
+    if path is None:
+        return load_mistral_v1()  # raises the error that says how to install the model
+    return SentencePieceEncoding(_sentencepiece_model(str(path)), name="mistral-7b-v0.1",
+                                 source=str(path))
+
+
+def _sentencepiece_model(name: str) -> Any:
+    """The ``SentencePieceModel`` of the ``.model`` file ``name``, as ``read_model_file``
+    reads it, from the vocabulary cache when that holds it (:mod:`.vocab_cache`: Mistral's
+    parse is ~200 ms, a cached load a few ms).
+
+    Runtime complexity: ``O(file size)``.
+    """
+    from dataclasses import astuple
+
+    from .sentencepiece import model_proto as mp
+
+    limit = vocabulary_limit()
+    raw = read_limited(name, limit, what="SentencePiece model", env="LIVETOK_MAX_VOCAB_BYTES",
+                       error=mp.ModelProtoError)
+
+    def parse() -> tuple[Any, ...]:
+        try:
+            m = mp.parse_model_proto(raw)
+        except mp.ModelProtoError as e:
+            raise mp.ModelProtoError(f"{name}: {e}") from None
+        # plain values for marshal (IntEnum members become ints)
+        specs = [tuple(int(v) if isinstance(v, IntEnum) else v for v in astuple(spec))
+                 for spec in (m.trainer_spec, m.normalizer_spec)]
+        return m.pieces, m.scores, m.types, *specs
+
+    got = vocab_cache.cached(f"sentencepiece-{limit}", name, [raw], parse,
+                             valid=lambda v: type(v) is tuple and len(v) == 5,
+                             code=[mp.__file__, __file__])
+    pieces, scores, types, trainer, normalizer = got
+    return mp.SentencePieceModel(pieces, scores, types, mp.TrainerSpec(*trainer),
+                                 mp.NormalizerSpec(*normalizer))
 
 
 _FACTORIES: dict[str, Callable[[], Any]] = {
@@ -209,9 +250,9 @@ def _from_file(canonical: str, p: str) -> PieceEncoding:
 
         return load_wordpiece(p)
     if canonical == "mistral-7b-v0.1":
-        from .sentencepiece.encoding import load_sentencepiece
+        from .sentencepiece.encoding import SentencePieceEncoding
 
-        return load_sentencepiece(p)
+        return SentencePieceEncoding(_sentencepiece_model(p), name=Path(p).stem, source=p)
     if canonical not in _PATTERN_OF:
         raise VocabularyError(
             f"a vocabulary file needs a known pre-tokenizer; pick one of {sorted(_PATTERN_OF)}"

@@ -266,3 +266,19 @@ def test_the_size_bound_holds_for_a_cached_file(cache, tmp_path, monkeypatch) ->
     monkeypatch.setenv("LIVETOK_MAX_VOCAB_BYTES", str(path.stat().st_size + 10))
     with pytest.raises(VocabularyError, match="inflates to more than"):
         load_tiktoken_file(path)
+
+
+def test_mistral_model_is_cached_and_encodes_the_same(cache, monkeypatch) -> None:
+    from livetok.incremental import registry
+    from livetok.incremental.sentencepiece import model_proto
+    from livetok.incremental.sentencepiece.encoding import load_mistral_v1
+
+    parsed = load_mistral_v1()  # read_model_file: no cache
+    first = registry._mistral()  # parses, writes the cache
+    monkeypatch.setattr(model_proto, "parse_model_proto", None)  # a parse would call it
+    cached = registry._mistral()
+    assert cached.model == first.model == parsed.model
+    text = real_text(20_000) + " 中文 😀 ü\r\n\t  x"
+    assert cached.encode(text) == parsed.encode(text)
+    (file,) = _files(cache)
+    assert file.name.startswith("sentencepiece-")
