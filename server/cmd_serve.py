@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import json
 import logging
 import os
 import secrets
@@ -182,14 +183,20 @@ def _run_stdio(make_server: Callable[[], LivetokServer], max_message_bytes: int,
                forced_unit: str | None) -> int:
     """Serve on stdio; ``initialize`` is answered while the server is imported (``front.py``)."""
     from .framing import Framer
-    from .front import HandOver, Starter, answer_first, read_first
+    from .front import HandOver, Starter, answer_first, read_first, serve_early
 
     starter = Starter(make_server)
     starter.start()
     stdout = sys.stdout.buffer
     framer = Framer(max_message_bytes=max_message_bytes)
     first = read_first(sys.stdin.buffer.fileno(), framer)
-    sent = answer_first(first, forced_unit, _write_flushed(stdout))
+    write = _write_flushed(stdout)
+    sent = answer_first(first, forced_unit, write)
+    frames = [] if first is None else [first]
+    if sent is not None:  # the first documents' counts, while the server is not needed yet
+        assert first is not None
+        frames += serve_early(sys.stdin.buffer.fileno(), framer,
+                              json.loads(first.body)["params"], write)
     server = starter.server()
 
     from pygls.io_ import StdoutWriter
@@ -206,7 +213,7 @@ def _run_stdio(make_server: Callable[[], LivetokServer], max_message_bytes: int,
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="stdin") as pool:
             status = serve_stdio(
                 server.protocol, sys.stdin.buffer, stdout, pool,
-                Limits(max_message_bytes=max_message_bytes), framer=framer, first=first,
+                Limits(max_message_bytes=max_message_bytes), framer=framer, first=frames,
                 writer=writer if sent is None else HandOver(writer, sent, keep_announced_unit))
     except SystemExit as exc:  # the LSP exit notification
         status = exc.code if isinstance(exc.code, int) else 0

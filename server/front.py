@@ -4,19 +4,26 @@ Importing the language server (pygls, lsprotocol's ~1,000 attrs classes, the cor
 ~0.5 s, and the vocabulary more: an editor would wait that long for its ``initialize``
 answer. So ``livetok serve`` on stdio starts in two threads:
 
-1. ``livetok-start`` (:class:`Starter`) imports the server, makes it, and loads the default
-   encoding;
+1. ``livetok-start`` (:class:`Starter`) loads the default encoding; then, when told to
+   (:meth:`Starter.go`), imports the server and makes it;
 2. the main thread reads the first message (:func:`read_first`) and, when it is an
    ``initialize`` request that looks well formed, answers it at once
    (:func:`initialize_result`: the capabilities the full server announces, computed here
    without pygls; ``tests/e2e/test_startup.py`` checks they are equal for many clients).
+   It reads on (:func:`serve_early`) and publishes the count of each ``didOpen`` that
+   follows (:class:`EarlyCounts`, the same count the server publishes later), until a
+   message needs the server or the input pauses; then it tells the starter to go (the two
+   threads share one interpreter lock: importing pygls meanwhile would halve the speed of
+   the first count).
 
 Once the server exists, :class:`HandOver` gives it the same ``initialize`` message, so it
 reads the client's capabilities, ``initializationOptions`` and position encoding as if it
 had answered itself; its own answer is dropped (and compared with the one sent: a
-difference is logged as an error). From then on the full server handles every message, in
-order. A first message that is not such an ``initialize`` (a request sent too early, bad
-JSON) is left to the full server, which answers it as before.
+difference is logged as an error). The server then handles every message read so far, in
+order (the ``didOpen`` messages too: it builds their documents and publishes their counts
+again), and all that follow. A first message that is not such an ``initialize`` (a request
+sent too early, bad JSON) is left to the full server, which answers it as before.
+Measured in ``docs/benchmarks-server.md`` (cold start).
 
 Only stdio starts this way: ``--tcp`` and ``--ws`` make a server per connection after the
 listener is up, so a client never waits for the imports there.
@@ -27,8 +34,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
+from urllib.parse import unquote, urlparse
 
 from .config import DEFAULT_ENCODING, SettingsError, parse_settings
 from .framing import MAX_JSON_DEPTH, Frame, Framer, nesting_exceeds
@@ -39,7 +49,7 @@ if TYPE_CHECKING:
 
     from .app import LivetokServer
 
-__all__ = ["HandOver", "Starter", "initialize_result", "read_first"]
+__all__ = ["EarlyCounts", "HandOver", "Starter", "initialize_result", "read_first", "serve_early"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +60,9 @@ _READ_BYTES = 1 << 20
 _CONTENT_TYPE = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
 #: an ``initialize`` is a few KB (VS Code's ~10 KB); a bigger first message is left to the server
 _MAX_INITIALIZE_BYTES = 1 << 20
+#: a didOpen bigger than this is left to the server (below the progress threshold's 1 M
+#: code points anyway, as JSON up to ~6 bytes each)
+_MAX_EARLY_BYTES = 8 << 20
 
 
 def _capabilities_without_client() -> dict[str, Any]:
@@ -176,18 +189,39 @@ def answer_first(frame: Frame | None, forced_unit: str | None,
     return sent
 
 
+def load_encoding(name: str) -> None:
+    """Load encoding ``name`` and the per-token tables a ``Document`` needs (built on first
+    use); a failure is only logged: the document that needs the encoding reports it."""
+    from livetok.incremental import get_encoding
+
+    try:
+        getattr(get_encoding(name), "clean_starts", None)
+    except Exception as exc:
+        log.info("livetok: preloading %r failed: %s", name, exc)
+
+
 class Starter(threading.Thread):
-    """Imports and makes the full server in the background, then loads the default
-    encoding (the first ``didOpen`` most likely needs it)."""
+    """Loads the default encoding, then, once :meth:`go` is called, imports and makes the
+    full server. The import waits so that it does not take the interpreter from the front
+    while the front counts the first documents (the threads share one interpreter lock)."""
 
     def __init__(self, make_server: Callable[[], LivetokServer]) -> None:
         super().__init__(name="livetok-start", daemon=True)
         self._make_server = make_server
+        self._go = threading.Event()
         self._ready = threading.Event()
         self._server: LivetokServer | None = None
         self._error: BaseException | None = None
 
     def run(self) -> None:
+        try:
+            from livetok.incremental import get_encoding
+
+            get_encoding(DEFAULT_ENCODING)  # what EarlyCounts needs; a failure is its to tell
+        except Exception:
+            pass
+        finally:
+            self._go.wait()
         try:
             self._server = self._make_server()
         except BaseException as exc:  # re-raised in the main thread by server()
@@ -195,16 +229,146 @@ class Starter(threading.Thread):
             return
         finally:
             self._ready.set()
-        livetok_version()  # cached for the server's own lookups
-        self._server.preload_encoding(DEFAULT_ENCODING)
+        load_encoding(DEFAULT_ENCODING)  # and the tables a Document needs
+
+    def go(self) -> None:
+        """Start making the server (once the front has nothing it can do alone)."""
+        self._go.set()
 
     def server(self) -> LivetokServer:
         """The full server, once made (waits for it); what making it raised, if it failed."""
+        self.go()
         self._ready.wait()
         if self._error is not None:
             raise self._error
         assert self._server is not None
         return self._server
+
+
+#: the front hands over after this long without input (the client is done with its start)
+IDLE_S = 0.05
+
+
+def _readable(fd: int, timeout: float) -> bool:
+    """Whether ``fd`` has input within ``timeout`` seconds (True where that cannot be known,
+    e.g. pipes on Windows: the caller then reads and may block)."""
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    except (OSError, ValueError):
+        return True
+
+
+def serve_early(fd: int, framer: Framer, params: Any, write: Callable[[bytes], None]
+                ) -> list[Frame]:
+    """After the front's ``initialize`` answer: read on, publishing the count of each
+    ``didOpen`` (:class:`EarlyCounts`), until a message needs the full server or the input
+    pauses for :data:`IDLE_S`. Returns the frames read, all of them for the full server, in
+    order (the rest stays in ``framer``).
+
+    Runtime complexity: ``O(bytes read)`` plus the documents counted.
+    """
+    counts = EarlyCounts(params, write)
+    frames: list[Frame] = []
+    while True:
+        frame = next(framer.frames(), None)
+        if frame is None:
+            if not _readable(fd, IDLE_S):
+                return frames
+            data = os.read(fd, _READ_BYTES)
+            if not data:
+                return frames
+            framer.feed(data)
+            continue
+        frames.append(frame)
+        if not counts.handle(frame):
+            return frames
+
+
+class EarlyCounts:
+    """The front's ``livetok/didChangeTokenCount`` for a ``didOpen``: the count the full
+    server will publish (a ``Document`` of the text, the same encoding), published before
+    the server exists. ``initialized`` is passed over; anything else, and any document the
+    front cannot be sure of (a budget file, the settings' limits, text that the server
+    sanitizes), is left to the full server.
+    """
+
+    def __init__(self, params: Any, write: Callable[[bytes], None]) -> None:
+        options = params.get("initializationOptions") if isinstance(params, dict) else None
+        try:
+            self.settings = parse_settings(options)
+        except SettingsError:
+            self.settings = parse_settings(None)  # the server ignores them too
+        self._write = write
+
+    def handle(self, frame: Frame) -> bool:
+        """Whether ``frame`` was one the front takes care of (it still goes to the server)."""
+        if frame.kind != "message" or len(frame.body) > _MAX_EARLY_BYTES:
+            return False
+        try:
+            message = json.loads(frame.body)
+        except (ValueError, RecursionError):
+            return False
+        if not isinstance(message, dict) or "id" in message:
+            return False
+        if message.get("method") == "initialized":
+            return True
+        if message.get("method") != "textDocument/didOpen":
+            return False
+        td = _get(message, "params", "textDocument")
+        if not (isinstance(td, dict) and isinstance(td.get("uri"), str)
+                and isinstance(td.get("languageId"), str)
+                and type(td.get("version")) is int and isinstance(td.get("text"), str)):
+            return False
+        return self._count(td["uri"], td["languageId"], td["version"], td["text"])
+
+    def _count(self, uri: str, language_id: str, version: int, text: str) -> bool:
+        from livetok.incremental import Document, Encoding, get_encoding
+
+        limit = self.settings.max_document_size
+        if (len(text) >= self.settings.progress_threshold
+                or (limit is not None and len(text) > limit) or _budget_file_for(uri)):
+            return False
+        try:
+            text.encode("utf-8")  # lone surrogates: the server sanitizes, and warns
+            enc = get_encoding(self.settings.encoding_for(uri, language_id))
+            # byte-level: encode is tiktoken's encode_ordinary, as a Document's count, and
+            # needs no per-token tables (~40 ms for o200k_base)
+            tokens = (len(enc.encode(text)) if isinstance(enc, Encoding)
+                      else Document(text, enc).token_count)
+        except Exception:  # the server reports it
+            return False
+        body = json.dumps({"jsonrpc": "2.0", "method": "livetok/didChangeTokenCount",
+                           "params": {"uri": uri, "version": version, "encoding": enc.name,
+                                      "tokens": tokens, "characters": len(text)}})
+        self._write(b"Content-Length: %d\r\n%s\r\n%s"
+                    % (len(body), _CONTENT_TYPE, body.encode("utf-8")))
+        return True
+
+
+#: ``budgets.CONFIG_NAMES`` (test_startup checks), here so that most opens need not import it
+BUDGET_FILE_NAMES = ("livetok.toml", "pyproject.toml")
+
+
+def _budget_file_for(uri: str) -> bool:
+    """Whether a budget file (``livetok.toml``, ``[tool.livetok]``) may rule ``uri``'s
+    encoding, or ``uri`` is one: the full server reads those.
+
+    Runtime complexity: ``O(depth)`` file tests; a candidate file is then read.
+    """
+    u = urlparse(uri)
+    if u.scheme != "file":
+        return False
+    path = Path(unquote(u.path)).absolute()
+    if path.name in BUDGET_FILE_NAMES:
+        return True
+    if not any((d / name).is_file() for d in path.parents for name in BUDGET_FILE_NAMES):
+        return False
+    from .budgets import ConfigError, ConfigFinder
+
+    try:
+        return ConfigFinder().config_for(path) is not None
+    except ConfigError:
+        return True
 
 
 class HandOver:

@@ -29,7 +29,7 @@ import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Mapping
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Mapping, Sequence
 from urllib.parse import parse_qs, urlsplit
 
 from pygls.io_ import StdoutWriter
@@ -129,12 +129,12 @@ def _input_ended(framer: Framer, who: str, consequence: str) -> int:
 
 def serve_stdio(protocol: LivetokProtocol, stdin: BinaryIO, stdout: BinaryIO,
                 executor: ThreadPoolExecutor, limits: Limits = Limits(), *,
-                framer: Framer | None = None, first: Frame | None = None,
+                framer: Framer | None = None, first: Sequence[Frame] = (),
                 writer: Writer | None = None) -> int:
     """Serve one client over a pair of pipes until EOF (status 0, or 1 when the input ended
     in the middle of a message) or ``exit`` (SystemExit).
 
-    ``first`` and ``framer``: a frame and the bytes after it that were read already
+    ``first`` and ``framer``: frames and the bytes after them that were read already
     (``front.py``), handled before reading more; ``writer``: instead of ``stdout``'s.
     """
     protocol.set_writer(writer if writer is not None else StdoutWriter(stdout))
@@ -143,8 +143,8 @@ def serve_stdio(protocol: LivetokProtocol, stdin: BinaryIO, stdout: BinaryIO,
 
     async def main() -> int:
         loop = asyncio.get_running_loop()
-        if first is not None:
-            handle_frame(first, protocol, "stdin")
+        for frame in first:
+            handle_frame(frame, protocol, "stdin")
         pump(framer, protocol, "stdin")
         while data := await loop.run_in_executor(executor, os.read, stdin.fileno(), _CHUNK):
             framer.feed(data)

@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 from livetok.server.app import create_server
-from livetok.server.front import HandOver, answer_first, initialize_result
+from livetok.server.budgets import CONFIG_NAMES
+from livetok.server.front import (
+    BUDGET_FILE_NAMES,
+    EarlyCounts,
+    HandOver,
+    answer_first,
+    initialize_result,
+)
 from livetok.server.framing import Frame
 from livetok.server.transport import dispatch
 from tests._refs import tiktoken_ref
@@ -130,6 +137,76 @@ def test_hand_over_drops_the_second_answer_and_reads_the_params():
     assert [m.get("method") for m in sink.messages] == ["window/logMessage"]
 
 
+def _did_open(uri: str, text: str, language_id: str = "plaintext") -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri, "languageId": language_id, "version": 3,
+                         "text": text}}}).encode()
+
+
+def _server_count(options: Any, did_open: bytes) -> dict[str, Any] | None:
+    """The count the full server publishes for ``did_open`` (None: none)."""
+    server = create_server()
+    sink = _Sink()
+    server.protocol.set_writer(sink)
+    dispatch(server.protocol, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                          "params": {"processId": None, "capabilities": {},
+                                                     "initializationOptions": options}}).encode())
+    dispatch(server.protocol, did_open)
+    server.background.finish_all()
+    server.publish()
+    counts = [m["params"] for m in sink.messages
+              if m.get("method") == "livetok/didChangeTokenCount"]
+    return counts[-1] if counts else None
+
+
+def _early_count(options: Any, did_open: bytes) -> dict[str, Any] | None:
+    out: list[bytes] = []
+    handled = EarlyCounts({"initializationOptions": options}, out.append).handle(
+        Frame("message", did_open))
+    assert handled == bool(out)
+    return json.loads(out[0].partition(b"\r\n\r\n")[2])["params"] if out else None
+
+
+MIXED = "naïve café — 東京 😀 <|endoftext|> def f(x): return x\n" * 300
+
+
+@pytest.mark.parametrize("options,language", [
+    (None, "plaintext"),
+    ({"encoding": "cl100k_base"}, "plaintext"),
+    ({"encoding": {"python": "r50k_base", "default": "o200k_base"}}, "python"),
+    ({"encoding": "bert-base-uncased"}, "plaintext"),
+    ({"encoding": 5}, "plaintext"),  # invalid: the server ignores the options, as the front
+])
+def test_front_counts_a_did_open_as_the_server_does(options, language):
+    did_open = _did_open("file:///nowhere/a.txt", MIXED, language)
+    early = _early_count(options, did_open)
+    assert early is not None and early == _server_count(options, did_open)
+
+
+def test_front_leaves_documents_it_cannot_be_sure_of_to_the_server(tmp_path):
+    assert BUDGET_FILE_NAMES == CONFIG_NAMES
+    (tmp_path / "ruled").mkdir()
+    (tmp_path / "ruled" / "livetok.toml").write_text(
+        '[[budget]]\nglob = "*.md"\ntokens = 10\nencoding = "cl100k_base"\n')
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    ruled = (tmp_path / "ruled" / "a.md").as_uri()
+    assert _early_count(None, _did_open(ruled, "hello")) is None
+    assert _early_count(None, _did_open((tmp_path / "ruled" / "livetok.toml").as_uri(), "")) \
+        is None
+    plain = _did_open((tmp_path / "plain" / "a.md").as_uri(), "hello world")
+    assert _early_count(None, plain) == _server_count(None, plain)
+    assert _early_count(None, _did_open("file:///a.txt", "lone \ud800 surrogate")) is None
+    assert _early_count({"maxDocumentSize": 3}, _did_open("file:///a.txt", "four")) is None
+    assert _early_count({"progressThreshold": 4}, _did_open("file:///a.txt", "four")) is None
+    assert _early_count(None, _did_open("file:///a.txt", "x", 5)) is None  # type: ignore[arg-type]
+    for other in ({"jsonrpc": "2.0", "id": 1, "method": "livetok/tokenCount", "params": {}},
+                  {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {}}):
+        assert not EarlyCounts(None, print).handle(Frame("message", json.dumps(other).encode()))
+    assert EarlyCounts(None, print).handle(Frame("message", json.dumps(
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}}).encode()))
+
+
 # -- the process ---------------------------------------------------------------------------------
 
 
@@ -204,12 +281,17 @@ def test_did_open_and_a_request_right_after_initialize_get_exact_counts(unit):
     proc.stdin.flush()
     init, before = _until_id(proc.stdout, 1)
     assert not before and init["result"]["capabilities"]["positionEncoding"] == unit
-    first, _ = _until_id(proc.stdout, 2)
-    second, _ = _until_id(proc.stdout, 3)
+    first, notes = _until_id(proc.stdout, 2)
+    second, more = _until_id(proc.stdout, 3)
     enc = tiktoken_ref("o200k_base")
     assert first["result"]["tokens"] == len(enc.encode(TEXT))
     assert second["result"]["version"] == 2
     assert second["result"]["tokens"] == len(enc.encode(new_text))
+    # every count pushed (the front's early one among them) is exact for its version
+    pushed = [m["params"] for m in notes + more if m.get("method") == "livetok/didChangeTokenCount"]
+    assert pushed and pushed[0]["version"] == 1
+    for p in pushed:
+        assert p["tokens"] == len(enc.encode(TEXT if p["version"] == 1 else new_text))
     err = _finish(proc)
     assert "differs" not in err and "ERROR" not in err, err
 
