@@ -60,9 +60,11 @@ _READ_BYTES = 1 << 20
 _CONTENT_TYPE = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
 #: an ``initialize`` is a few KB (VS Code's ~10 KB); a bigger first message is left to the server
 _MAX_INITIALIZE_BYTES = 1 << 20
-#: a didOpen bigger than this is left to the server (below the progress threshold's 1 M
-#: code points anyway, as JSON up to ~6 bytes each)
-_MAX_EARLY_BYTES = 8 << 20
+#: the longest text the front counts (~0.5 s of o200k_base): beyond, the server's import
+#: waits too long behind it, and the server counts big texts first in its worker thread
+EARLY_MAX_CHARS = 1 << 21
+#: a didOpen message bigger than this is left to the server (JSON: up to 6 bytes a character)
+_MAX_EARLY_BYTES = 6 * EARLY_MAX_CHARS
 
 
 def _capabilities_without_client() -> dict[str, Any]:
@@ -325,8 +327,8 @@ class EarlyCounts:
         from livetok.incremental import Document, Encoding, get_encoding
 
         limit = self.settings.max_document_size
-        if (len(text) >= self.settings.progress_threshold
-                or (limit is not None and len(text) > limit) or _budget_file_for(uri)):
+        if (len(text) > EARLY_MAX_CHARS or (limit is not None and len(text) > limit)
+                or _budget_file_for(uri)):
             return False
         try:
             text.encode("utf-8")  # lone surrogates: the server sanitizes, and warns
