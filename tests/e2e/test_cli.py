@@ -177,3 +177,35 @@ def test_count_jobs_in_process(tmp_path, monkeypatch, capsys):
         text))), str(f)]
     assert main(["count", "-j", "0", str(f)]) == 2
     assert "--jobs" in capsys.readouterr().err
+
+
+def test_count_with_the_vocabulary_cache(tmp_path):
+    """``livetok count`` writes the vocabulary cache, reads it on the next start, and counts
+    exactly from a corrupt cache file (a warning on stderr) or an unwritable cache folder."""
+    import os
+
+    text = real_text(50_000) + " 中文 😀\r\n"
+    f = tmp_path / "a.txt"
+    f.write_text(text, encoding="utf-8")
+    want = str(len(tiktoken_ref("o200k_base").encode_ordinary(text)))
+    cache = tmp_path / "cache"
+
+    def count(folder) -> subprocess.CompletedProcess[bytes]:
+        r = subprocess.run([sys.executable, "-m", "livetok.server.cli", "count", str(f)],
+                           capture_output=True, timeout=300,
+                           env=dict(os.environ, LIVETOK_CACHE_DIR=str(folder), LIVETOK_CACHE="1"))
+        assert r.returncode == 0, r.stderr.decode()
+        assert r.stdout.split()[0].decode() == want
+        return r
+
+    assert count(cache).stderr == b""
+    (file,) = cache.iterdir()
+    assert count(cache).stderr == b""  # read from the cache
+    data = bytearray(file.read_bytes())
+    data[-100] ^= 0xFF
+    file.write_bytes(bytes(data))
+    assert b"corrupt" in count(cache).stderr
+    assert count(cache).stderr == b""  # rebuilt
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("", encoding="utf-8")
+    assert count(blocker / "cache").stderr == b""  # not written: said at INFO level only
