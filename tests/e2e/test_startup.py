@@ -344,3 +344,21 @@ def test_params_the_front_accepts_but_the_server_refuses_keep_the_announced_unit
     assert count["result"]["tokens"] == len(tiktoken_ref("o200k_base").encode("😀中😀 abc"))
     err = _finish(proc)
     assert "initialize was answered before its params were checked" in err
+
+
+@pytest.mark.parametrize("module", ["livetok.server.front", "livetok.server.framing"])
+def test_doctests(module):
+    import doctest
+    import importlib
+
+    assert doctest.testmod(importlib.import_module(module)).failed == 0
+
+
+def test_the_front_imports_neither_pygls_nor_lsprotocol():
+    """What the front needs before the server exists stays light (the point of it)."""
+    code = ("import sys; import livetok.server.front, livetok.server.cmd_serve; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('pygls', 'lsprotocol', 'cattrs', 'attrs', 'asyncio')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    assert out.strip() == "[]"
