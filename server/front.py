@@ -247,8 +247,9 @@ class Starter(threading.Thread):
         return self._server
 
 
-#: the front hands over after this long without input (the client is done with its start)
-IDLE_S = 0.05
+#: the front hands over after this long without input (the client is done with its start;
+#: a request, or anything else the front cannot do, hands over at once)
+IDLE_S = 0.1
 
 
 def _readable(fd: int, timeout: float) -> bool:
