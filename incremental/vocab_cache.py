@@ -61,8 +61,12 @@ def cache_dir() -> str | None:
     named = os.environ.get(CACHE_DIR_ENV, "").strip()
     if named:
         return named
-    import platformdirs  # (~3 ms: imported only when a vocabulary is read)
-
+    try:
+        import platformdirs  # (~3 ms: imported only when a vocabulary is read)
+    except ImportError:  # installed without its dependencies: count all the same
+        logger.info("vocabulary cache: off, platformdirs is not installed "
+                    "(pip install platformdirs, or set %s)", CACHE_DIR_ENV)
+        return None
     return platformdirs.user_cache_dir("livetok", appauthor=False)
 
 
@@ -141,7 +145,12 @@ def cached(
 
 def _read(path: str, code_key: bytes, source_key: bytes, name: str) -> tuple[object] | None:
     """``(payload,)`` of the cache file ``path`` when it is trusted and made for the keys,
-    else ``None`` with a log line saying why (nothing when there is no such file)."""
+    else ``None`` with a log line saying why (nothing when there is no such file). Only the
+    header is read from a file made for other keys, and no more than its header announces
+    from one made for these.
+
+    Runtime complexity: ``O(file size)``.
+    """
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
@@ -158,35 +167,40 @@ def _read(path: str, code_key: bytes, source_key: bytes, name: str) -> tuple[obj
             logger.warning("vocabulary cache %s: not trusted (owned by another user or "
                            "writable by others); ignored, reading %s", path, name)
             return None
-        data = f.read()
-    why = _why_not(data, code_key, source_key)
+        header = f.read(_HEADER.size)
+        why, length = _why_not(header, st.st_size, code_key, source_key)
+        payload = f.read(length) if why is None else b""
+    if why is None and hashlib.sha256(payload).digest() != header[-32:]:
+        why = "corrupt (its checksum does not match)"
     if why is not None:
         log = logger.info if why.startswith("made") else logger.warning
         log("vocabulary cache %s: %s; rebuilt from %s", path, why, name)
         return None
     try:
-        return (marshal.loads(memoryview(data)[_HEADER.size:]),)
+        return (marshal.loads(payload),)
     except (EOFError, ValueError, TypeError) as exc:  # (the checksum matched: a bug)
         logger.warning("vocabulary cache %s: unreadable (%s); rebuilt from %s", path, exc, name)
         return None
 
 
-def _why_not(data: bytes, code_key: bytes, source_key: bytes) -> str | None:
-    """Why the cache file holding ``data`` is not the one wanted, or ``None`` when it is."""
-    if len(data) < _HEADER.size:
-        return "truncated (shorter than its header)"
-    magic, fmt, code, source, length, digest = _HEADER.unpack_from(data)
+def _why_not(header: bytes, size: int, code_key: bytes, source_key: bytes
+             ) -> tuple[str | None, int]:
+    """Why the cache file of ``size`` bytes that starts with ``header`` is not the one
+    wanted (``None`` when it may be: its checksum is still to check), and the length of
+    the payload it announces."""
+    if len(header) < _HEADER.size:
+        return "truncated (shorter than its header)", 0
+    magic, fmt, code, source, length, _digest = _HEADER.unpack(header)
     if magic != _MAGIC:
-        return "not a livetok vocabulary cache"
+        return "not a livetok vocabulary cache", 0
     if fmt != FORMAT or code != code_key:
-        return "made by another version of livetok"
+        return "made by another version of livetok", 0
     if source != source_key:
-        return "made from another vocabulary file (or the file changed)"
-    if len(data) - _HEADER.size != length:
-        return f"truncated ({len(data) - _HEADER.size:,} of {length:,} payload bytes)"
-    if hashlib.sha256(memoryview(data)[_HEADER.size:]).digest() != digest:
-        return "corrupt (its checksum does not match)"
-    return None
+        return "made from another vocabulary file (or the file changed)", 0
+    if size - _HEADER.size != length:
+        what = "truncated" if size - _HEADER.size < length else "longer than its header says"
+        return f"{what} ({size - _HEADER.size:,} payload bytes, not {length:,})", 0
+    return None, length
 
 
 def _write(path: str, code_key: bytes, source_key: bytes, value: Any) -> None:

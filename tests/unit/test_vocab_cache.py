@@ -117,6 +117,7 @@ def _damage(cache: Path, change) -> Path:
     (lambda d: d[:-1] + bytes([d[-1] ^ 1]), "corrupt (its checksum does not match)"),
     (lambda d: b"NOTLIVET" + d[8:], "not a livetok vocabulary cache"),
     (lambda d: b"", "truncated"),
+    (lambda d: d + b"\0", "longer than its header says"),
 ])
 def test_a_damaged_cache_file_is_rebuilt(cache, vocab, caplog, change, says) -> None:
     path, want = vocab
@@ -282,3 +283,16 @@ def test_mistral_model_is_cached_and_encodes_the_same(cache, monkeypatch) -> Non
     assert cached.encode(text) == parsed.encode(text)
     (file,) = _files(cache)
     assert file.name.startswith("sentencepiece-")
+
+
+def test_without_platformdirs_the_cache_is_off(vocab, monkeypatch, caplog) -> None:
+    import sys
+
+    path, want = vocab
+    monkeypatch.delenv(vocab_cache.CACHE_DIR_ENV, raising=False)
+    monkeypatch.delenv(vocab_cache.CACHE_SWITCH_ENV, raising=False)
+    monkeypatch.setitem(sys.modules, "platformdirs", None)  # import raises ImportError
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert vocab_cache.cache_dir() is None
+        assert load_tiktoken_file(path) == want
+    assert "platformdirs is not installed" in caplog.text
