@@ -35,7 +35,8 @@ from .registry import get_encoding
 from .text import sanitize
 from .tokenseq import CLEAN, PIECE_START, PLACEHOLDER, SeqView, TokenSeq
 
-__all__ = ["Document", "EditResult", "TokenInfo", "EditStats"]
+__all__ = ["Document", "EditResult", "TokenInfo", "EditStats", "BlockTokens", "block_tokens",
+           "block_cps_type"]
 
 log = logging.getLogger(__name__)
 
@@ -371,12 +372,33 @@ class Document:
         seq = self._seq
         for k, block in enumerate(blocks):
             per_piece = bl.encode_by_piece(block) if encoded is None else encoded[k]
-            ids = array("I", chain.from_iterable(per_piece))
-            cps = array(seq.cps_type, map(bl.lead_counts.__getitem__, ids))
-            # each piece's flags looked up by its ids: most pieces of a text repeat, so this is
-            # one C loop (docs/algorithms.md section 4)
-            flags = bytearray(b"".join(map(_PieceFlags(bl.clean_starts).__getitem__, per_piece)))
+            ids, cps, flags = _token_arrays(bl, per_piece, seq.cps_type)
             seq.replace(seq.total_tokens, seq.total_tokens, ids, cps, flags, block)
+
+    @classmethod
+    def from_block_tokens(
+        cls, blocks: Sequence[str], tokens: Sequence[BlockTokens],
+        encoding: str | PieceEncoding = "o200k_base", *, load: int = 256,
+    ) -> Document:
+        """The document of ``"".join(blocks)`` from each block's :func:`block_tokens`
+        computed elsewhere (the server's forked processes): nothing is encoded here.
+
+        >>> enc = get_encoding("cl100k_base")
+        >>> blocks = ["a = 1\\n", "b = 2\\n"]
+        >>> doc = Document.from_block_tokens(
+        ...     blocks, [block_tokens(enc, b, block_cps_type(enc)) for b in blocks], enc)
+        >>> doc.token_ids() == enc.encode("a = 1\\nb = 2\\n")
+        True
+
+        Runtime complexity: ``O(n)`` (the token sequence's build).
+        """
+        doc = cls("", encoding, load=load)
+        seq = doc._seq
+        if doc._bl is None or len(blocks) != len(tokens):
+            raise ValueError("block tokens need a byte-level encoding and one entry per block")
+        for block, (ids, cps, flags) in zip(blocks, tokens):
+            seq.replace(seq.total_tokens, seq.total_tokens, ids, cps, flags, block)
+        return doc
 
     def _encode_pieces(
         self, text: str, base: int, spans: list[tuple[int, int]]
@@ -674,6 +696,39 @@ class Document:
                 f"want {list(want_flags[max(0, k - 3):k + 4])}; text {text!r:.200}"
             )
         assert seq.total_counted == len(enc.encode(text)), "count differs from encode()"
+
+
+#: one block's tokens as :class:`TokenSeq` takes them: ids, code points per token, flags
+BlockTokens = Tuple["array[int]", "array[int]", bytearray]
+
+
+def block_cps_type(bl: ByteLevelEncoding) -> str:
+    """The typecode of a document's code point counts under ``bl`` (see the constructor)."""
+    return "B" if bl.lead_counts.typecode == "B" else "I"
+
+
+def block_tokens(bl: ByteLevelEncoding, block: str, cps_type: str) -> BlockTokens:
+    """The tokens of ``block`` (sanitized, cut where no piece can span) for
+    :meth:`Document.from_block_tokens`.
+
+    Runtime complexity: ``O(len(block))`` lookups plus BPE of new pieces.
+    """
+    parts = [_token_arrays(bl, bl.encode_by_piece(b), cps_type)
+             for b in bl.iter_blocks(block, _BUILD_BLOCK)]
+    return (array("I", chain.from_iterable(p[0] for p in parts)),
+            array(cps_type, chain.from_iterable(p[1] for p in parts)),
+            bytearray(b"".join(p[2] for p in parts)))
+
+
+def _token_arrays(bl: ByteLevelEncoding, per_piece: list[Sequence[int]], cps_type: str,
+                  ) -> BlockTokens:
+    """Ids, code points per token and flags of consecutive pieces' ids."""
+    ids = array("I", chain.from_iterable(per_piece))
+    cps = array(cps_type, map(bl.lead_counts.__getitem__, ids))
+    # each piece's flags looked up by its ids: most pieces of a text repeat, so this is one C
+    # loop (docs/algorithms.md section 4)
+    flags = bytearray(b"".join(map(_PieceFlags(bl.clean_starts).__getitem__, per_piece)))
+    return ids, cps, flags
 
 
 def _new_tokens(lead: array[int], clean: bytearray, ids: Sequence[int], piece_start: bool) -> _Seg:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Sequence
 from livetok.incremental import Document, PieceEncoding, sanitize
 
 from .lineindex import LineIndex
+from .parallel_open import PARALLEL_MIN_CHARS, parallel_block_tokens
 from .positions import LineCol, PositionCodec, PositionError
 
 if TYPE_CHECKING:
@@ -280,11 +281,19 @@ class OpenDocument:
         settle = settle_big_build if n >= _SETTLE_CHARS else return_free_memory
         first = on_count if self._count_first(on_count, n) else None
         try:
-            # the build's freed lists stay in the C heap: give them back every 16 MB or so
-            self.doc = Document.from_blocks(
-                blocks, self.encoding,
-                after_block=lambda i: settle() if i % 16 == 15 else None,
-                on_count=None if first is None else lambda tokens: first(tokens, n))
+            tokens = (parallel_block_tokens(self.encoding, blocks)
+                      if first is not None and n >= PARALLEL_MIN_CHARS else None)
+            if tokens is not None:  # the encode pass was done by forked processes
+                assert first is not None
+                first(sum(len(t[0]) for t in tokens), n)
+                self.doc = Document.from_block_tokens(blocks, tokens, self.encoding)
+                del tokens
+            else:
+                # the build's freed lists stay in the C heap: give them back every 16 MB or so
+                self.doc = Document.from_blocks(
+                    blocks, self.encoding,
+                    after_block=lambda i: settle() if i % 16 == 15 else None,
+                    on_count=None if first is None else lambda count: first(count, n))
             self.broken = self._broken_text = self.too_large = None
         except Exception:  # the core failed: build from the whole text, which reports it
             log.exception("tokenizing %s by blocks failed", self.uri)

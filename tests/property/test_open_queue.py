@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 from hypothesis import given, strategies as st
 
-from livetok.incremental import get_encoding
+from livetok.incremental import Document, get_encoding
+from livetok.incremental.document import block_cps_type, block_tokens
 from livetok.server import documents
 from livetok.server.app import LivetokServer, create_server
 from livetok.server.documents import OpenDocument
+from livetok.server.parallel_open import parallel_block_tokens
 from livetok.server.transport import dispatch
 
 from .._lsp import naive_position
@@ -148,3 +150,43 @@ def test_string_text_is_counted_first(text):
     assert calls == [(len(ref_ids(text)), len(text))]
     od._check()
     assert od.doc is not None and od.doc.token_count == len(ref_ids(text))
+
+
+@given(parts=st.lists(TEXTS.filter(bool), min_size=2, max_size=6))
+def test_forked_encode_pass_equals_a_full_encode(parts):
+    """The forked processes' block tokens are each block's own, and the document built from
+    them (and the count published first) equals a full encode."""
+    enc = get_encoding(ENC)
+    blocks = list(enc.iter_blocks("".join(parts), 8))  # cut where no piece can span
+    tokens = parallel_block_tokens(enc, blocks, jobs=2)
+    if len(blocks) < 2:
+        assert tokens is None  # nothing to share out
+        return
+    assert tokens is not None
+    assert tokens == [block_tokens(enc, b, block_cps_type(enc)) for b in blocks]
+    doc = Document.from_block_tokens(blocks, tokens, enc)
+    doc._check()
+    assert doc.token_ids() == ref_ids("".join(blocks))
+
+
+def test_a_big_handed_text_is_encoded_by_forked_processes(monkeypatch):
+    """Over ``PARALLEL_MIN_CHARS`` (lowered here) the encode pass of a handed text goes to
+    forked processes; the count given first and the document equal tiktoken's."""
+    used: list[int] = []
+
+    def spy(enc, blocks, jobs=None):
+        out = parallel_block_tokens(enc, blocks, jobs=2)
+        used.append(len(blocks) if out is not None else 0)
+        return out
+
+    monkeypatch.setattr(documents, "PARALLEL_MIN_CHARS", 1000)
+    monkeypatch.setattr(documents, "_HANDOFF_BLOCK", 500)
+    monkeypatch.setattr(documents, "parallel_block_tokens", spy)
+    text = "naïve 😀 text, line one.\nline two 中文 end\r\n\n" * 200  # cut after ".\n"
+    calls: list[tuple[int, int]] = []
+    od = OpenDocument(URI, "plaintext", 1, [text[:3000], text[3000:]], get_encoding(ENC),
+                      on_count=lambda t, c: calls.append((t, c)))
+    assert used and used[0] >= 2, "the forked encode pass was not used"
+    assert calls == [(len(ref_ids(text)), len(text))]
+    od._check()
+    assert od.text() == text and od.doc is not None and od.doc.token_ids() == ref_ids(text)

@@ -1,0 +1,97 @@
+"""The encode pass of a big didOpen in forked processes, one block at a time on each core.
+
+A big text's blocks are cut where no piece can span (``Encoding.iter_blocks``), so they can be
+encoded apart and their tokens concatenated (the argument ``livetok count -j`` rests on too,
+``cmd_count.count_parallel``). Here each process returns a block's token arrays
+(:func:`~livetok.incremental.document.block_tokens`: ids, code points per token, flags), so
+the server has the exact count as soon as the last block is back and builds the document from
+the same arrays (``Document.from_block_tokens``): nothing is encoded twice.
+
+The processes are forked for one open and gone after it: they share the loaded vocabulary and
+the blocks with the server (copy on write) instead of loading and receiving them, and only the
+arrays travel back. It pays only with cores to spare: each process's piece cache starts cold
+(the pieces common to all blocks are encoded once per process, so below a few megabytes it
+costs more than it saves), and the processes do the arrays' work too. By default the server
+leaves one core to itself and the editor (:func:`open_jobs`): on two cores it encodes in its
+own process unless ``LIVETOK_OPEN_JOBS`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import sys
+from typing import Sequence
+
+from livetok.incremental import PieceEncoding
+from livetok.incremental.bytelevel.encoding import Encoding
+from livetok.incremental.document import BlockTokens, block_cps_type, block_tokens
+from livetok.incremental.load import size_limit
+
+__all__ = ["PARALLEL_MIN_CHARS", "cores", "open_jobs", "parallel_block_tokens"]
+
+log = logging.getLogger(__name__)
+
+#: texts of at least this many code points are encoded by forked processes
+PARALLEL_MIN_CHARS = 4 << 20
+
+#: what the forked processes encode: set by :func:`parallel_block_tokens` before it forks them
+_WORK: tuple[Encoding, Sequence[str], str] | None = None
+
+
+def cores() -> int:
+    """The cores this process may run on (1 where that cannot be known: forking is for Linux)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else 1
+
+
+def open_jobs() -> int:
+    """Processes for a big didOpen's encode pass: ``LIVETOK_OPEN_JOBS`` (1 encodes in the
+    server's own process), else one less than the cores this process may run on, at most 4.
+    A value that is not a positive integer is logged and ignored."""
+    default = max(1, min(4, cores() - 1))
+    try:
+        return size_limit("LIVETOK_OPEN_JOBS", default, unit="processes")
+    except ValueError as exc:
+        log.warning("%s; using %d", exc, default)
+        return default
+
+
+def _encode(i: int) -> BlockTokens:
+    enc, blocks, cps_type = _WORK  # type: ignore[misc]  # set before the fork
+    return block_tokens(enc, blocks[i], cps_type)
+
+
+def parallel_block_tokens(enc: PieceEncoding, blocks: Sequence[str], jobs: int | None = None,
+                          ) -> list[BlockTokens] | None:
+    """Each block's tokens, computed by ``jobs`` (:func:`open_jobs`) forked processes; None,
+    for the caller to encode in this process, when that is not possible or not worth it: one
+    core, fewer than two blocks, not Linux (macOS offers fork but warns that system libraries
+    may crash in a forked child), not a byte-level ``Encoding``, no process to be had.
+
+    Runtime complexity: ``O(n / jobs)`` wall time plus the processes' start and the arrays'
+    trip back (``O(tokens)``).
+    """
+    global _WORK
+    import multiprocessing
+
+    jobs = open_jobs() if jobs is None else jobs
+    if (jobs < 2 or len(blocks) < 2 or not isinstance(enc, Encoding)
+            or not sys.platform.startswith("linux")):
+        return None
+    _WORK = (enc, blocks, block_cps_type(enc))
+    try:
+        try:
+            # subtle: each process first moves the objects it inherits out of the garbage
+            # collector's reach (gc.freeze): its full collections walked the server's objects,
+            # writing to them and so copying their pages (measured: twice the CPU time a block)
+            pool = multiprocessing.get_context("fork").Pool(min(jobs, len(blocks)),
+                                                            initializer=gc.freeze)
+        except OSError as exc:  # no processes to be had (a limit on them)
+            log.info("encoding in this process: cannot fork (%s)", exc)
+            return None
+        with pool:
+            return pool.map(_encode, range(len(blocks)), chunksize=1)
+    finally:
+        _WORK = None
