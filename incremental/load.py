@@ -253,7 +253,7 @@ def load_tiktoken_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
     The file is read with a bound on its (inflated) size, ``MAX_VOCAB_BYTES``, and its ranks
     are checked by :func:`check_ranks`; every failure is a :class:`VocabularyError` that
     names the file. The ranks come from the vocabulary cache when it holds this file's
-    (:mod:`.vocab_cache`: 4-6 times faster than parsing o200k_base).
+    (:mod:`.vocab_cache`; docs/startup.md has the figures).
 
     Runtime complexity: ``O(file size)``.
     """

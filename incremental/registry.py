@@ -135,8 +135,7 @@ def _mistral() -> Any:
 
 def _sentencepiece_model(name: str) -> Any:
     """The ``SentencePieceModel`` of the ``.model`` file ``name``, as ``read_model_file``
-    reads it, from the vocabulary cache when that holds it (:mod:`.vocab_cache`: Mistral's
-    parse is ~200 ms, a cached load a few ms).
+    reads it, from the vocabulary cache when that holds it (:mod:`.vocab_cache`).
 
     Runtime complexity: ``O(file size)``.
     """

@@ -1,23 +1,24 @@
 """A cache of parsed vocabularies: what reading a vocabulary file produces (the ranks of a
-``.tiktoken`` file, of GPT-2's ``encoder.json`` + ``vocab.bpe``), kept in the user's cache
-directory so that the next process loads it in a fraction of the parse time
-(``docs/startup.md`` has the figures).
+``.tiktoken`` file, of GPT-2's ``encoder.json`` + ``vocab.bpe``, a SentencePiece model), kept
+in the user's cache directory so that the next process loads it in a fraction of the parse
+time (docs/startup.md: the figures and the choices measured).
 
 Where: ``$LIVETOK_CACHE_DIR``, else ``platformdirs.user_cache_dir("livetok")``
 (``~/.cache/livetok`` on Linux); ``LIVETOK_CACHE=0`` turns the cache off. One file per source
 (named by a hash of the reader's kind and the source's path), written atomically (a temporary
 file, then ``os.replace``), readable and writable by the user only.
 
-A cache file is never trusted blindly. Its header holds the key it was made for and a
-SHA-256 of its payload; the key is a SHA-256 of the source files' bytes as they are on disk
-(hashing them costs ~1 ms for o200k_base's 1.7 MB), of the reader's kind and options, and of
-the code that made it (this cache's format number, the Python version whose ``marshal``
-wrote it, and the source of the modules that parse: livetok's version as far as the payload
-is concerned, known without ``importlib.metadata``'s ~25 ms). A file that is missing,
-truncated, corrupt, from another livetok or another vocabulary, not owned by the user or
-writable by others is ignored with a log line (``logging``, logger ``livetok.incremental.
-vocab_cache``) and rebuilt from the source; one that cannot be written (a read-only home, a
-full disk) is skipped with a log line. Either way the vocabulary is the one the source holds.
+A cache file is never trusted blindly. Its header holds the keys it was made for and a
+SHA-256 of its payload. The source key is a SHA-256 of the source files' bytes as they are on
+disk (the whole files: cheap next to a parse) and of the reader's kind and options; the code
+key, of the code that made it: this cache's format number, the Python version whose
+``marshal`` wrote it, and the source of the modules that parse (livetok's version as far as
+the payload is concerned, known without ``importlib.metadata``, which would make a cached
+load half as slow again). A file that is truncated, corrupt, from another livetok or another
+vocabulary, not owned by the user or writable by others is ignored with a log line
+(``logging``, logger ``livetok.incremental.vocab_cache``) and rebuilt from the source; one
+that cannot be written (a read-only home, a full disk) is skipped with a log line. Either way
+the vocabulary is the one the source holds.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def cache_dir() -> str | None:
     if named:
         return named
     try:
-        import platformdirs  # (~3 ms: imported only when a vocabulary is read)
+        import platformdirs  # (imported only when a vocabulary is read)
     except ImportError:  # installed without its dependencies: count all the same
         logger.info("vocabulary cache: off, platformdirs is not installed "
                     "(pip install platformdirs, or set %s)", CACHE_DIR_ENV)

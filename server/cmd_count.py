@@ -275,7 +275,7 @@ def _check_pieces(enc: Encoding, text: str, max_piece: int) -> None:
     """:func:`~livetok.incremental.stream.check_pieces` for the OpenAI encodings, the text cut
     here as it cuts it: only a slice over the bound goes to it, which asks
     ``protocol.byte_level`` and so builds the per-token tables that counting never reads
-    (~55 ms for o200k_base).
+    (docs/startup.md).
 
     Runtime complexity: ``O(len(text))`` C work, plus a split of the slices over the bound.
     """
