@@ -193,7 +193,13 @@ class LivetokServer(LanguageServer):
                 self.protocol.notify(DID_CHANGE_TOKEN_COUNT, features.CountInfo(
                     uri, version, encoding, tokens, characters).to_json())
 
-        return lambda tokens, chars: self.background.post(lambda: send(tokens, chars))
+        def post(tokens: int, characters: int) -> None:
+            try:
+                self.background.post(lambda: send(tokens, characters))
+            except RuntimeError:  # the loop is closed (shutdown): nobody to tell
+                log.info("no early count for %s: the event loop is closed", uri)
+
+        return post
 
     def document(self, params: Any) -> OpenDocument:
         """The open document a request is about, or the error that says why not."""
