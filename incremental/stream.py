@@ -14,7 +14,7 @@ Theorem 2's ``l(D) <= |D| · max |uv|`` symbols (943,680 for Mistral's vocabular
 dictionary, and Theorem 2 needs a *proper* dictionary, which a SentencePiece vocabulary is not:
 ``livetok analyze mistral-7b-v0.1``), the lookahead is the piece horizon: a few characters for
 the regex encodings, one character for SentencePiece, whose pieces are cut wherever no
-vocabulary piece can span (see :mod:`.sentencepiece_bpe`). Inside a piece nothing is emitted
+vocabulary piece can span (see :mod:`.sentencepiece.encoding`). Inside a piece nothing is emitted
 before the piece ends: that is the exact fallback, and it is why memory is bounded by the
 longest piece (plus one chunk) rather than by a constant. ``docs/streaming.md`` has the
 measurements.

@@ -2,7 +2,7 @@
 
 :func:`glue_edit` is the paper's Algorithm 1 (:func:`~livetok.incremental.glue.glue_one_step`,
 one old token per widening step; the statement and the proof are in :mod:`..glue`) on one
-normalized string with :func:`~..sentencepiece.encoding.sp_bpe`. Corollary 2 needs Lemma 2,
+normalized string with :func:`~..sentencepiece.bpe.sp_bpe`. Corollary 2 needs Lemma 2,
 which holds for SentencePiece's order too: the queue order restricted to one token's span —
 score, then position — is that span's own order. :func:`measure_widening`
 (``python -m livetok.incremental.analysis.widening``) makes random edits inside long spans of
