@@ -160,6 +160,7 @@ def _members(proto: type) -> list[str]:
 
 
 _PIECE_MEMBERS = _members(PieceEncoding)
+_BYTE_LEVEL_MEMBERS = sorted({*_PIECE_MEMBERS, *_members(ByteLevelEncoding)})
 
 # An ``isinstance`` against a runtime-checkable protocol looks up every member: it is done
 # once per class instead of once per document (protocol members are class attributes in every
@@ -200,10 +201,16 @@ def byte_level(enc: PieceEncoding) -> ByteLevelEncoding | None:
     >>> byte_level(get_encoding("cl100k_base")) is not None
     True
 
-    Runtime complexity: ``O(1)``; it reads the per-token tables, which a byte-level encoding
-    builds on first use (``O(vocabulary)`` once).
+    Runtime complexity: ``O(1)``. The class and the instance's own attributes are asked first,
+    so the per-token tables (properties a byte-level encoding builds on first use,
+    ``O(vocabulary)``) are not built by the check itself; only an object that lacks a member
+    there (one answered by ``__getattr__``, say) is checked with ``isinstance``, which reads
+    them.
     """
-    kind = _BYTE_LEVEL.get(type(enc))
+    cls = type(enc)
+    kind = _BYTE_LEVEL.get(cls)
     if kind is None:
-        kind = _BYTE_LEVEL[type(enc)] = isinstance(enc, ByteLevelEncoding)
+        own = getattr(enc, "__dict__", {})
+        kind = _BYTE_LEVEL[cls] = (all(hasattr(cls, m) or m in own for m in _BYTE_LEVEL_MEMBERS)
+                                   or isinstance(enc, ByteLevelEncoding))
     return enc if kind else None  # type: ignore[return-value]  # checked for its class

@@ -1027,3 +1027,24 @@ def test_tiktoken_files_in_any_layout_load_like_tiktoken(tmp_path) -> None:
         path.write_bytes(bad)
         with pytest.raises(VocabularyError, match="not a .tiktoken file"):
             load_tiktoken_file(path)
+
+
+def test_byte_level_check_does_not_build_the_token_tables(monkeypatch):
+    """Asking whether an encoding is byte-level must not build its per-token tables (~50 ms for
+    o200k_base), which counting never reads: the class is asked, not the properties."""
+    from livetok.incremental import protocol
+
+    monkeypatch.setattr(protocol, "_BYTE_LEVEL", {})  # forget what earlier tests found
+    base = get_encoding("r50k_base")
+    enc = Encoding("r50k_base", mergeable_ranks=base.mergeable_ranks)
+    assert protocol.byte_level(enc) is enc
+    assert "_tables" not in vars(enc)
+
+    class Answered:  # members only through __getattr__: still checked, with isinstance
+        def __init__(self, inner: Encoding) -> None:
+            self._inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._inner, name)
+
+    assert protocol.byte_level(Answered(enc)) is not None  # type: ignore[arg-type]
