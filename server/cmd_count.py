@@ -26,6 +26,7 @@ from livetok.incremental.load import MAX_VOCAB_BYTES, check_byte_level, size_lim
 from livetok.incremental.stream import MAX_PIECE_CP, check_pieces, count_stream
 
 from .cli import INPUT_ERRORS, Subparsers, input_error
+from .parallel_open import available_cores
 
 #: regular files up to this many bytes are read whole (the fast paths need the whole text:
 #: 4-16 bytes of memory per byte); larger ones are read in texts of about ``LARGE_BLOCK_CP``
@@ -68,14 +69,6 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
         "available cores, at most 4; 1 counts in this process)",
     )
     return p
-
-
-def available_cores() -> int:
-    """The cores this process may run on (``sched_getaffinity`` where there is one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def default_jobs() -> int:

@@ -29,7 +29,7 @@ from livetok.incremental.bytelevel.encoding import Encoding
 from livetok.incremental.document import BlockTokens, block_cps_type, block_tokens
 from livetok.incremental.load import size_limit
 
-__all__ = ["PARALLEL_MIN_CHARS", "cores", "open_jobs", "parallel_block_tokens"]
+__all__ = ["PARALLEL_MIN_CHARS", "available_cores", "open_jobs", "parallel_block_tokens"]
 
 log = logging.getLogger(__name__)
 
@@ -40,17 +40,19 @@ PARALLEL_MIN_CHARS = 4 << 20
 _WORK: tuple[Encoding, Sequence[str], str] | None = None
 
 
-def cores() -> int:
-    """The cores this process may run on (1 where that cannot be known: forking is for Linux)."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else 1
+def available_cores() -> int:
+    """The cores this process may run on (``sched_getaffinity`` where there is one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def open_jobs() -> int:
     """Processes for a big didOpen's encode pass: ``LIVETOK_OPEN_JOBS`` (1 encodes in the
     server's own process), else one less than the cores this process may run on, at most 4.
     A value that is not a positive integer is logged and ignored."""
-    default = max(1, min(4, cores() - 1))
+    default = max(1, min(4, available_cores() - 1))
     try:
         return size_limit("LIVETOK_OPEN_JOBS", default, unit="processes")
     except ValueError as exc:
