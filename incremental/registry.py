@@ -1,6 +1,12 @@
 """Names of the encodings livetok knows, how each is built offline, and the one cache of the
 loaded encodings: each is built once, from what a finder of :mod:`.find` finds, and kept here.
 
+Besides the built-in names, :func:`get_encoding` takes a HuggingFace ``tokenizer.json`` by
+path (a name ending in ``.json`` or holding a ``/``) or by model id from the local Hugging
+Face cache (``hf:ORG/NAME``, :func:`.find.find_hf_tokenizer`); such files are read by
+:mod:`.hf` and kept here too, read again when the file changes (its size, modification time
+or inode).
+
 >>> from livetok.incremental import list_encodings
 >>> "o200k_base" in list_encodings()
 True
@@ -18,13 +24,14 @@ from typing import Any, Callable, TypeVar
 from .bytelevel.encoding import Encoding
 from .bytelevel.pretokenize import PATTERNS
 from . import vocab_cache
-from .find import find_mistral_v1, find_vocabulary
+from .find import (HF_PREFIX, find_hf_tokenizer, find_mistral_v1, find_tekken, find_vocabulary,
+                   list_hf_tokenizers, split_model_id)
 from .load import (VocabularyError, check_byte_level, load_gpt2_files, load_tiktoken_file,
                    read_limited, vocabulary_limit)
 from .protocol import PieceEncoding, check_encoding
 
-__all__ = ["get_encoding", "list_encodings", "register_encoding", "is_registered", "derived",
-           "ALIASES"]
+__all__ = ["get_encoding", "list_encodings", "describe_encodings", "register_encoding",
+           "is_registered", "derived", "is_file_name", "ALIASES"]
 
 T = TypeVar("T")
 
@@ -83,7 +90,23 @@ _FILE_ONLY = {"p50k_base": "p50k_base", "p50k_edit": "p50k_base"}
 _P50K_URL = "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken"
 
 #: other names users type for the same encodings
-ALIASES = {"gpt-4o": "o200k_base", "gpt-4": "cl100k_base"}
+ALIASES = {"gpt-4o": "o200k_base", "gpt-4": "cl100k_base", "mistral-nemo": "mistral-tekken-240718"}
+
+#: one line about each built-in encoding (:func:`describe_encodings`, the editors' pickers)
+_DESCRIPTIONS = {
+    "o200k_base": "GPT-4o, GPT-4.1, o1/o3/o4 (tiktoken)",
+    "o200k_harmony": "gpt-oss: o200k_base with the harmony format's special tokens",
+    "cl100k_base": "GPT-4, GPT-3.5-turbo, text-embedding-3 (tiktoken)",
+    "r50k_base": "GPT-3 (tiktoken)",
+    "gpt2": "GPT-2 (tiktoken's name for r50k_base's vocabulary)",
+    "bert-base-uncased": "BERT uncased (WordPiece)",
+    "mistral-7b-v0.1": "Mistral 7B v0.1 (SentencePiece BPE; pip install mistral-common)",
+    "mistral-tekken-240718": "Mistral Nemo, Tekken v3 (pip install mistral-common)",
+    "mistral-tekken-240911": "Mistral's multimodal Tekken v3, Pixtral (pip install mistral-common)",
+}
+
+#: the Tekken vocabularies of ``mistral-common`` (``data/tekken_<version>.json``) by name
+_TEKKEN = {"mistral-tekken-240718": "240718", "mistral-tekken-240911": "240911"}
 
 
 def _tiktoken_style(name: str) -> Callable[[], Any]:
@@ -133,6 +156,35 @@ def _mistral() -> Any:
                                  source=str(path))
 
 
+def _tekken(name: str) -> Callable[[], Any]:
+    """The factory of a Tekken encoding: ``mistral-common``'s file, converted in memory to its
+    ``tokenizer.json`` form (:mod:`.hf.tekken`; the converted form is kept in the vocabulary
+    cache, :mod:`.vocab_cache`) and read by :func:`.hf.tokenizer_from_dict`. ``mistral-common``
+    is not a dependency: without it the error says how to install it."""
+    version = _TEKKEN[name]
+
+    def build() -> Any:
+        import json
+
+        path = find_tekken(version)
+        if path is None:
+            raise VocabularyError(
+                f"{name} needs Mistral's tekken_{version}.json from the mistral-common package "
+                "(Apache-2.0), which is not installed: pip install mistral-common"
+            )
+        from .hf import tekken, tokenizer_from_dict
+
+        limit = vocabulary_limit()
+        raw = read_limited(path, limit, what="Tekken vocabulary", env="LIVETOK_MAX_VOCAB_BYTES")
+        data = vocab_cache.cached(
+            f"tekken-{limit}", str(path), [raw], lambda: tekken.tekken_to_dict(json.loads(raw)),
+            valid=lambda v: type(v) is dict and type(v.get("model")) is dict,
+            code=[tekken.__file__])
+        return tokenizer_from_dict(data, name=name, source=str(path))
+
+    return build
+
+
 def _sentencepiece_model(name: str) -> Any:
     """The ``SentencePieceModel`` of the ``.model`` file ``name``, as ``read_model_file``
     reads it, from the vocabulary cache when that holds it (:mod:`.vocab_cache`).
@@ -173,6 +225,7 @@ _FACTORIES: dict[str, Callable[[], Any]] = {
     "o200k_harmony": _variant_of("o200k_base", "o200k_harmony"),
     "bert-base-uncased": _bert,
     "mistral-7b-v0.1": _mistral,
+    **{name: _tekken(name) for name in _TEKKEN},
 }
 #: the one cache of loaded encodings: ``name -> encoding`` for :func:`get_encoding`, and
 #: ``(name, kind) -> object`` for what other modules derive from one (:func:`derived`)
@@ -191,12 +244,48 @@ def register_encoding(name: str, factory: Callable[[], Any]) -> None:
             del _LOADED[key]
 
 
-def list_encodings() -> list[str]:
-    """Names :func:`get_encoding` accepts (aliases not included).
+def list_encodings(*, found: bool = True) -> list[str]:
+    """Names :func:`get_encoding` accepts (aliases not included): the built-in names, sorted,
+    then (unless ``found`` is false) the ``hf:ORG/NAME`` ids whose ``tokenizer.json`` is in the
+    local Hugging Face cache (a listing of its folder, nothing read). Any ``tokenizer.json``
+    path is accepted too.
 
-    Runtime complexity: ``O(encodings)``.
+    Runtime complexity: ``O(encodings)``, plus ``O(models in the cache)`` file checks.
     """
-    return sorted(_FACTORIES)
+    names = sorted(_FACTORIES)
+    return names + list_hf_tokenizers() if found else names
+
+
+def describe_encodings() -> list[tuple[str, str]]:
+    """``(name, one line about it)`` for each name of :func:`list_encodings` (what the
+    language server's ``livetok/listEncodings`` and ``livetok count --help`` show).
+
+    Runtime complexity: as :func:`list_encodings`.
+    """
+    out = []
+    for name in list_encodings():
+        if name.startswith(HF_PREFIX):
+            about = "tokenizer.json from the local Hugging Face cache"
+        else:
+            about = _DESCRIPTIONS.get(name, "registered encoding")
+        aliases = sorted(a for a, n in ALIASES.items() if n == name)
+        out.append((name, about + (f" (alias: {', '.join(aliases)})" if aliases else "")))
+    return out
+
+
+def is_file_name(name: str) -> bool:
+    """Whether :func:`get_encoding` reads ``name`` as a ``tokenizer.json``: an ``hf:`` model
+    id, or a path (a name ending in ``.json``, or holding a path separator).
+
+    >>> is_file_name("hf:Qwen/Qwen3-4B"), is_file_name("models/tokenizer.json")
+    (True, True)
+    >>> is_file_name("o200k_base")
+    False
+
+    Runtime complexity: ``O(len(name))``.
+    """
+    return (name.startswith(HF_PREFIX) or name.lower().endswith(".json") or "/" in name
+            or os.sep in name)
 
 
 def is_registered(enc: object, kind: str | None = None) -> bool:
@@ -271,13 +360,89 @@ def _from_file(canonical: str, p: str) -> PieceEncoding:
     )
 
 
+def _is_tokenizer_json(p: str) -> bool:
+    """Whether the file ``p`` is a HuggingFace ``tokenizer.json`` (a JSON object whose
+    ``model`` is an object) rather than a GPT-2 ``encoder.json`` (token -> id) or a
+    ``.tiktoken`` file: its name says so, else its first bytes hold ``"model": {``.
+
+    Runtime complexity: ``O(1)`` for ``tokenizer.json``, else ``O(file)``.
+    """
+    if os.path.basename(p) == "tokenizer.json":
+        return True
+    if not p.lower().endswith(".json"):
+        return False
+    import re
+
+    try:
+        raw = read_limited(p, vocabulary_limit(), what="vocabulary",
+                           env="LIVETOK_MAX_VOCAB_BYTES")
+    except (OSError, ValueError):
+        return False  # the GPT-2 reader says what is wrong with it
+    # an encoder.json maps strings to numbers only: a key followed by an object is not one
+    return re.search(rb'"model"\s*:\s*\{', raw) is not None
+
+
+def _signature(p: str) -> tuple[int, int, int]:
+    """What says a file changed: its size, modification time and inode (after symlinks, as
+    the Hugging Face cache's snapshots are)."""
+    st = os.stat(p)
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+#: the file signature (:func:`_signature`) each tokenizer.json encoding was read with
+_SIGNATURES: dict[str | tuple[str, str], tuple[int, int, int]] = {}
+
+
+def _tokenizer_json(name: str, p: str, key: str | tuple[str, str] | None = None
+                    ) -> PieceEncoding:
+    """The encoding ``name`` of the ``tokenizer.json`` at ``p`` (read by :mod:`.hf`), kept
+    under ``key`` (default ``name``) and read again when the file has changed since.
+
+    Runtime complexity: ``O(1)`` file checks when cached, else ``O(file)``.
+    """
+    key = name if key is None else key
+    sig = _signature(p)
+    with _LOCK:
+        enc: PieceEncoding | None = _LOADED.get(key)
+        if enc is not None and _SIGNATURES.get(key) == sig:
+            return enc
+        loading = _LOADING.setdefault(str(key), threading.Lock())
+    with loading:
+        with _LOCK:
+            waited: PieceEncoding | None = _LOADED.get(key)
+            if waited is not None and _SIGNATURES.get(key) == sig:
+                return waited  # loaded by the caller we waited for
+        try:
+            from .hf import load_tokenizer_json
+
+            enc = check_encoding(load_tokenizer_json(p, name=name))
+        except ImportError as exc:
+            raise VocabularyError(f"{p}: cannot be read here: {exc}") from exc
+        with _LOCK:
+            if isinstance(key, str):  # what was derived from the old file goes with it
+                for k in [k for k in _LOADED if isinstance(k, tuple) and k[0] == key
+                          and not k[1].startswith("file:")]:
+                    del _LOADED[k]
+            _LOADED[key] = enc
+            _SIGNATURES[key] = sig
+        return enc
+
+
 def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> PieceEncoding:
     """The encoding called ``name``, loaded once and cached; offline.
 
-    With ``path``, the vocabulary is read from that file instead: a ``.tiktoken`` file, or a
-    GPT-2 ``encoder.json`` (its ``vocab.bpe`` beside it is checked when present); ``name`` then
-    picks the pre-tokenizer pattern and the special tokens. That is how ``p50k_base`` and
-    ``p50k_edit``, whose vocabulary no package ships, are read.
+    ``name`` may also be a HuggingFace ``tokenizer.json``: its path (a name ending in
+    ``.json`` or holding a ``/``, or a model's folder holding one; the encoding's name is
+    then the file's absolute path), or
+    ``hf:ORG/NAME[@REVISION]``, a model whose ``tokenizer.json`` is in the local Hugging Face
+    cache (never downloaded: :func:`.find.find_hf_tokenizer`). Such an encoding is read again
+    when its file changes.
+
+    With ``path``, the vocabulary is read from that file instead: a ``tokenizer.json`` (the
+    file's whole pipeline; ``name`` only names the encoding), a ``.tiktoken`` file, or a
+    GPT-2 ``encoder.json`` (its ``vocab.bpe`` beside it is checked when present); for the last
+    two, ``name`` picks the pre-tokenizer pattern and the special tokens. That is how
+    ``p50k_base`` and ``p50k_edit``, whose vocabulary no package ships, are read.
 
     ``gpt2`` is tiktoken's name for ``r50k_base``'s vocabulary, and an encoding of its own
     here too (the vocabulary is loaded once for both):
@@ -291,7 +456,27 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Pi
         raise TypeError(f"encoding name must be a str, not {type(name).__name__}")
     canonical = ALIASES.get(name, name)
     if path is not None:
-        return _from_file(canonical, os.fspath(path))
+        p = os.fspath(path)
+        if _is_tokenizer_json(p):
+            return _tokenizer_json(name, p, key=(name, "file:" + os.path.abspath(p)))
+        return _from_file(canonical, p)
+    if canonical not in _FACTORIES and is_file_name(canonical):
+        if canonical.startswith(HF_PREFIX):
+            repo_id, revision = split_model_id(canonical)
+            canonical = HF_PREFIX + repo_id + (f"@{revision}" if revision else "")
+            return _tokenizer_json(canonical, str(find_hf_tokenizer(canonical)))
+        p = os.path.abspath(os.path.expanduser(canonical))
+        if os.path.isdir(p):  # a model's folder: its tokenizer.json
+            if not os.path.isfile(os.path.join(p, "tokenizer.json")):
+                raise VocabularyError(f"{canonical}: a folder without a tokenizer.json; pass "
+                                      "the path of a HuggingFace tokenizer.json")
+            p = os.path.join(p, "tokenizer.json")
+        elif not os.path.isfile(p):
+            raise VocabularyError(
+                f"{canonical}: no such file; an encoding name that is a path must name a "
+                "HuggingFace tokenizer.json (check the path)"
+            )
+        return _tokenizer_json(p, p)
     with _LOCK:
         enc: PieceEncoding | None = _LOADED.get(canonical)
         if enc is not None:
@@ -308,7 +493,8 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Pi
     if factory is None:
         raise ValueError(
             f"unknown encoding {name!r}; available: {', '.join(list_encodings())} "
-            f"(aliases: {', '.join(sorted(ALIASES))})"
+            f"(aliases: {', '.join(sorted(ALIASES))}), a tokenizer.json path, or "
+            "hf:ORG/NAME for a model in the local Hugging Face cache"
         )
     with loading:
         with _LOCK:

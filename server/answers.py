@@ -29,7 +29,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from . import features
 from .documents import DocumentUnavailable, OpenDocument, UnknownDocument
 from .positions import PositionError
-from .protocol import REQUEST_FAILED, TOKEN_COUNT
+from .protocol import LIST_ENCODINGS, REQUEST_FAILED, TOKEN_COUNT
 
 if TYPE_CHECKING:
     from .app import LivetokServer
@@ -185,6 +185,21 @@ def token_count(ls: LivetokServer, params: Any) -> dict[str, Any]:
     rng = _field(params, "range")
     cp_range = _range_cp(od, rng) if rng is not None else None
     return features.token_count(od, cp_range).to_json()
+
+
+@request(LIST_ENCODINGS)
+def list_encodings(ls: LivetokServer, params: Any) -> dict[str, Any]:
+    """``livetok/listEncodings``: the encodings a picker offers (the built-in names and the
+    models found in the local Hugging Face cache, each with one line about it), the default
+    encoding of the settings (``current``) and the ``tokenizer`` setting. Params are ignored."""
+    from livetok.incremental.registry import describe_encodings
+
+    settings = ls.settings
+    return {
+        "encodings": [{"name": n, "description": d} for n, d in describe_encodings()],
+        "current": settings.default_encoding,
+        "tokenizer": settings.tokenizer,
+    }
 
 
 @request(types.TEXT_DOCUMENT_HOVER)

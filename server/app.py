@@ -115,6 +115,9 @@ class LivetokServer(LanguageServer):
         #: budget files (livetok.toml, [tool.livetok]): diagnostics and lenses of budgets
         self.budgets = BudgetWatch(publish=self._publish_diagnostics)
         self._progress_n = 0
+        #: encodings whose failure to load the user was shown (once each, until the
+        #: settings change): a workspace of documents gives one message, not one each
+        self._shown_failures: set[str] = set()
         self.background = Background()
         self.protocol.on_invalid_notification = self._on_invalid_notification
         for method, options, handler in FEATURES:
@@ -131,6 +134,19 @@ class LivetokServer(LanguageServer):
         try:
             self.protocol.notify(types.WINDOW_LOG_MESSAGE, types.LogMessageParams(
                 type=types.MessageType.Warning, message=message))
+        except Exception:  # no transport yet (unit tests)
+            pass
+
+    def show_error(self, message: str) -> None:
+        """Log a recovered problem the user must act on (a setting naming a file that cannot
+        be read) and show it (``window/showMessage``, an error)."""
+        if self.background.in_worker():
+            self.background.post(lambda: self.show_error(message))
+            return
+        self.warn(message)
+        try:
+            self.protocol.notify(types.WINDOW_SHOW_MESSAGE, types.ShowMessageParams(
+                type=types.MessageType.Error, message=message))
         except Exception:  # no transport yet (unit tests)
             pass
 
@@ -169,8 +185,16 @@ class LivetokServer(LanguageServer):
         try:
             enc: PieceEncoding = get_encoding(name)
         except Exception as exc:
-            self.warn(f"livetok: encoding {name!r} for {uri} is unavailable ({exc}); using "
-                      f"{DEFAULT_ENCODING}. Set livetok.encoding to a name the server lists.")
+            key = "tokenizer" if name == self.settings.tokenizer else "encoding"
+            message = (f"livetok: encoding {name!r} for {uri} is unavailable ({exc}); using "
+                       f"{DEFAULT_ENCODING}. Set livetok.{key} to "
+                       + ("a tokenizer.json path." if key == "tokenizer"
+                          else "a name the server lists (livetok/listEncodings)."))
+            if name in self._shown_failures:
+                self.warn(message)
+            else:  # the first time: shown, not only logged
+                self._shown_failures.add(name)
+                self.show_error(message)
             enc = get_encoding(DEFAULT_ENCODING)
         return enc
 
@@ -398,7 +422,8 @@ def initialize(ls: LivetokServer, params: types.InitializeParams) -> None:
     ls.refresh_lenses = bool(ws and ws.code_lens and ws.code_lens.refresh_support)
     ls.refresh_semantic = bool(ws and ws.semantic_tokens and ws.semantic_tokens.refresh_support)
     ls.budgets.initialize(caps)
-    ls.preload = threading.Thread(target=ls.preload_encoding, args=(ls.settings.encoding,),
+    ls.preload = threading.Thread(target=ls.preload_encoding,
+                                  args=(ls.settings.default_encoding,),
                                   name="livetok-preload", daemon=True)
     ls.preload.start()
 
@@ -518,6 +543,7 @@ def did_change_configuration(ls: LivetokServer,
         ls.warn(f"livetok: ignoring the new settings: {exc}")
         return
     old, ls.settings = ls.settings, new
+    ls._shown_failures.clear()  # a setting named again is shown again
     ls.reencode_all()
     if ls.refresh_semantic and new.semantic_tokens != old.semantic_tokens:
         ls.protocol.send_request(types.WORKSPACE_SEMANTIC_TOKENS_REFRESH, None)

@@ -20,7 +20,9 @@ not merged with others (as ruff and black find theirs). Schema (``docs/budgets.m
     encoding = "cl100k_base"
     chunk = { max = 512, encoding = "bert-base-uncased", by = "section", level = 6 }
 
-When several rules match a file their keys are merged in order (a later rule's key wins);
+An ``encoding`` is a name livetok knows, ``hf:ORG/NAME`` (a model whose ``tokenizer.json`` is
+in the local Hugging Face cache) or the path of a ``tokenizer.json``, relative to the budget
+file's folder. When several rules match a file their keys are merged in order (a later rule's key wins);
 Markdown front matter ``tokens: N`` (or ``token_budget: N``) then sets the file's ``max``.
 """
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -37,7 +40,9 @@ from typing import Any, Iterable, Literal, Mapping, NamedTuple, Protocol
 import pathspec
 
 from livetok.incremental import get_encoding, list_encodings
-from livetok.incremental.registry import ALIASES
+from livetok.incremental.find import find_hf_tokenizer
+from livetok.incremental.load import VocabularyError
+from livetok.incremental.registry import ALIASES, is_file_name
 
 from .markdown import FRONT_MATTER, sections
 
@@ -303,6 +308,8 @@ class _Validator:
         return None
 
     def encoding(self, value: Any, key: str, what: str, rule: int | None) -> str | None:
+        if isinstance(value, str) and is_file_name(value):
+            return self.tokenizer_file(value, key, what, rule)
         known = _known_encodings()
         if not isinstance(value, str) or value not in known:
             close = difflib.get_close_matches(str(value), known, n=1)
@@ -311,6 +318,22 @@ class _Validator:
                          f"got {value!r}{hint}", rule=rule)
             return None
         return value
+
+
+    def tokenizer_file(self, value: str, key: str, what: str, rule: int | None) -> str | None:
+        """A tokenizer.json encoding: ``hf:ORG/NAME`` found in the local Hugging Face cache,
+        or a path, relative to the budget file's folder (returned absolute)."""
+        try:
+            if value.startswith("hf:"):
+                find_hf_tokenizer(value)
+                return value
+            p = (self.path.parent / os.path.expanduser(value)).resolve()
+            if not p.is_file() and not (p / "tokenizer.json").is_file():
+                raise VocabularyError(f"no tokenizer.json at {p}")
+            return str(p)
+        except (VocabularyError, OSError) as exc:
+            self.problem(f"{what}.{key}", f"{what}: {key!r}: {exc}", rule=rule)
+            return None
 
 
 def parse_config(text: str, path: Path) -> BudgetConfig:

@@ -122,6 +122,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def add_encoding_arguments(p: argparse.ArgumentParser, default: str = "o200k_base") -> None:
+    """``-e/--encoding NAME`` and ``--tokenizer FILE`` on a subcommand's parser; the help lists
+    what :func:`livetok.incremental.list_encodings` finds (the built-in names, and the models
+    whose ``tokenizer.json`` is in the local Hugging Face cache: a listing of its folder).
+    :func:`encoding_name` reads them back."""
+    from livetok.incremental import list_encodings
+    from livetok.incremental.registry import ALIASES
+
+    names = list_encodings()
+    builtin = [n for n in names if not n.startswith("hf:")]
+    found = [n for n in names if n.startswith("hf:")]
+    cache = (f"; found in the local Hugging Face cache: {', '.join(found)}" if found
+             else "; none in the local Hugging Face cache yet")
+    p.add_argument(
+        "-e", "--encoding", default=None, metavar="NAME",
+        help=f"encoding (default {default}): one of {', '.join(builtin)} (aliases: "
+        f"{', '.join(sorted(ALIASES))}); a tokenizer.json path; or hf:ORG/NAME, a model in "
+        f"the local Hugging Face cache, never downloaded{cache}".replace("%", "%%"),
+    )
+    p.add_argument("--tokenizer", metavar="FILE",
+                   help="count with this HuggingFace tokenizer.json (the same as -e FILE)")
+    p.set_defaults(_default_encoding=default)
+
+
+def encoding_name(command: str, args: argparse.Namespace) -> str | int:
+    """The encoding name that :func:`add_encoding_arguments`'s options ask for (a
+    ``--tokenizer`` file as its absolute path), or the exit status 2 after the one-line
+    error when both are given.
+
+    Runtime complexity: ``O(1)``.
+    """
+    if args.tokenizer is not None and args.encoding is not None:
+        print(f"livetok {command}: give -e/--encoding or --tokenizer, not both", file=sys.stderr)
+        return 2
+    if args.tokenizer is not None:
+        # an absolute path is a path to get_encoding whatever the file is called
+        return os.path.abspath(os.path.expanduser(str(args.tokenizer)))
+    return str(args.encoding if args.encoding is not None else args._default_encoding)
+
+
 def input_error(command: str, exc: BaseException, name: str | None = None) -> int:
     """Print the one line ``livetok COMMAND: FILE: what is wrong`` for ``exc``, one of
     :data:`INPUT_ERRORS` raised while reading ``name``; return 2, the exit status.

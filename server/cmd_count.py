@@ -21,11 +21,11 @@ import stat
 import sys
 from typing import Callable, Iterator
 
-from livetok.incremental import Encoding, PieceEncoding, get_encoding, list_encodings
+from livetok.incremental import Encoding, PieceEncoding, get_encoding
 from livetok.incremental.load import MAX_VOCAB_BYTES, check_byte_level, size_limit
 from livetok.incremental.stream import MAX_PIECE_CP, check_pieces, count_stream
 
-from .cli import INPUT_ERRORS, Subparsers, input_error
+from .cli import INPUT_ERRORS, Subparsers, add_encoding_arguments, encoding_name, input_error
 from .parallel_open import available_cores
 
 #: regular files up to this many bytes are read whole (the fast paths need the whole text:
@@ -55,10 +55,7 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
         "does. Files are read as UTF-8; undecodable bytes count as U+FFFD.",
     )
     p.add_argument("files", nargs="*", metavar="FILE")
-    p.add_argument(
-        "-e", "--encoding", default="o200k_base",
-        help=f"encoding name (default o200k_base; known: {', '.join(list_encodings())})",
-    )
+    add_encoding_arguments(p)
     p.add_argument("--vocab", metavar="PATH", help="read the vocabulary from this file instead")
     p.add_argument("--stream", action="store_true",
                    help="count in bounded memory while reading (for files larger than memory)")
@@ -277,25 +274,37 @@ def _check_pieces(enc: Encoding, text: str, max_piece: int) -> None:
             check_pieces(enc, block, max_piece)  # at once unless the block is over the bound
 
 
-def load_encoding(name: str, vocab: str | None) -> PieceEncoding:
+def check_vocabulary_file(path: str, option: str = "--vocab") -> None:
+    """Refuse ``path`` unless it is a regular file under the vocabulary bound
+    (``LIVETOK_MAX_VOCAB_BYTES``): the one-line errors of :data:`INPUT_ERRORS`.
+
+    Runtime complexity: ``O(1)``.
+    """
+    st = os.stat(path)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(21, "Is a directory", path)
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{path}: not a regular file; {option} takes a vocabulary file")
+    limit = size_limit("LIVETOK_MAX_VOCAB_BYTES", MAX_VOCAB_BYTES)
+    if st.st_size > limit:
+        raise ValueError(f"{path}: {st.st_size:,} bytes, more than livetok reads for a "
+                         f"vocabulary ({limit:,}); set LIVETOK_MAX_VOCAB_BYTES to change it")
+
+
+def load_encoding(name: str, vocab: str | None, tokenizer: str | None = None) -> PieceEncoding:
     """The encoding ``name``, its vocabulary from the file ``vocab`` when given: refused
     unless a regular file under the vocabulary bound (``LIVETOK_MAX_VOCAB_BYTES``), and a
-    byte-level BPE vocabulary must hold every single byte.
+    byte-level BPE vocabulary must hold every single byte. ``tokenizer`` (``--tokenizer``)
+    is checked the same way before ``name`` (its absolute path) is read.
 
     Runtime complexity: ``O(vocabulary)``.
     """
+    if tokenizer is not None:
+        check_vocabulary_file(tokenizer, "--tokenizer")
     if vocab is None:
         enc = get_encoding(name)
     else:
-        st = os.stat(vocab)
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(21, "Is a directory", vocab)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError(f"{vocab}: not a regular file; --vocab takes a vocabulary file")
-        limit = size_limit("LIVETOK_MAX_VOCAB_BYTES", MAX_VOCAB_BYTES)
-        if st.st_size > limit:
-            raise ValueError(f"{vocab}: {st.st_size:,} bytes, more than livetok reads for a "
-                             f"vocabulary ({limit:,}); set LIVETOK_MAX_VOCAB_BYTES to change it")
+        check_vocabulary_file(vocab)
         enc = get_encoding(name, path=vocab)
     if isinstance(enc, Encoding):
         check_byte_level(enc.mergeable_ranks, vocab or enc.source or enc.name)
@@ -303,10 +312,13 @@ def load_encoding(name: str, vocab: str | None) -> PieceEncoding:
 
 
 def run(args: argparse.Namespace) -> int:
+    name = encoding_name("count", args)
+    if isinstance(name, int):
+        return name
     try:
-        enc = load_encoding(args.encoding, args.vocab)
+        enc = load_encoding(name, args.vocab, args.tokenizer)
     except INPUT_ERRORS as exc:
-        return input_error("count", exc, args.vocab)
+        return input_error("count", exc, args.vocab or args.tokenizer)
     status = 0
     grand = 0
     jobs = default_jobs() if args.jobs is None else args.jobs

@@ -14,10 +14,10 @@ import sys
 import time
 from typing import Callable
 
-from livetok.incremental import Document, Encoding, PieceEncoding, get_encoding, list_encodings
+from livetok.incremental import Document, Encoding, PieceEncoding, get_encoding
 from livetok.incremental.load import read_limited, size_limit
 
-from .cli import INPUT_ERRORS, Subparsers, input_error
+from .cli import INPUT_ERRORS, Subparsers, add_encoding_arguments, encoding_name, input_error
 from .traces import Trace, iter_patches, load_trace
 
 #: the most bytes ``--base`` may hold (``LIVETOK_MAX_BASE_BYTES``): the document built from
@@ -34,8 +34,7 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
         "checking the token ids against a full re-encode every N edits and at the end.",
     )
     p.add_argument("trace", metavar="TRACE")
-    p.add_argument("-e", "--encoding", default="o200k_base",
-                   help=f"encoding (default o200k_base; known: {', '.join(list_encodings())})")
+    add_encoding_arguments(p)
     p.add_argument("--verify-every", type=int, default=0, metavar="N",
                    help="compare with a full encode every N edits (0: only at the end)")
     p.add_argument("--base", metavar="FILE",
@@ -77,9 +76,12 @@ def _load(args: argparse.Namespace) -> tuple[PieceEncoding, Trace, str] | int:
         print("livetok replay: --verify-every takes 0 (only at the end) or a number of edits",
               file=sys.stderr)
         return 2
-    name = None
+    encoding = encoding_name("replay", args)
+    if isinstance(encoding, int):
+        return encoding
+    name = args.tokenizer
     try:
-        enc = get_encoding(args.encoding)
+        enc = get_encoding(encoding)
         name = args.trace
         trace = load_trace(args.trace)
         if not trace.patches:

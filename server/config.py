@@ -7,7 +7,14 @@ Settings arrive as ``initializationOptions`` (either the section itself or ``{"l
     ``"o200k_base"`` (the default), or a map whose keys are language ids (``"markdown"``),
     glob patterns matched against the document's URI path (any key containing ``*``, ``?``
     or ``[``: ``"**/*.rs"``) and ``"default"``. Globs win over language ids, in the order
-    given; then the language id; then ``"default"``.
+    given; then the language id; then ``tokenizer``; then ``"default"``. A name may be any
+    that ``livetok.incremental.get_encoding`` takes: ``hf:ORG/NAME`` (a model whose
+    ``tokenizer.json`` is in the local Hugging Face cache) or a ``tokenizer.json`` path.
+``tokenizer``
+    the path of a HuggingFace ``tokenizer.json`` (``~`` expanded, relative to the server's
+    working folder, which editors set to the workspace's): when set (not ``""`` or
+    ``null``), documents without a glob or language entry are counted with it instead of the
+    default ``encoding``.
 ``encodingByLanguage``
     a map from language ids to encoding names (what the VS Code extension sends); its
     entries are merged over the language ids of ``encoding``.
@@ -37,6 +44,7 @@ Settings arrive as ``initializationOptions`` (either the section itself or ``{"l
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, TypeVar
 from urllib.parse import unquote, urlparse
@@ -57,6 +65,7 @@ class Settings:
     """The server's effective configuration."""
 
     encoding: str = DEFAULT_ENCODING
+    tokenizer: str | None = None
     encoding_by_language: Mapping[str, str] = field(default_factory=dict)
     encoding_by_glob: tuple[tuple[str, str], ...] = ()
     context_window: int | None = 128_000
@@ -86,7 +95,19 @@ class Settings:
                 pattern.startswith("**/") and fnmatch.fnmatchcase(target, pattern[3:])
             ):
                 return name
-        return self.encoding_by_language.get(language_id, self.encoding)
+        return self.encoding_by_language.get(language_id, self.default_encoding)
+
+    @property
+    def default_encoding(self) -> str:
+        """The encoding of a document no glob or language entry names: ``tokenizer`` when
+        set, else ``encoding``.
+
+        >>> parse_settings({"tokenizer": "/m/tokenizer.json"}).default_encoding
+        '/m/tokenizer.json'
+
+        Runtime complexity: ``O(1)``.
+        """
+        return self.tokenizer if self.tokenizer is not None else self.encoding
 
 
 def _int(value: Any, key: str, *, minimum: int) -> int:
@@ -163,6 +184,12 @@ def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
                 "livetok.encoding must be a name like 'o200k_base' or a map from language ids "
                 f"/ globs / 'default' to names, got {enc!r}"
             )
+    if "tokenizer" in raw:
+        v = raw["tokenizer"]
+        if v is not None and not isinstance(v, str):
+            raise SettingsError(f"livetok.tokenizer must be the path of a tokenizer.json, got {v!r}")
+        # an absolute path: a path to get_encoding, whatever the file is called
+        out = replace(out, tokenizer=os.path.abspath(os.path.expanduser(v)) if v else None)
     if "encodingByLanguage" in raw:
         v = raw["encodingByLanguage"] or {}
         if not isinstance(v, Mapping) or not all(

