@@ -9,3 +9,28 @@ mirror the file's sections; ``added`` splits the text on added tokens; ``encodin
 behind the shared ``PieceEncoding`` protocol; ``reader`` reads the file and says what it does
 not implement.
 """
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..protocol import PieceEncoding
+
+__all__ = ["load_tokenizer_json", "tokenizer_from_dict"]
+
+
+def load_tokenizer_json(path: str | os.PathLike[str], *, name: str | None = None) -> PieceEncoding:
+    """The encoding of the ``tokenizer.json`` at ``path`` (:func:`.reader.load_tokenizer_json`;
+    imported on first use, so ``import livetok.incremental.hf`` stays cheap)."""
+    from .reader import load_tokenizer_json as load
+
+    return load(path, name=name)
+
+
+def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str) -> PieceEncoding:
+    """The encoding of a parsed ``tokenizer.json`` (:func:`.reader.tokenizer_from_dict`)."""
+    from .reader import tokenizer_from_dict as build
+
+    return build(data, name=name, source=source)

@@ -1,0 +1,685 @@
+"""A ``tokenizer.json`` pipeline as a livetok encoding (:class:`TokenizerJsonEncoding`).
+
+**Encoding** follows HuggingFace ``tokenizers``' ``Tokenizer::encode`` with
+``add_special_tokens=False`` (no post-processor, padding or truncation):
+
+1. added tokens with ``normalized: false`` split the raw text (:mod:`.added`); each text
+   between two of them is a *segment*;
+2. the normalizer normalizes each segment on its own (``Prepend`` acts at a segment's start);
+3. added tokens with ``normalized: true`` split each normalized segment into *sub-segments*;
+4. the pre-tokenizer cuts each sub-segment into pre-tokens (``Metaspace``'s and ``ByteLevel``'s
+   prefixes at a sub-segment's start, ``Metaspace`` ``first`` only at the text's start);
+5. the model turns each pre-token into ids (byte-level pipelines: its UTF-8 bytes spelled
+   with GPT-2's characters).
+
+**Pieces** (the :class:`~livetok.incremental.protocol.PieceEncoding` contract) are spans of the
+*original* text that can be encoded alone, found by :meth:`TokenizerJsonEncoding.split`:
+
+* every added-token split is a boundary on both sides, except that when the pipeline depends
+  on a segment's start (``Prepend``, ``Metaspace`` always, ``ByteLevel`` add_prefix_space) the
+  token and the first piece after it are one piece (its ids then depend on nothing before it,
+  and an edit that makes or breaks the token re-encodes what follows);
+* inside a sub-segment, the pre-tokenizer's restartable cuts
+  (:meth:`~.pretokenizers.PreTokenizer.cuts`) in normalized text, mapped back to the original
+  only where the alignment is clean (no source character shared across the cut) and the
+  normalizer's :meth:`cut_ok` holds (the normalized halves concatenate to the whole), read
+  with no context left of the piece's own start so that the split from a boundary depends on
+  the text after it only;
+* inside a pre-token of a pipeline whose pre-tokenizer is *local* (none, ``Split`` on one
+  literal character, ``Metaspace``: Gemma, Llama 2), the model's :meth:`cuts` (positions no
+  BPE token can span; ``sentencepiece.encoding``'s ``_joinable`` argument);
+* no boundary inside or at the edges of a discarded ``single_word`` candidate, nor inside
+  overlapping ``rstrip`` splits (the piece then holds what HF's scan would see).
+
+A piece is encoded by running the whole pipeline on it (:meth:`encode_piece`), as if it were a
+text; ``at_text_start`` and a leading added token say whether its first segment is a segment
+start. The concatenation over :meth:`split` equals :meth:`encode`, which equals HF's.
+
+**Horizon** of the piece ``[s, e)``: the maximum of
+
+* ``e + L + 1`` where ``L`` is the longest added token (the scan that proves no token starts
+  before ``e`` and finds the one at ``e`` reads ``L`` characters from each start; ``+ 1`` for
+  ``single_word``'s and ``rstrip``'s look at the next character), extended through the
+  whitespace after ``e`` when some token has ``lstrip``; when ``e`` ends the segment, the end
+  of the added-token split there plus ``L + 1``;
+* the pre-tokenizer's horizon (:meth:`~.pretokenizers.PreTokenizer.horizon`) of the last
+  pre-tokenizer piece inside ``[s, e)``, in normalized coordinates, mapped back: to the first
+  position ``q`` at or after the source of that normalized offset where the normalizer may cut,
+  plus the normalizer's ``context`` (what ``cut_ok`` reads); reaching the sub-segment's end
+  makes it the segment end's term above; for local pre-tokenizers ``e + 2`` instead;
+* ``e + context`` (``cut_ok`` at ``e``) for a normalizer that changes text.
+
+*Sound*: each term bounds what one decision about ``[s, e)`` reads (the scan for added tokens,
+the normalization up to a clean cut, the pre-tokenizer's own horizon, the model's pair test
+at ``e``), and nothing left of ``s`` is read (boundaries are decided from their piece's start).
+*Dominated*: for pieces ``j < i``, ``e_j + K <= s_i + K <= e_i + K`` for the additive terms
+(``K >= 4`` counts the ``+ 4`` slack), and the pre-tokenizer's horizon of a piece's last
+pre-tokenizer piece dominates the earlier ones' by the pre-tokenizer's own dominance; mapping
+back is monotone (the alignment is non-decreasing and the cut scan moves right).
+
+Runtime complexity: encoding is ``O(n)`` splitting and normalization plus the model on each
+pre-token (cached); an edit re-splits and re-encodes only the pieces near it.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Iterator, Protocol, Sequence
+
+import regex
+
+from ..cache import GenerationalCache
+from ..glue import GLUE_MIN_CP
+from ..text import require_str, sanitize
+from .added import AddedMatcher, AddedToken, Match
+from .errors import UnsupportedComponent
+from .models import Model, byte_level_map
+
+__all__ = ["TokenizerJsonEncoding", "NormalizerLike", "PreTokenizerLike"]
+
+#: pieces longer than this are not kept in the per-piece cache
+_CACHE_MAX = 256
+#: code points scanned past ``limit`` before :meth:`TokenizerJsonEncoding.horizon` grows
+_HORIZON_MARGIN = 64
+_WHITESPACE = regex.compile(r"\p{White_Space}*")
+
+
+class NormalizerLike(Protocol):
+    """What the encoding uses of a normalizer (:mod:`.normalizers`)."""
+
+    context: int
+    changes_text: bool
+
+    def normalize(self, text: str, *, segment_start: bool = True) -> str: ...
+
+    def normalize_aligned(self, text: str, *, segment_start: bool = True
+                          ) -> tuple[str, list[int] | None]: ...
+
+    def cut_ok(self, text: str, i: int) -> bool: ...
+
+
+class PreTokenizerLike(Protocol):
+    """What the encoding uses of a pre-tokenizer (:mod:`.pretokenizers`)."""
+
+    byte_level: bool
+
+    def pre_tokenize(self, s: str, *, first: bool, text_start: bool
+                     ) -> list[tuple[str, tuple[int, int]]]: ...
+
+    def cuts(self, s: str, pos: int = 0) -> Iterator[int]: ...
+
+    def horizon(self, s: str, start: int, limit: int) -> int: ...
+
+
+class TokenizerJsonEncoding:
+    """A ``tokenizer.json`` pipeline as a livetok encoding; ids equal HuggingFace's
+    ``Tokenizer.encode(text, add_special_tokens=False).ids``.
+
+    Built by :func:`.reader.load_tokenizer_json` / :func:`.reader.tokenizer_from_dict`, which
+    read the file and decide the flags below from its sections.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        source: str,
+        normalizer: NormalizerLike | None,
+        pre_tokenizer: PreTokenizerLike,
+        model: Model,
+        added: Sequence[AddedToken],
+        segment_start_matters: bool,
+        local_pre_tokenizer: bool,
+        charwise_normalizer: bool,
+        use_model_cuts: bool,
+    ) -> None:
+        self.name = name
+        self.source = source
+        self.normalizer = normalizer if normalizer is not None and normalizer.changes_text else None
+        #: the normalizer object whatever it does (``normalize`` is still called when present)
+        self._norm_any = normalizer
+        self.pre_tokenizer = pre_tokenizer
+        self.model = model
+        self.byte_level = pre_tokenizer.byte_level
+        self.added = list(added)
+        raw = [t for t in self.added if not t.normalized]
+        norm = [t for t in self.added if t.normalized]
+        self._raw = AddedMatcher(raw)
+        patterns = []
+        for t in norm:
+            p = normalizer.normalize(t.content) if normalizer is not None else t.content
+            if p != t.content:
+                raise UnsupportedComponent(
+                    f"{source}: added token {t.content!r} has normalized=true and the normalizer "
+                    f"turns it into {p!r}: not implemented (livetok matches normalized added "
+                    "tokens only where the normalizer leaves them as they are)")
+            patterns.append(p)
+        self._norm_tokens = AddedMatcher(norm, patterns)
+        #: longest added token (code points) in either pass, for the horizon
+        self._max_added = max(self._raw.max_len, self._norm_tokens.max_len)
+        self._lstrip = any(t.lstrip for t in raw)
+        self._merge = segment_start_matters
+        self._local = local_pre_tokenizer
+        self._model_cuts = use_model_cuts and local_pre_tokenizer
+        self._ctx = self.normalizer.context if self.normalizer is not None else 0
+        #: Algorithm 1 inside a piece: the piece's ids are the model's on its normalized text
+        #: with a character-for-character normalizer, no pre-token boundary and no segment
+        #: start inside it, and no added token in it
+        self.supports_glue = bool(
+            model.supports_glue and charwise_normalizer and local_pre_tokenizer
+            and not segment_start_matters and not self._raw.has_options
+            and not self._norm_tokens.has_options and not self.byte_level
+            and self._max_added < GLUE_MIN_CP)
+        ids = list(model.token_to_id.values()) + [t.id for t in self.added]
+        self.n_vocab = max(ids, default=-1) + 1
+        self._added_by_id = {t.id: t for t in self.added}
+        self._cache: GenerationalCache[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]]
+        self._cache = GenerationalCache()
+        self._lead: array[int] | None = None
+
+    def __repr__(self) -> str:
+        return f"<TokenizerJsonEncoding {self.name!r} n_vocab={self.n_vocab}>"
+
+    # -- the pipeline ------------------------------------------------------------------------
+
+    def _pretoken_ids(self, pt: str, want_lens: bool) -> tuple[list[int], list[int]]:
+        """The model's ids of one pre-token and the pre-token characters each covers."""
+        model = self.model
+        if self.byte_level:
+            mapped = byte_level_map(pt)
+            ids = model.tokenize(mapped)
+            if not want_lens:
+                return ids, []
+            blens = model.token_lengths(mapped, ids)
+            data = pt.encode("utf-8")
+            lens = []
+            k = 0
+            for bl in blens:
+                # a character goes to the token holding its first byte
+                lens.append(sum(1 for b in data[k:k + bl] if b & 0xC0 != 0x80))
+                k += bl
+            return ids, lens
+        ids = model.tokenize(pt)
+        return ids, (model.token_lengths(pt, ids) if want_lens else [])
+
+    def _sub_segment(self, sub: str, first: bool, text_start: bool, want: bool,
+                     ids: list[int], starts: list[int], base: int) -> None:
+        """Steps 4-5 on one sub-segment: ids appended to ``ids``; with ``want``, each token's
+        start offset in normalized coordinates (``base`` + offset in ``sub``) to ``starts``."""
+        for pt, (s, e) in self.pre_tokenizer.pre_tokenize(sub, first=first, text_start=text_start):
+            pids, lens = self._pretoken_ids(pt, want)
+            ids.extend(pids)
+            if want:
+                # characters the pre-tokenizer put in front (a prefix) have no source
+                extra = len(pt) - (e - s)
+                pos = base + s
+                for w in lens:
+                    starts.append(pos)
+                    take = min(w, extra) if extra > 0 else 0
+                    extra -= take
+                    pos += w - take
+                    if pos > base + e:
+                        pos = base + e
+
+    def _segment(self, seg: str, seg_start: bool, text_start: bool, want: bool,
+                 ids: list[int], cps: list[int]) -> None:
+        """Steps 2-5 on one segment; with ``want``, the original code points of each token
+        appended to ``cps`` (summing to ``len(seg)``)."""
+        norm_obj = self._norm_any
+        align: list[int] | None = None
+        if norm_obj is None:
+            norm = seg
+        elif want and self.normalizer is not None:
+            norm, align = norm_obj.normalize_aligned(seg, segment_start=seg_start)
+        else:
+            norm = norm_obj.normalize(seg, segment_start=seg_start)
+        starts: list[int] = []
+        k0 = len(ids)
+        pos = 0
+        first = seg_start
+        for m in self._norm_tokens.find(norm) if self._norm_tokens else ():
+            if m.start > pos:
+                self._sub_segment(norm[pos:m.start], first, text_start and pos == 0, want,
+                                  ids, starts, pos)
+            ids.append(m.token.id)
+            if want:
+                starts.append(min(max(m.start, pos), len(norm)))
+            pos = max(pos, m.end)
+            first = True
+        if pos < len(norm):
+            self._sub_segment(norm[pos:], first, text_start and pos == 0, want, ids, starts, pos)
+        if not want:
+            return
+        # normalized starts -> original code points per token
+        n_tok = len(ids) - k0
+        if n_tok == 0:
+            return
+        if align is None:
+            orig = starts
+        else:
+            last = len(align) - 1
+            orig = [align[min(j, last)] for j in starts]
+        orig[0] = 0
+        for k in range(n_tok):
+            nxt = orig[k + 1] if k + 1 < n_tok else len(seg)
+            cps.append(max(0, nxt - orig[k]))
+        # subtle: clamping can only happen for a non-monotone mapping; keep the sum exact
+        diff = len(seg) - sum(cps[len(cps) - n_tok:])
+        if diff:
+            cps[len(cps) - n_tok] += diff
+
+    def _run(self, text: str, *, seg_start: bool, text_start: bool, want: bool
+             ) -> tuple[list[int], list[int]]:
+        """The whole pipeline on ``text``: ids, and with ``want`` the code points of ``text``
+        each covers. ``seg_start``: ``text`` starts a segment (the text's start, or right after
+        an added token); ``text_start``: it starts the whole text."""
+        ids: list[int] = []
+        cps: list[int] = []
+        pos = 0
+        for m in self._raw.find(text) if self._raw else ():
+            if m.start > pos:
+                self._segment(text[pos:m.start], seg_start if pos == 0 else True,
+                              text_start and pos == 0, want, ids, cps)
+            ids.append(m.token.id)
+            if want:
+                cps.append(max(0, m.end - max(m.start, pos)))
+            pos = max(pos, m.end)
+        if pos < len(text):
+            self._segment(text[pos:], seg_start if pos == 0 else True,
+                          text_start and pos == 0, want, ids, cps)
+        return ids, cps
+
+    # -- PieceEncoding -------------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``, equal to HuggingFace's ``encode(text,
+        add_special_tokens=False).ids``.
+
+        Runtime complexity: ``O(n)`` splitting and normalization plus the model on each
+        pre-token (cached).
+        """
+        require_str(text, "encode")
+        return self._run(sanitize(text), seg_start=True, text_start=True, want=False)[0]
+
+    def count(self, text: str) -> int:
+        """Number of tokens of ``text``. Runtime complexity: as :meth:`encode`."""
+        return len(self.encode(text))
+
+    def _piece(self, piece: str, at_text_start: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        key = (piece, at_text_start)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache.recall(key)
+            if hit is None:
+                ids, cps = self._run(piece, seg_start=at_text_start, text_start=at_text_start,
+                                     want=True)
+                hit = (tuple(ids), tuple(cps))
+                if len(piece) <= _CACHE_MAX:
+                    self._cache.put(key, hit)
+        return hit
+
+    def encode_piece(self, piece: str, *, at_text_start: bool = False) -> Sequence[int]:
+        """Token ids of one piece of :meth:`split` (the pipeline run on it alone).
+
+        Runtime complexity: as :meth:`encode` on the piece; a dictionary hit when cached.
+        """
+        return self._piece(piece, at_text_start)[0]
+
+    def token_cp_lens(self, piece: str, ids: Sequence[int], *, at_text_start: bool = False
+                      ) -> list[int]:
+        """Original code points of ``piece`` each token of ``ids`` covers.
+
+        Runtime complexity: as :meth:`encode_piece`.
+        """
+        got, cps = self._piece(piece, at_text_start)
+        if tuple(ids) != got:
+            if not ids and not got:
+                return []
+            # a glued window's tokens (Algorithm 1): encoded afresh
+            got2, cps2 = self._run(piece, seg_start=at_text_start, text_start=at_text_start,
+                                   want=True)
+            if list(ids) != got2:
+                raise ValueError(
+                    "token_cp_lens: ids are not the encoding of this piece; pass the ids that "
+                    "encode_piece(piece, at_text_start=...) returned for the same piece")
+            return cps2
+        return list(cps)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes ``token_id`` stands for (byte-level tokens: their bytes; others: UTF-8,
+        ``▁`` kept as it is; byte-fallback ``<0xXX>``: that byte).
+
+        Runtime complexity: ``O(len(token))``.
+        """
+        t = self._added_by_id.get(token_id)
+        if t is not None:
+            return t.content.encode("utf-8")
+        tok = self.model.id_to_token[token_id] if 0 <= token_id < len(
+            self.model.id_to_token) else None
+        if tok is None:
+            raise ValueError(f"token id {token_id} is not in {self.name} (0..{self.n_vocab - 1})")
+        if self.byte_level:
+            return _unmap_bytes(tok)
+        if len(tok) == 6 and tok.startswith("<0x") and tok.endswith(">"):
+            try:
+                return bytes([int(tok[3:5], 16)])
+            except ValueError:
+                pass
+        return tok.encode("utf-8")
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids``: their bytes joined (invalid UTF-8 as U+FFFD); ``▁`` stays ``▁``
+        (the file's decoder, which would turn it into a space, is not applied).
+
+        Runtime complexity: ``O(total bytes)``.
+        """
+        return b"".join(self.token_bytes(i) for i in ids).decode("utf-8", errors="replace")
+
+    def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
+        """Yield ``(start_cp, end_cp)`` of the pieces of ``text[pos:]`` (``pos`` a boundary).
+
+        >>> from livetok.incremental.hf.reader import tokenizer_from_dict  # doctest: +SKIP
+
+        Runtime complexity: ``O(len(text) - pos)`` (computed at once, yielded lazily).
+        """
+        sub = text[pos:] if pos else text
+        a = pos
+        for e, _h in self._scan(sub, False):
+            yield a, pos + e
+            a = pos + e
+
+    def horizon(self, text: str, start: int, limit: int) -> int:
+        """Upper bound on what deciding the piece at ``start`` reads (module docstring), or
+        ``>= limit``.
+
+        Runtime complexity: ``O(h - start)`` for the region scanned.
+        """
+        n = len(text)
+        if start >= n:
+            return n + 1
+        size = max(limit, start + 1) - start + _HORIZON_MARGIN
+        while True:
+            t_end = min(n, start + size)
+            region = text[start:t_end]
+            pieces = self._scan(region, True)
+            e, h = pieces[0]
+            if h < len(region):
+                return start + h
+            if t_end >= n:
+                return max(start + h, n + 1)
+            if t_end >= limit:
+                return t_end
+            size *= 4
+
+    # -- pieces ----------------------------------------------------------------------------------
+
+    def _scan(self, text: str, want_h: bool) -> list[tuple[int, int]]:
+        """The pieces of ``text`` scanned from its start (a piece boundary): ``(end, horizon)``
+        each (horizon 0 unless ``want_h``). ``len(text)`` is taken as the text's end."""
+        n = len(text)
+        if n == 0:
+            return []
+        big = self._max_added + 1 if (self._raw or self._norm_tokens) else 0
+        out: list[tuple[int, int]] = []
+        rejected: list[tuple[int, int]] = []
+        raw: list[Match] = self._raw.find(text, rejected=rejected) if self._raw else []
+        a = 0
+        seg_start = False  # the scan's start is never taken as a segment start (memoryless)
+        merge_pending = False
+        for k in range(len(raw) + 1):
+            m = raw[k] if k < len(raw) else None
+            b = n if m is None else m.start
+            if m is not None and b < a:
+                # an rstrip split overlapping the previous one: one piece holds both
+                prev_e, prev_h = out.pop() if out else (0, 0)
+                out.append((m.end, max(prev_h, self._after(text, m.end, big, want_h))))
+                a = m.end
+                continue
+            if b > a:
+                seg_end_h = n + 1 if m is None else m.end + big + 1
+                pieces = self._segment_pieces(text, a, b, seg_start, want_h, seg_end_h, big,
+                                              rejected)
+                if merge_pending and pieces and out:
+                    _, th = out.pop()
+                    e0, h0 = pieces[0]
+                    pieces[0] = (e0, max(h0, th))
+                out.extend(pieces)
+            merge_pending = False
+            if m is not None:
+                out.append((m.end, self._after(text, m.end, big, want_h) if want_h else 0))
+                a = m.end
+                seg_start = True
+                merge_pending = self._merge
+        if rejected:
+            out = _drop_inside(out, rejected, n)
+        return out
+
+    def _after(self, text: str, e: int, big: int, want_h: bool) -> int:
+        """The added-token term of the horizon of a piece ending at ``e``."""
+        if not want_h:
+            return 0
+        h = e + big + 1 if big else e + 1
+        if self._lstrip:
+            m = _WHITESPACE.match(text, e)
+            if m is not None and m.end() > e:
+                h = max(h, m.end() + big + 1)
+        return h
+
+    def _segment_pieces(self, text: str, a: int, b: int, seg_start: bool, want_h: bool,
+                        seg_end_h: int, big: int, rejected: list[tuple[int, int]]
+                        ) -> list[tuple[int, int]]:
+        """The pieces tiling the segment ``text[a:b]``: ``(end, horizon)`` in ``text``'s
+        coordinates."""
+        seg = text[a:b]
+        norm_obj = self.normalizer
+        align: list[int] | None = None
+        if norm_obj is None:
+            norm = seg if self._norm_any is None else self._norm_any.normalize(
+                seg, segment_start=seg_start)
+            if len(norm) != len(seg):
+                raise AssertionError(f"{self.source}: the identity normalizer changed the text")
+        else:
+            norm, align = norm_obj.normalize_aligned(seg, segment_start=seg_start)
+        # normalized-coordinate candidates: (end, horizon in normalized coords or -1 = reaches
+        # the segment's end, is_token_end)
+        cands: list[tuple[int, int, bool]] = []
+        nrej: list[tuple[int, int]] = []
+        pos = 0
+        first = seg_start
+        nbig = self._norm_tokens.max_len + 1 if self._norm_tokens else 0
+        for m in self._norm_tokens.find(norm, rejected=nrej) if self._norm_tokens else ():
+            if m.start > pos:
+                cands.extend(self._sub_cuts(norm[pos:m.start], pos, first, want_h, nbig,
+                                            m.end + nbig))
+            elif m.start < pos and cands:
+                cands.pop()  # overlapping rstrip splits: one piece
+            cands.append((m.end, m.end + nbig, True))
+            pos = max(pos, m.end)
+            first = True
+        if pos < len(norm):
+            cands.extend(self._sub_cuts(norm[pos:], pos, first, want_h, nbig, -1))
+        elif cands:
+            # the segment ends with a token: its end is the segment's end
+            e, _, tok = cands[-1]
+            cands[-1] = (e, -1, tok)
+        if not cands:
+            return [(b, seg_end_h if want_h else 0)]
+        # merge a segment-start-dependent sub-segment's first piece into the token before it
+        if self._merge and self._norm_tokens:
+            merged: list[tuple[int, int, bool]] = []
+            for c in cands:
+                if merged and merged[-1][2] and merged[-1][0] < len(norm):
+                    e0, h0, _ = merged.pop()
+                    h = -1 if (h0 < 0 or c[1] < 0) else max(h0, c[1])
+                    merged.append((c[0], h, c[2]))
+                else:
+                    merged.append(c)
+            cands = merged
+        if nrej:
+            keep = []
+            for c in cands:
+                # an end inside a discarded candidate is dropped (its horizon joins the next)
+                drop = c[0] < len(norm) and any(p <= c[0] <= q for p, q in nrej)
+                keep.append((c[0], c[1], c[2], drop))
+            cands = _join_dropped(keep)
+        return self._map_back(text, a, b, seg, norm, align, cands, want_h, seg_end_h, big)
+
+    def _sub_cuts(self, sub: str, base: int, first: bool, want_h: bool, nbig: int,
+                  end_h: int) -> list[tuple[int, int, bool]]:
+        """Candidate piece ends inside one sub-segment (normalized coordinates, ``base`` its
+        offset), each with its horizon (-1: reaches the segment's end; ``end_h`` is the
+        horizon of the sub-segment's end)."""
+        pre = self.pre_tokenizer
+        n = len(sub)
+        ends = [c for c in pre.cuts(sub) if 0 < c < n]
+        if self._model_cuts:
+            more = set(ends)
+            for pt, (s, e) in pre.pre_tokenize(sub, first=False, text_start=False):
+                if e - s < 2:
+                    continue
+                shift = len(pt) - (e - s)
+                if shift < 0:
+                    continue
+                mc = self.model.cuts(pt)
+                if mc:
+                    more.update(s + c - shift for c in mc if c - shift > 0)
+            ends = sorted(c for c in more if 0 < c < n)
+        out: list[tuple[int, int, bool]] = []
+        prev = 0
+        for c in ends + [n]:
+            if not want_h:
+                out.append((base + c, 0, False))
+            elif c == n:
+                out.append((base + c, end_h, False))
+            else:
+                if self._local:
+                    h = c + 2
+                else:
+                    hb = pre.horizon(sub, prev, n + 1)
+                    h = -1 if hb >= n else hb
+                if h >= 0:
+                    h = base + max(h, c + nbig) if nbig else base + h
+                out.append((base + c, h, False))
+            prev = c
+        return out
+
+    def _map_back(self, text: str, a: int, b: int, seg: str, norm: str,
+                  align: list[int] | None, cands: list[tuple[int, int, bool]], want_h: bool,
+                  seg_end_h: int, big: int) -> list[tuple[int, int]]:
+        """Candidates in normalized coordinates -> pieces of the original text: only clean
+        ends where the normalizer may cut (decided from the piece's own start)."""
+        out: list[tuple[int, int]] = []
+        nlen = len(norm)
+        norm_obj = self.normalizer
+        ctx = self._ctx
+        prev = 0  # the previous accepted end, segment-relative
+        h_acc = 0
+        for j, hn, _tok in cands:
+            # the horizon of this candidate, in original coordinates
+            if want_h:
+                if hn < 0 or hn >= nlen and j < nlen:
+                    h = seg_end_h
+                elif j >= nlen:
+                    h = seg_end_h
+                else:
+                    h = a + self._orig_horizon(seg, align, hn)
+                if big:
+                    h = max(h, self._after(text, a + (j if align is None else
+                                                      (align[j] if j < nlen else len(seg))),
+                                           big, True))
+                h_acc = max(h_acc, h)
+            if j >= nlen:
+                out.append((b, max(h_acc, seg_end_h) if want_h else 0))
+                prev = len(seg)
+                h_acc = 0
+                continue
+            if align is None:
+                i = j
+            else:
+                if j <= 0 or align[j - 1] >= align[j]:
+                    continue
+                i = align[j]
+            if i <= prev:
+                continue
+            if norm_obj is not None:
+                lo = max(prev, i - ctx)
+                hi = min(len(seg), i + ctx)
+                if not norm_obj.cut_ok(seg[lo:hi], i - lo):
+                    continue
+                if want_h:
+                    h_acc = max(h_acc, a + i + ctx + 1)
+            out.append((a + i, h_acc if want_h else 0))
+            prev = i
+            h_acc = 0
+        return out
+
+    def _orig_horizon(self, seg: str, align: list[int] | None, hn: int) -> int:
+        """Original offset (in ``seg``) up to which reading decides ``norm[:hn]``."""
+        if align is None:
+            return hn
+        p = align[hn]
+        norm_obj = self.normalizer
+        assert norm_obj is not None
+        ctx = self._ctx
+        q = p
+        while q < len(seg):
+            lo = max(0, q - ctx)
+            if norm_obj.cut_ok(seg[lo:min(len(seg), q + ctx)], q - lo):
+                break
+            q += 1
+        return q + ctx + 1
+
+    # -- invariants ------------------------------------------------------------------------------
+
+    def _check(self) -> None:
+        """Assert the cached pieces are consistent (for tests)."""
+        for (piece, _first), (ids, cps) in self._cache.items():
+            assert len(ids) == len(cps) and sum(cps) == len(piece), (piece, ids, cps)
+
+
+def _join_dropped(cands: list[tuple[int, int, bool, bool]]) -> list[tuple[int, int, bool]]:
+    """Drop the candidates flagged (inside a discarded ``single_word`` candidate); each one's
+    horizon joins the next kept one's."""
+    out: list[tuple[int, int, bool]] = []
+    carry: int | None = None
+    for e, h, tok, drop in cands:
+        if drop:
+            carry = h if carry is None else (-1 if h < 0 or carry < 0 else max(carry, h))
+            continue
+        if carry is not None:
+            h = -1 if h < 0 or carry < 0 else max(carry, h)
+            carry = None
+        out.append((e, h, tok))
+    return out
+
+
+def _drop_inside(pieces: list[tuple[int, int]], spans: list[tuple[int, int]], n: int
+                 ) -> list[tuple[int, int]]:
+    """Drop piece ends ``e`` with ``p <= e <= q`` for a span ``(p, q)`` (not the text's end);
+    a dropped end's horizon joins the next piece's."""
+    out: list[tuple[int, int]] = []
+    carry = 0
+    for e, h in pieces:
+        if e < n and any(p <= e <= q for p, q in spans):
+            carry = max(carry, h)
+            continue
+        out.append((e, max(h, carry)))
+        carry = 0
+    return out
+
+
+_BYTE_DECODER: dict[str, int] | None = None
+
+
+def _unmap_bytes(tok: str) -> bytes:
+    """The bytes a byte-level token's characters stand for."""
+    global _BYTE_DECODER
+    if _BYTE_DECODER is None:
+        from ..load import _gpt2_byte_decoder
+        _BYTE_DECODER = _gpt2_byte_decoder()
+    dec = _BYTE_DECODER
+    try:
+        return bytes(dec[c] for c in tok)
+    except KeyError:
+        return tok.encode("utf-8")
+
