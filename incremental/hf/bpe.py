@@ -1,0 +1,559 @@
+"""The ``BPE`` model of a ``tokenizer.json`` with HuggingFace's merge semantics, exactly.
+
+HuggingFace ``tokenizers`` (``models/bpe/model.rs``, ``BPE::merge_word``; ``word.rs``,
+``Word::merge_all``) tokenizes one pre-token in two steps:
+
+1. **Initial symbols**, one per character: the character's vocabulary id, looked up with
+   ``continuing_subword_prefix`` before every character but the first and
+   ``end_of_word_suffix`` after the last. A character not in the vocabulary becomes one
+   ``<0xXX>`` token per UTF-8 byte of that looked-up string when ``byte_fallback`` is set and
+   all of them exist, else ``unk_token`` (consecutive ones fused into one when ``fuse_unk``),
+   else nothing at all (no ``unk_token``: the character is dropped).
+2. **Merges**: the *merge rules* are the ``merges`` list, ``(a, b)`` of priority = its index,
+   producing the token ``a + b`` (``b`` without the continuing prefix). Repeatedly apply the
+   rule of lowest index among adjacent symbol pairs, the leftmost on ties (a tie is the same
+   pair twice). This is Definition 4 of *Formalizing BPE Tokenization* (Berglund & van der
+   Merwe, ``../shared/papers/004``): HuggingFace semantics, whose priorities belong to the
+   *pairs*, so a token reachable by several rules (gpt-oss: 446,189 merges for 200,000 tokens)
+   is not one priority as in tiktoken (``bytelevel.bpe``, Definition 3's ranks).
+
+``ignore_merges`` short-cuts step 2: a pre-token that is itself a vocabulary entry is that
+one token. ``dropout`` (random merges) is not reproducible and is refused.
+
+Symbols are token ids and a rule is an entry of one ``dict[int, int]``: key ``a * M + b``,
+value ``rank * M + new_id`` (``M`` above every id), so the lowest value is the rule to apply
+and its token is ``value % M``. Two implementations of step 2:
+
+* :func:`merge_heap` — ``Word::merge_all`` itself: the priority queue over a linked list of
+  *Byte Pair Encoding and Data Structures* (``../shared/papers/003``), the lists of
+  :mod:`..symbols`, entries ``(value, position)`` and HuggingFace's own staleness test (the
+  pair now at the entry's position must make the entry's token; the rank is not compared).
+  ``O(n log n)``.
+* :func:`merge_scan` — short pre-tokens (nearly all of real text) scan a list of pair values
+  for its minimum in C, as ``bytelevel.bpe._scan_ids`` does: ``O(n^2)`` with a C inner loop.
+  It equals the heap when no stale entry can pass the staleness test, which holds when every
+  symbol's token spells the text it covers (no prefix or suffix, no merge of the unknown or a
+  byte-fallback token: :attr:`BPEModel.scan_exact`); otherwise the heap is always used.
+
+:func:`._reference`-style checking: the tests compare both with HuggingFace on the real files.
+"""
+
+from __future__ import annotations
+
+import sys
+from heapq import heapify, heappop, heappush
+from itertools import chain, compress, repeat
+from operator import add, itemgetter, mul, not_
+from typing import Any, Mapping, Sequence, TypeGuard, cast
+
+from ..cache import GenerationalCache
+from ..document import _collector_paused
+from ..symbols import symbol_spans, unit_symbols
+from .errors import UnsupportedComponent
+
+__all__ = ["BPEModel", "merge_heap", "merge_scan"]
+
+#: the value of a pair that is no rule: above every ``rank * M + id``
+_NO_RULE = sys.maxsize
+#: pre-tokens up to this many symbols are merged by :func:`merge_scan` (when exact)
+_SCAN_MAX = 48
+#: pre-tokens longer than this are not kept in the cache (HF's ``MAX_LENGTH`` is 256 bytes)
+_CACHE_MAX = 256
+
+
+def merge_scan(ids: list[int], lens: list[int] | None, rules: Mapping[int, int], m: int) -> None:
+    """Apply the merge rules to the symbols ``ids`` in place (``lens``, if given, is summed
+    along): the pair of lowest value first, leftmost on ties, by a C-speed minimum scan.
+
+    >>> ids = [0, 1, 0, 1]                      # a b a b; rule 0: a b -> ab (id 2)
+    >>> merge_scan(ids, None, {0 * 3 + 1: 0 * 3 + 2}, 3); ids
+    [2, 2]
+
+    Runtime complexity: ``O(n^2)`` for ``n`` symbols (``O(n)`` C work per merge).
+    """
+    get = rules.get
+    vals = list(map(get, map(add, map(m.__mul__, ids), ids[1:]), repeat(_NO_RULE)))
+    while vals:
+        best = min(vals)
+        if best == _NO_RULE:
+            break
+        k = vals.index(best)
+        new = best % m
+        ids[k] = new
+        del ids[k + 1]
+        if lens is not None:
+            lens[k] += lens.pop(k + 1)
+        del vals[k]
+        if k < len(vals):
+            vals[k] = get(new * m + ids[k + 1], _NO_RULE)
+        if k:
+            vals[k - 1] = get(ids[k - 1] * m + new, _NO_RULE)
+
+
+def merge_heap(ids: list[int], lens: list[int] | None, rules: Mapping[int, int], m: int) -> None:
+    """:func:`merge_scan` by ``Word::merge_all``'s priority queue over a linked list (any
+    length), with its staleness test, in place.
+
+    A heap entry ``(value, pos)`` is the rule ``value`` for the symbol at ``pos`` and its right
+    neighbour when pushed. When popped it is applied if ``pos`` is still a symbol with a right
+    neighbour and the rule of the pair there *now* makes the same token (HuggingFace compares
+    the new id only, so this is what it does even where a token has several rules).
+
+    >>> ids = [0, 1, 0]                         # a b a; rules: b a -> ba (3), a b -> ab (2)
+    >>> merge_heap(ids, None, {1 * 4 + 0: 0 * 4 + 3, 0 * 4 + 1: 1 * 4 + 2}, 4); ids
+    [0, 3]
+
+    Runtime complexity: ``O(n log n)`` for ``n`` symbols.
+    """
+    n = len(ids)
+    if n < 2:
+        return
+    get = rules.get
+    # nexts[i]: index of the symbol after symbol i (n: none; -1 once i is absorbed)
+    nexts, prevs = unit_symbols(n)
+    heap = [(v, i) for i, v in enumerate(map(get, map(add, map(m.__mul__, ids), ids[1:])))
+            if v is not None]
+    heapify(heap)
+    while heap:
+        val, pos = heappop(heap)
+        nxt = nexts[pos]
+        if nxt < 0 or nxt >= n:
+            continue  # absorbed, or the last symbol
+        new = val % m
+        cur = get(ids[pos] * m + ids[nxt])
+        if cur is None or cur % m != new:
+            continue  # stale (HuggingFace's test: the new id only)
+        ids[pos] = new
+        if lens is not None:
+            lens[pos] += lens[nxt]
+        after = nexts[nxt]
+        nexts[pos] = after
+        nexts[nxt] = -1
+        if after < n:
+            prevs[after] = pos
+            v = get(new * m + ids[after])
+            if v is not None:
+                heappush(heap, (v, pos))
+        p = prevs[pos]
+        if p >= 0:
+            v = get(ids[p] * m + new)
+            if v is not None:
+                heappush(heap, (v, p))
+    spans = symbol_spans(nexts, n)
+    ids[:] = [ids[s] for s, _ in spans]
+    if lens is not None:
+        lens[:] = [lens[s] for s, _ in spans]
+
+
+def _flag(spec: Mapping[str, Any], key: str) -> bool:
+    value = spec.get(key)
+    return bool(value) if value is not None else False
+
+
+def _affix(spec: Mapping[str, Any], key: str) -> str | None:
+    """A prefix/suffix option: ``None`` and ``""`` both mean none (Qwen 3 and GPT-4o write
+    ``""``; HuggingFace then formats the empty string in, which changes nothing)."""
+    value = spec.get(key)
+    return value or None
+
+
+class BPEModel:
+    """A ``tokenizer.json`` ``BPE`` model: ids equal HuggingFace's ``BPE::tokenize``.
+
+    >>> spec = {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "ba": 3},
+    ...         "merges": ["b a", "a b"]}
+    >>> bpe = BPEModel(spec, source="t.json")
+    >>> bpe.tokenize("abab"), bpe.token_lengths("abab", [0, 3, 1]), bpe.cuts("abab")
+    ([0, 3, 1], [1, 2, 1], [])
+
+    Runtime complexity: construction ``O(V + R)`` for ``V`` tokens and ``R`` merges;
+    :meth:`tokenize` ``O(n log n)`` per pre-token of ``n`` characters, a dictionary hit when
+    cached.
+    """
+
+    supports_glue = True
+
+    def __init__(self, spec: Mapping[str, Any], *, source: str, byte_level: bool = False) -> None:
+        self.source = source
+        self.byte_level = byte_level
+        dropout = spec.get("dropout")
+        if dropout not in (None, 0, 0.0):
+            raise UnsupportedComponent(
+                f"{source}: model BPE with dropout={dropout!r}: not implemented (random "
+                "merges cannot be counted exactly); set dropout to null"
+            )
+        vocab = spec.get("vocab")
+        if not _is_vocab(vocab):
+            raise UnsupportedComponent(
+                f"{source}: model BPE: 'vocab' must be an object of token -> integer id (>= 0)"
+            )
+        self.token_to_id: dict[str, int] = vocab
+        self.unk_token: str | None = spec.get("unk_token")
+        self.prefix = _affix(spec, "continuing_subword_prefix")
+        self.suffix = _affix(spec, "end_of_word_suffix")
+        self.fuse_unk = _flag(spec, "fuse_unk")
+        self.byte_fallback = _flag(spec, "byte_fallback")
+        self.ignore_merges = _flag(spec, "ignore_merges")
+        #: M: every id is below it (rule keys are a * M + b)
+        self.m = max(vocab.values(), default=-1) + 1
+        self.id_to_token = id_list(vocab)
+        self.unk_id = vocab.get(self.unk_token) if self.unk_token is not None else None
+        # byte_fallback: the ids of <0x00>..<0xFF> (None where the vocabulary lacks one)
+        self._byte_ids: list[int | None] = (
+            [vocab.get(f"<0x{b:02X}>") for b in range(256)] if self.byte_fallback else []
+        )
+        firsts, seconds, results = self._read_merges(spec.get("merges"))
+        with _collector_paused():
+            self.rules, a_ids, b_ids = self._rule_table(firsts, seconds, results)
+        specials = {i for i in self._byte_ids if i is not None}
+        if self.unk_id is not None:
+            specials.add(self.unk_id)
+        merged_specials = not (specials.isdisjoint(a_ids) and specials.isdisjoint(b_ids))
+        #: every symbol's token spells its text, so :func:`merge_scan` equals the heap
+        self.scan_exact = self.prefix is None and self.suffix is None and not merged_specials
+        # how an unknown character joins its neighbours, for cuts(): "never", "unknown"
+        # (fused with unknown neighbours only) or "any" (cannot be cut next to)
+        all_bytes = self.byte_fallback and None not in self._byte_ids
+        if merged_specials:
+            self._unknown_joins = "any"
+        elif all_bytes:
+            self._unknown_joins = "never"
+        elif self.unk_token is not None and not self.byte_fallback:
+            self._unknown_joins = "unknown" if self.fuse_unk else "never"
+        else:
+            self._unknown_joins = "any"  # dropped characters, or a partial byte table
+        self._pairs: frozenset[str] | None = None
+        self._cache: GenerationalCache[str, tuple[int, ...]] = GenerationalCache()
+
+    # -- loading --------------------------------------------------------------------------------
+
+    def _read_merges(self, merges: Any) -> tuple[list[str], list[str], list[str]]:
+        """``(firsts, seconds, results)`` of the merges list (``"a b"`` strings or pairs)."""
+        source = self.source
+        if not isinstance(merges, list):
+            raise UnsupportedComponent(f"{source}: model BPE: 'merges' must be a list")
+        with _collector_paused():
+            pairs = [m.split(" ") if isinstance(m, str) else m for m in merges]
+            ok = all(map(_is_list, pairs)) and set(map(len, pairs)) <= {2}
+            if ok:
+                firsts = [p[0] for p in pairs]
+                seconds = [p[1] for p in pairs]
+                ok = set(map(type, firsts)) | set(map(type, seconds)) <= {str}
+        if not ok:
+            bad = next(
+                (k, m) for k, (m, p) in enumerate(zip(merges, pairs))
+                if not _is_list(p) or len(p) != 2 or not all(isinstance(x, str) for x in p)
+            )
+            raise UnsupportedComponent(
+                f"{source}: model BPE: merge {bad[0]} ({bad[1]!r}) is not two tokens "
+                "('a b' with one space, or a pair [a, b]); HuggingFace refuses the file too"
+            )
+        prefix = self.prefix
+        if prefix is None:
+            tails = seconds
+        else:
+            plen = len(prefix.encode("utf-8"))
+            tails = [b[len(prefix):] if b.startswith(prefix) else _strip_bytes(b, plen, source)
+                     for b in seconds]
+        results = list(map(add, firsts, tails))
+        return firsts, seconds, results
+
+    def _rule_table(
+        self, firsts: list[str], seconds: list[str], results: list[str]
+    ) -> tuple[dict[int, int], list[int], list[int]]:
+        """``({a * M + b: rank * M + new_id}, a ids, b ids)``: the last rank where a pair
+        repeats (as the ``HashMap`` HuggingFace collects the merges into keeps)."""
+        vget = self.token_to_id.get
+        a_ids = list(map(vget, firsts))
+        b_ids = list(map(vget, seconds))
+        new_ids = list(map(vget, results))
+        for name, ids, strings in (("token", a_ids, firsts), ("token", b_ids, seconds),
+                                   ("merged token", new_ids, results)):
+            if None in ids:
+                k = ids.index(None)
+                raise UnsupportedComponent(
+                    f"{self.source}: model BPE: merge {k} ({firsts[k]!r}, {seconds[k]!r}): "
+                    f"{name} {strings[k]!r} is not in the vocabulary; HuggingFace refuses "
+                    "the file too"
+                )
+        m = self.m
+        a, b, new = cast("tuple[list[int], list[int], list[int]]", (a_ids, b_ids, new_ids))
+        keys = map(add, map(mul, a, repeat(m)), b)
+        values = map(add, map(mul, range(len(new)), repeat(m)), new)
+        return dict(zip(keys, values)), a, b
+
+    # -- tokenization ---------------------------------------------------------------------------
+
+    def _initial(self, s: str, lens: list[int] | None) -> list[int]:
+        """The initial symbols of ``s`` (``BPE::merge_word``'s loop), their character counts
+        appended to ``lens`` when given (byte-fallback tokens: the character on the first)."""
+        vget = self.token_to_id.get
+        if self.prefix is None and self.suffix is None:
+            ids = list(map(vget, s))
+            if None not in ids:
+                if lens is not None:
+                    lens.extend(repeat(1, len(s)))
+                return ids  # type: ignore[return-value]
+        out: list[int] = []
+        unk: list[int] | None = None  # [unk id, characters] not yet added
+        dropped = 0  # characters of dropped unknowns, given to the next symbol
+        last = len(s) - 1
+        for k, ch in enumerate(s):
+            key = ch
+            if k and self.prefix is not None:
+                key = self.prefix + key
+            if k == last and self.suffix is not None:
+                key += self.suffix
+            tid = vget(key)
+            if tid is not None:
+                if unk is not None:
+                    _add(out, lens, unk[0], unk[1])
+                    unk = None
+                _add(out, lens, tid, 1 + dropped)
+                dropped = 0
+                continue
+            if self.byte_fallback:
+                bids = [self._byte_ids[b] for b in key.encode("utf-8")]
+                if None not in bids:
+                    # subtle: HuggingFace adds these before a pending unknown (no flush here)
+                    for j, bid in enumerate(bids):
+                        _add(out, lens, bid, 1 + dropped if j == 0 else 0)  # type: ignore[arg-type]
+                    dropped = 0
+                    continue
+            if self.unk_token is None:
+                dropped += 1
+                continue
+            if self.unk_id is None:
+                raise UnsupportedComponent(
+                    f"{self.source}: model BPE: unk_token {self.unk_token!r} is not in the "
+                    f"vocabulary, and {ch!r} needs it (HuggingFace fails on this text too)"
+                )
+            if unk is not None and self.fuse_unk:
+                unk[1] += 1 + dropped
+            else:
+                if unk is not None:
+                    _add(out, lens, unk[0], unk[1])
+                unk = [self.unk_id, 1 + dropped]
+            dropped = 0
+        if unk is not None:
+            _add(out, lens, unk[0], unk[1])
+        if dropped and lens:
+            lens[-1] += dropped  # trailing dropped characters: to the last symbol
+        return out
+
+    def _whole(self, s: str, lens: list[int] | None) -> list[int]:
+        """Initial symbols and merges of ``s`` (no ``ignore_merges`` short cut, no cuts); the
+        symbols' character counts appended to ``lens`` when given."""
+        own: list[int] | None = None if lens is None else []
+        ids = self._initial(s, own)
+        if self.scan_exact and len(ids) <= _SCAN_MAX:
+            merge_scan(ids, own, self.rules, self.m)
+        else:
+            merge_heap(ids, own, self.rules, self.m)
+        if lens is not None and own is not None:
+            lens += own
+        return ids
+
+    def _encode(self, s: str, lens: list[int] | None = None, *, split: bool = True) -> list[int]:
+        """The ids of ``s`` (``lens``: its character counts appended). A long pre-token (a
+        Gemma line: its pre-tokenizer never splits) is tokenized piece by piece between its
+        :meth:`cuts`, each piece from the cache: the same ids (the cuts' guarantee)."""
+        if not s:
+            return []
+        if self.ignore_merges:
+            tid = self.token_to_id.get(s)
+            if tid is not None:
+                if lens is not None:
+                    lens.append(len(s))
+                return [tid]
+        if split and len(s) > _CACHE_MAX:
+            cuts = self.cuts(s)
+            if cuts:
+                out: list[int] = []
+                bounds = [0, *cuts, len(s)]
+                for a, b in zip(bounds, bounds[1:]):
+                    if lens is None:
+                        out += self._cached(s[a:b], split=False)
+                    else:
+                        out += self._encode(s[a:b], lens, split=False)
+                return out
+        return self._whole(s, lens)
+
+    def _cached(self, s: str, *, split: bool = True) -> tuple[int, ...]:
+        hit = self._cache.get(s)
+        if hit is None:
+            hit = self._cache.recall(s)
+            if hit is None:
+                hit = tuple(self._encode(s, split=split))
+                if len(s) <= _CACHE_MAX:
+                    self._cache.put(s, hit)
+        return hit
+
+    def tokenize(self, pretoken: str) -> list[int]:
+        """HuggingFace's ``BPE::tokenize`` ids of one pre-token (byte-level pipelines: the
+        byte-mapped string, see :func:`.models.byte_level_map`).
+
+        >>> BPEModel({"vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]},
+        ...          source="t.json").tokenize("abba")
+        [2, 1, 0]
+
+        Runtime complexity: ``O(n log n)`` for ``n`` characters; a dictionary hit when cached.
+        """
+        return list(self._cached(pretoken))
+
+    def token_lengths(self, pretoken: str, ids: Sequence[int]) -> list[int]:
+        """Characters of ``pretoken`` each id of ``ids`` (its :meth:`tokenize`) covers.
+
+        Byte-fallback tokens of one character: the character on the first, 0 on the others;
+        characters dropped as unknown (no ``unk_token``) go to the symbol after them (before
+        them at the end). ``ValueError`` if ``ids`` is not the pre-token's tokenization.
+
+        >>> bpe = BPEModel({"vocab": {"a": 0, "<0xC3>": 1, "<0xA9>": 2}, "merges": [],
+        ...                 "byte_fallback": True}, source="t.json")
+        >>> bpe.tokenize("aé"), bpe.token_lengths("aé", [0, 1, 2])
+        ([0, 1, 2], [1, 1, 0])
+
+        Runtime complexity: as :meth:`tokenize` uncached.
+        """
+        lens: list[int] = []
+        got = self._encode(pretoken, lens)
+        if list(ids) != got:
+            raise ValueError(
+                "token_lengths: ids are not the tokenization of this pre-token; pass the ids "
+                "tokenize(pretoken) returned"
+            )
+        return lens
+
+    # -- cuts -----------------------------------------------------------------------------------
+
+    def joinable_pairs(self) -> frozenset[str]:
+        """The two-character strings that occur inside some vocabulary token (built once).
+
+        Runtime complexity: ``O(total length of the tokens)``.
+        """
+        if self._pairs is None:
+            with _collector_paused():
+                tokens = list(self.token_to_id)
+                tails = map(itemgetter(slice(1, None)), tokens)
+                # every token's adjacent pairs, all in C: map(add, t, t[1:]) per token
+                self._pairs = frozenset(chain.from_iterable(map(map, repeat(add), tokens, tails)))
+        return self._pairs
+
+    def cuts(self, pretoken: str) -> list[int] | None:
+        """Positions ``0 < c < len`` where no token can span: the two characters around ``c``
+        occur together in no vocabulary token (nor fuse as unknowns), so ``tokenize(pretoken)
+        == tokenize(pretoken[:c]) + tokenize(pretoken[c:])`` for any subset of the cuts.
+
+        Why: a merge only forms a token that spells its two parts, so no symbol ever covers a
+        pair found in no token, and with HuggingFace's order (rule index, then position) the
+        merges of each side are that side's own (the ``_joinable`` argument of
+        ``sentencepiece.encoding``; Lemma 2 of *Formalizing BPE Tokenization*). Unknown
+        characters: byte-fallback ones never merge (when no rule uses a byte token), fused
+        unknowns join unknown neighbours, dropped ones (no ``unk_token``) join anything.
+        ``ignore_merges``: a piece between cuts that is a token the merges do not build would be
+        one token alone, so a cut beside it is dropped. None with a continuing-subword prefix
+        or an end-of-word suffix (the first and last characters are looked up differently).
+
+        >>> bpe = BPEModel({"vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]},
+        ...                source="t.json")
+        >>> bpe.cuts("abba")
+        [2, 3]
+
+        Runtime complexity: ``O(n)`` for ``n`` characters (plus a BPE per piece that is a
+        token, with ``ignore_merges``).
+        """
+        if self.prefix is not None or self.suffix is not None:
+            return None
+        pairs = self.joinable_pairs()
+        n = len(pretoken)
+        # C-speed: the positions whose character pair is in no token
+        joined = map(pairs.__contains__, map(add, pretoken, pretoken[1:]))
+        out = list(compress(range(1, n), map(not_, joined)))
+        joins = self._unknown_joins
+        if joins != "never" and out:
+            vocab = self.token_to_id
+            if joins == "any":  # an unknown character on either side: no cut
+                out = [c for c in out
+                       if pretoken[c - 1] in vocab and pretoken[c] in vocab]
+            else:  # "unknown": two unknowns fuse
+                out = [c for c in out
+                       if pretoken[c - 1] in vocab or pretoken[c] in vocab]
+        if self.ignore_merges and out:
+            out = self._drop_shortcut_cuts(pretoken, out)
+        return out
+
+    def _drop_shortcut_cuts(self, s: str, cuts: list[int]) -> list[int]:
+        """Drop cuts beside pieces that ``ignore_merges`` would make one token where the merges
+        make others (until every piece is one the merges tokenize the same way)."""
+        k = 0
+        while k <= len(cuts):
+            a = cuts[k - 1] if k else 0
+            b = cuts[k] if k < len(cuts) else len(s)
+            piece = s[a:b]
+            tid = self.token_to_id.get(piece)
+            if tid is not None and (a or b < len(s)):
+                if self._whole(piece, None) != [tid]:
+                    del cuts[k if k < len(cuts) else k - 1]
+                    k = max(k - 1, 0)
+                    continue
+            k += 1
+        return cuts
+
+    def _check(self) -> None:
+        """Assert the tables agree (for tests): ids, rules and cached tokenizations."""
+        for tok, i in self.token_to_id.items():
+            assert self.id_to_token[i] == tok, (tok, i)
+        m = self.m
+        for key, val in self.rules.items():
+            assert 0 <= key // m < m and 0 <= val % m < m, (key, val)
+        for piece, ids in self._cache.items():
+            assert list(ids) == self._encode(piece), (piece, ids)
+
+    def __repr__(self) -> str:
+        return (f"<BPEModel {self.source!r} tokens={len(self.token_to_id)} "
+                f"merges={len(self.rules)}>")
+
+
+def _is_vocab(vocab: object) -> TypeGuard[dict[str, int]]:
+    """Whether ``vocab`` is a ``dict`` of strings to integer ids ``>= 0`` (C-speed checks)."""
+    if not isinstance(vocab, dict):
+        return False
+    return (set(map(type, vocab)) <= {str} and set(map(type, vocab.values())) <= {int}
+            and min(vocab.values(), default=0) >= 0)
+
+
+def id_list(vocab: Mapping[str, int]) -> list[str | None]:
+    """The token of each id ``0..max`` (None where no token has the id).
+
+    >>> id_list({"a": 0, "c": 2})
+    ['a', None, 'c']
+
+    Runtime complexity: ``O(V)``.
+    """
+    out: list[str | None] = [None] * (max(vocab.values(), default=-1) + 1)
+    for tok, i in vocab.items():
+        out[i] = tok
+    return out
+
+
+def _is_list(p: object) -> bool:
+    return isinstance(p, list)
+
+
+def _add(ids: list[int], lens: list[int] | None, tid: int, n: int) -> None:
+    ids.append(tid)
+    if lens is not None:
+        lens.append(n)
+
+
+def _strip_bytes(b: str, n: int, source: str) -> str:
+    """``b`` without its first ``n`` UTF-8 bytes, as HuggingFace strips the continuing prefix's
+    length from a merge's second token even when the token does not start with it."""
+    try:
+        return b.encode("utf-8")[n:].decode("utf-8")
+    except UnicodeDecodeError:
+        raise UnsupportedComponent(
+            f"{source}: model BPE: merge token {b!r} does not start with the "
+            "continuing_subword_prefix and cannot be cut after its length (HuggingFace fails)"
+        ) from None
+

@@ -1,0 +1,197 @@
+"""The ``model`` section of a ``tokenizer.json``: what turns one pre-token into ids.
+
+:func:`build_model` reads the section and returns a :class:`Model`:
+
+* ``BPE`` -> :class:`.bpe.BPEModel`, HuggingFace's merge semantics (Definition 4 of
+  *Formalizing BPE Tokenization*), exactly as ``BPE::tokenize``;
+* ``Unigram`` -> :class:`.unigram.UnigramModel`, the Viterbi of ``Unigram::encode``;
+* ``WordPiece`` -> :class:`WordPieceModel`, the LinMaxMatch of *Fast WordPiece Tokenization*
+  (``wordpiece.linmaxmatch``), equal to HuggingFace's greedy longest match;
+* anything else (``WordLevel``, a BPE with ``dropout``) -> :class:`.errors.UnsupportedComponent`.
+
+Byte-level pipelines (a ``ByteLevel`` pre-tokenizer or decoder) give the model the pre-token's
+UTF-8 bytes spelled with GPT-2's printable characters (:func:`bytes_to_unicode`), as the
+vocabulary's keys are: :func:`byte_level_map` makes that string in two C calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+
+from ..load import _gpt2_byte_decoder
+from ..wordpiece.linmaxmatch import LinMaxMatch
+from .bpe import BPEModel, _is_vocab, id_list
+from .errors import UnsupportedComponent
+from .unigram import UnigramModel
+
+__all__ = [
+    "Model",
+    "BPEModel",
+    "UnigramModel",
+    "WordPieceModel",
+    "build_model",
+    "bytes_to_unicode",
+    "byte_level_map",
+]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What the ``tokenizer.json`` encoding needs from a model."""
+
+    #: True when Algorithm 1 of *Formalizing BPE Tokenization* holds inside a pre-token (BPE)
+    supports_glue: bool
+    #: the token of each id (None for an id the model does not have)
+    id_to_token: list[str | None]
+    token_to_id: dict[str, int]
+
+    def tokenize(self, pretoken: str) -> list[int]:
+        """HuggingFace's ``Model::tokenize`` ids for one pre-token (byte-level pipelines: the
+        byte-mapped string, :func:`byte_level_map`)."""
+        ...
+
+    def token_lengths(self, pretoken: str, ids: Sequence[int]) -> list[int]:
+        """Characters of ``pretoken`` each id covers (sum ``len(pretoken)``; a character's
+        byte-fallback tokens: the character on the first, 0 on the others)."""
+        ...
+
+    def cuts(self, pretoken: str) -> list[int] | None:
+        """Positions where no token can span (BPE), or None."""
+        ...
+
+
+class WordPieceModel:
+    """A ``tokenizer.json`` ``WordPiece`` model on :class:`~..wordpiece.linmaxmatch.LinMaxMatch`.
+
+    >>> wp = WordPieceModel({"vocab": {"[UNK]": 0, "un": 1, "##aff": 2, "##able": 3}},
+    ...                     source="t.json")
+    >>> wp.tokenize("unaffable"), wp.token_lengths("unaffable", [1, 2, 3]), wp.tokenize("x")
+    ([1, 2, 3], [2, 3, 4], [0])
+
+    Runtime complexity: ``O(n)`` per pre-token of ``n`` characters (Algorithm 1 of the paper).
+    """
+
+    supports_glue = False
+
+    def __init__(self, spec: Mapping[str, Any], *, source: str) -> None:
+        self.source = source
+        vocab = spec.get("vocab")
+        if not _is_vocab(vocab):
+            raise UnsupportedComponent(
+                f"{source}: model WordPiece: 'vocab' must be an object of token -> integer id "
+                "(>= 0)"
+            )
+        unk = spec.get("unk_token", "[UNK]")
+        self.prefix: str = spec.get("continuing_subword_prefix", "##")
+        max_chars = spec.get("max_input_chars_per_word", 100)
+        if unk not in vocab:
+            raise UnsupportedComponent(
+                f"{source}: model WordPiece: unk_token {unk!r} is not in the vocabulary "
+                "(HuggingFace fails on the first word it cannot match)"
+            )
+        self.lmm = LinMaxMatch(vocab, unk_token=unk, suffix_indicator=self.prefix,
+                               max_input_chars_per_word=max_chars)
+        self.token_to_id: dict[str, int] = vocab
+        self.id_to_token = id_list(vocab)
+        self.unk_id = vocab[unk]
+
+    def tokenize(self, pretoken: str) -> list[int]:
+        """HuggingFace's ``WordPiece::tokenize`` ids of one word.
+
+        Runtime complexity: ``O(n)``.
+        """
+        return self.lmm.tokenize(pretoken)
+
+    def token_lengths(self, pretoken: str, ids: Sequence[int]) -> list[int]:
+        """Characters each id covers: the token's length (continuations without the prefix);
+        the unknown token of a word that did not match covers the whole word.
+
+        Runtime complexity: ``O(n)``.
+        """
+        if list(ids) == [self.unk_id]:
+            return [len(pretoken)]
+        plen = len(self.prefix)
+        lens = []
+        for k, tid in enumerate(ids):
+            tok = self.id_to_token[tid]
+            assert tok is not None, tid
+            lens.append(len(tok) - (plen if k else 0))
+        if sum(lens) != len(pretoken):
+            raise ValueError(
+                "token_lengths: ids are not the tokenization of this pre-token; pass the ids "
+                "tokenize(pretoken) returned"
+            )
+        return lens
+
+    def cuts(self, pretoken: str) -> list[int] | None:
+        """None: WordPiece's greedy match is decided by the whole word."""
+        return None
+
+
+def build_model(spec: Mapping[str, Any], *, source: str, byte_level: bool = False) -> Model:
+    """The model a ``tokenizer.json``'s ``model`` section describes; ``source`` names the file
+    in errors; ``byte_level``: the pipeline maps bytes to characters before the model.
+
+    >>> m = build_model({"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]},
+    ...                 source="t.json")
+    >>> m.tokenize("aab")
+    [0, 2]
+    >>> build_model({"type": "WordLevel", "vocab": {}}, source="t.json")
+    Traceback (most recent call last):
+      ...
+    livetok.incremental.hf.errors.UnsupportedComponent: t.json: model WordLevel: not implemented; livetok reads the models BPE, Unigram and WordPiece
+
+    Runtime complexity: ``O(V + R)`` for ``V`` tokens and ``R`` merges.
+    """
+    if not isinstance(spec, Mapping):
+        raise UnsupportedComponent(f"{source}: 'model' must be an object, got {type(spec).__name__}")
+    kind = spec.get("type")
+    if kind is None:
+        kind = _infer_type(spec)
+    if kind == "BPE":
+        return BPEModel(spec, source=source, byte_level=byte_level)
+    if kind == "Unigram":
+        return UnigramModel(spec, source=source)
+    if kind == "WordPiece":
+        return WordPieceModel(spec, source=source)
+    raise UnsupportedComponent(
+        f"{source}: model {kind}: not implemented; livetok reads the models BPE, Unigram and "
+        "WordPiece"
+    )
+
+
+def _infer_type(spec: Mapping[str, Any]) -> str:
+    """The model type of a section without ``type`` (HuggingFace tries each model's fields)."""
+    if "merges" in spec:
+        return "BPE"
+    if isinstance(spec.get("vocab"), list):
+        return "Unigram"
+    if "continuing_subword_prefix" in spec or "max_input_chars_per_word" in spec:
+        return "WordPiece"
+    return "(no type)"
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte -> printable character table, the alphabet of byte-level vocabularies.
+
+    >>> t = bytes_to_unicode(); t[ord("a")], t[ord(" ")], t[0x0A], len(set(t.values()))
+    ('a', 'Ġ', 'Ċ', 256)
+
+    Runtime complexity: ``O(256)``.
+    """
+    return {b: c for c, b in _gpt2_byte_decoder().items()}
+
+
+#: ``str.translate`` table from U+0000..U+00FF (a byte, decoded as Latin-1) to its character
+_BYTE_TABLE = {b: c for b, c in bytes_to_unicode().items()}
+
+
+def byte_level_map(text: str) -> str:
+    """``text``'s UTF-8 bytes as byte-level characters (the keys of a byte-level vocabulary).
+
+    >>> byte_level_map(" héllo\\n")
+    'ĠhÃ©llo\u010a'
+
+    Runtime complexity: ``O(len(text))``, three C calls.
+    """
+    return text.encode("utf-8").decode("latin-1").translate(_BYTE_TABLE)

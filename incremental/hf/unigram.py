@@ -1,0 +1,227 @@
+"""The ``Unigram`` model of a ``tokenizer.json`` (T5, XLM-R), exactly as HuggingFace's
+``Unigram::encode`` (``models/unigram/model.rs``, ``encode_optimized``, after SentencePiece's
+``unigram_model.cc``).
+
+Viterbi over the pieces' scores: ``best[e]`` is the best total score of a segmentation of the
+first ``e`` characters. Left to right over start positions ``s`` (character boundaries), and
+for each start over the vocabulary pieces that begin there *shortest first* (the order of the
+trie's common-prefix search), the candidate ``score(piece) + best[s]`` replaces ``best[e]``
+only when ``e`` has none yet or the candidate is *strictly* greater: on ties the earliest
+start wins, then the shortest piece. A start with no one-character piece also offers the
+unknown piece over that character with score ``min_score - 10`` (``K_UNK_PENALTY``).
+Backtracking from the end gives the pieces; consecutive pieces whose id is ``unk_id`` are
+fused into one string (``fuse_unk`` is always on). Each string becomes the id the vocabulary
+gives it (the last id of a string listed twice, as HuggingFace's map keeps), else, with
+``byte_fallback``, one ``<0xXX>`` id per byte when all exist, else ``unk_id``.
+
+Scores are added in the same order as Rust's ``f64`` (Python floats are IEEE doubles), so
+ties and near-ties resolve identically. Code points stand for UTF-8 bytes: the order of
+starts and lengths is the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..cache import GenerationalCache
+from .errors import UnsupportedComponent
+
+__all__ = ["UnigramModel", "UNK_PENALTY"]
+
+#: ``K_UNK_PENALTY`` of ``model.rs``: the unknown piece scores this much below the lowest
+UNK_PENALTY = 10.0
+#: pre-tokens longer than this are not cached
+_CACHE_MAX = 256
+
+
+class UnigramModel:
+    """A ``tokenizer.json`` ``Unigram`` model: ids equal HuggingFace's ``Unigram::tokenize``.
+
+    >>> spec = {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0],
+    ...         ["b", -1.0], ["ab", -1.5], ["abc", -4.0]]}
+    >>> u = UnigramModel(spec, source="t.json")
+    >>> u.tokenize("abab"), u.tokenize("abcxx"), u.token_lengths("abcxx", [4, 0])
+    ([3, 3], [4, 0], [3, 2])
+
+    Runtime complexity: construction ``O(V)``; :meth:`tokenize` ``O(n L)`` for ``n``
+    characters and pieces of at most ``L`` characters.
+    """
+
+    supports_glue = False
+
+    def __init__(self, spec: Mapping[str, Any], *, source: str) -> None:
+        self.source = source
+        vocab = spec.get("vocab")
+        if not isinstance(vocab, list) or not all(
+            isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)
+            and isinstance(e[1], (int, float)) for e in vocab
+        ):
+            raise UnsupportedComponent(
+                f"{source}: model Unigram: 'vocab' must be a list of [piece, score] pairs"
+            )
+        unk_id = spec.get("unk_id")
+        if unk_id is not None and not 0 <= unk_id < len(vocab):
+            raise UnsupportedComponent(
+                f"{source}: model Unigram: unk_id {unk_id} is not an id of the vocabulary "
+                f"({len(vocab)} pieces); HuggingFace refuses the file too"
+            )
+        self.unk_id: int | None = unk_id
+        self.byte_fallback = bool(spec.get("byte_fallback") or False)
+        self.id_to_token: list[str | None] = [p for p, _ in vocab]
+        self.scores: list[float] = [float(s) for _, s in vocab]
+        #: piece -> id (the last id of a piece listed twice, as HuggingFace's map keeps)
+        self.token_to_id: dict[str, int] = {p: i for i, (p, _) in enumerate(vocab)}
+        self.min_score = min(self.scores, default=float("inf"))
+        self.unk_score = self.min_score - UNK_PENALTY
+        #: for each first character, the longest piece (in characters) that starts with it
+        longest: dict[str, int] = {}
+        for p in self.token_to_id:
+            if p and len(p) > longest.get(p[0], 0):
+                longest[p[0]] = len(p)
+        self._longest = longest
+        self._byte_ids: list[int | None] = (
+            [self.token_to_id.get(f"<0x{b:02X}>") for b in range(256)] if self.byte_fallback
+            else []
+        )
+        self._cache: GenerationalCache[str, tuple[tuple[int, ...], tuple[int, ...]]]
+        self._cache = GenerationalCache()
+
+    def pieces(self, s: str) -> list[str]:
+        """The strings of the best segmentation of ``s``, unknowns fused (``Unigram::encode``).
+
+        >>> UnigramModel({"unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0]]},
+        ...              source="t.json").pieces("xyaz")
+        ['xy', 'a', 'z']
+
+        Runtime complexity: ``O(n L)`` for ``n`` characters, pieces of at most ``L``.
+        """
+        n = len(s)
+        if not n:
+            return []
+        get = self.token_to_id.get
+        scores = self.scores
+        longest = self._longest.get
+        unk_id, unk_score = self.unk_id, self.unk_score
+        best = [0.0] * (n + 1)
+        start = [-1] * (n + 1)  # -1: no path ends here yet
+        ids = [0] * (n + 1)
+        for i in range(n):
+            till = best[i]
+            single = False
+            for k in range(1, min(longest(s[i], 0), n - i) + 1):
+                tid = get(s[i : i + k])
+                if tid is None:
+                    continue
+                e = i + k
+                cand = scores[tid] + till
+                if start[e] < 0 or cand > best[e]:
+                    best[e], start[e], ids[e] = cand, i, tid
+                if k == 1:
+                    single = True
+            if not single:
+                e = i + 1
+                cand = unk_score + till
+                if start[e] < 0 or cand > best[e]:
+                    if unk_id is None:
+                        raise UnsupportedComponent(
+                            f"{self.source}: model Unigram: {s[i]!r} is unknown and the model "
+                            "has no unk_id (HuggingFace fails on this text too)"
+                        )
+                    best[e], start[e], ids[e] = cand, i, unk_id
+        out: list[str] = []
+        fused: list[str] = []
+        e = n
+        while e > 0:
+            b = start[e]
+            if unk_id is not None and ids[e] == unk_id:
+                fused.append(s[b:e])
+            else:
+                if fused:
+                    out.append("".join(reversed(fused)))
+                    fused = []
+                out.append(s[b:e])
+            e = b
+        if fused:
+            out.append("".join(reversed(fused)))
+        out.reverse()
+        return out
+
+    def _encode(self, s: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(ids, character counts)`` of one pre-token (``Unigram::tokenize``)."""
+        ids: list[int] = []
+        lens: list[int] = []
+        get = self.token_to_id.get
+        for piece in self.pieces(s):
+            tid = get(piece)
+            if tid is None and self.byte_fallback:
+                if self._add_bytes(piece, ids, lens):
+                    continue
+            if tid is None:
+                if self.unk_id is None:
+                    raise UnsupportedComponent(
+                        f"{self.source}: model Unigram: {piece!r} is unknown and the model "
+                        "has no unk_id (HuggingFace fails on this text too)"
+                    )
+                tid = self.unk_id
+            ids.append(tid)
+            lens.append(len(piece))
+        return tuple(ids), tuple(lens)
+
+    def _add_bytes(self, piece: str, ids: list[int], lens: list[int]) -> bool:
+        """Append the byte-fallback ids of ``piece`` (each character on its first byte's
+        token); False, appending nothing, when a byte token is missing."""
+        byte_ids = self._byte_ids
+        got = [byte_ids[b] for b in piece.encode("utf-8")]
+        if None in got:
+            return False
+        k = 0
+        for ch in piece:
+            nb = len(ch.encode("utf-8"))
+            for j in range(nb):
+                ids.append(got[k + j])  # type: ignore[arg-type]
+                lens.append(1 if j == 0 else 0)
+            k += nb
+        return True
+
+    def _cached(self, s: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        hit = self._cache.recall(s)
+        if hit is None:
+            hit = self._encode(s)
+            if len(s) <= _CACHE_MAX:
+                self._cache.put(s, hit)
+        return hit
+
+    def tokenize(self, pretoken: str) -> list[int]:
+        """HuggingFace's ``Unigram::tokenize`` ids of one pre-token.
+
+        Runtime complexity: ``O(n L)`` (see :meth:`pieces`); a dictionary hit when cached.
+        """
+        return list(self._cached(pretoken)[0])
+
+    def token_lengths(self, pretoken: str, ids: Sequence[int]) -> list[int]:
+        """Characters of ``pretoken`` each id of ``ids`` (its :meth:`tokenize`) covers (a fused
+        unknown: all its characters; byte fallback: each character on its first byte).
+
+        Runtime complexity: as :meth:`tokenize`.
+        """
+        got, lens = self._cached(pretoken)
+        if list(ids) != list(got):
+            raise ValueError(
+                "token_lengths: ids are not the tokenization of this pre-token; pass the ids "
+                "tokenize(pretoken) returned"
+            )
+        return list(lens)
+
+    def cuts(self, pretoken: str) -> list[int] | None:
+        """None: a Viterbi segmentation has no cut that is certain from two characters."""
+        return None
+
+    def _check(self) -> None:
+        """Assert the tables agree (for tests)."""
+        for p, i in self.token_to_id.items():
+            assert self.id_to_token[i] == p, (p, i)
+        for piece, (ids, lens) in self._cache.items():
+            assert len(ids) == len(lens) and sum(lens) == len(piece), (piece, ids, lens)
+
+    def __repr__(self) -> str:
+        return f"<UnigramModel {self.source!r} pieces={len(self.id_to_token)}>"
