@@ -1,0 +1,896 @@
+"""The normalizers of a ``tokenizer.json``, exact to HuggingFace ``tokenizers``, with alignment
+and sound cut rules.
+
+Each class reproduces one ``tokenizers.normalizers`` type (``normalize`` equals HF's
+``normalize_str``) and tells the incremental document where text may be cut into pieces that
+normalize independently (:meth:`Normalizer.cut_ok`). The issue's edit-window rule ("widen to a
+normalization boundary; for NFC back to the previous starter") is this cut rule read from the
+other side: a piece boundary is only ever placed where normalizing the two sides apart gives
+the same string as normalizing the whole.
+
+Two notions carry the argument:
+
+* ``cut_ok(text, i)``: ``N(text[:i], s) + N(text[i:], False) == N(text, s)`` for every text
+  equal to ``text`` on ``[i - context, i + context)`` (positions outside the text are unknown).
+* ``keeps(text, p)``: ``text[p]`` is an *isolated fixed point*: for every text equal on
+  ``[p - keep_context, p + 1 + keep_context)``, ``N(t) == N(t[:p]) + t[p] + N(t[p+1:])``,
+  ``N(t[:p+1]) == N(t[:p]) + t[p]`` and ``N(t[p:]) == t[p] + N(t[p+1:])``.
+  :class:`Sequence` uses it: when every earlier step keeps each character of a window around
+  the cut, the later step sees that window verbatim and can judge the cut on the original
+  text (argument in :meth:`Sequence.cut_ok`).
+
+HF's Unicode tables are older than Python's ``unicodedata`` (14.0): code points whose
+decomposition or combining class differ (``_HF_INERT``) are *inert starters* for HF (no
+decomposition, class 0, no composition), so the NF* normalizers cut the text around them and
+let ``unicodedata`` normalize the rest; ``StripAccents`` uses HF's older mark table
+(``_NOT_HF_MARKS`` are marks only for Python; U+1CF2/U+1CF3 only for HF). ``Lowercase`` and
+``Strip`` use the HF tables measured for BERT (``wordpiece/bert_normalize``).
+
+>>> n = build_normalizer({"type": "Sequence", "normalizers": [{"type": "NFKC"},
+...     {"type": "Lowercase"}]}, source="t.json")
+>>> n.normalize("\\ufb01 \\uff21")
+'fi a'
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import re
+import unicodedata
+from typing import Any, Callable, Iterable, Literal, Protocol, Sequence as Seq, cast
+
+import regex
+
+from ..wordpiece import bert_normalize
+from .errors import UnsupportedComponent
+from .precompiled import Charsmap, certain_break, char_class, charsmap_from_base64
+
+__all__ = [
+    "Normalizer",
+    "build_normalizer",
+    "UnicodeNormalizer",
+    "Lowercase",
+    "Strip",
+    "StripAccents",
+    "Replace",
+    "Prepend",
+    "BertNormalizer",
+    "Precompiled",
+    "Sequence",
+]
+
+Align = list[int] | None
+Form = Literal["NFC", "NFD", "NFKC", "NFKD"]
+
+
+class Normalizer(Protocol):
+    """What the reader needs from a normalizer (DESIGN of issue 17)."""
+
+    context: int  #: characters each side cut_ok reads (>= 1)
+    keep_context: int  #: characters each side keeps reads
+    changes_text: bool  #: False only for the identity (empty Sequence)
+
+    def normalize(self, text: str, *, segment_start: bool = True) -> str: ...
+
+    def normalize_aligned(self, text: str, *, segment_start: bool = True) -> tuple[str, Align]:
+        """(out, align): align None when position-wise, else len(out) + 1 source offsets,
+        non-decreasing, ending with len(text)."""
+        ...
+
+    def cut_ok(self, text: str, i: int) -> bool: ...
+
+    def keeps(self, text: str, p: int) -> bool: ...
+
+
+def _inside(text: str, lo: int, hi: int) -> bool:
+    """The window [lo, hi) lies in the text (outside it nothing is known)."""
+    return lo >= 0 and hi <= len(text)
+
+
+def _aligned_from_sources(out_parts: list[str], sources: list[int], n: int) -> list[int]:
+    align: list[int] = []
+    for part, src in zip(out_parts, sources):
+        align.extend([src] * len(part))
+    align.append(n)
+    return align
+
+
+# -- NFC, NFD, NFKC, NFKD -------------------------------------------------------------------------
+
+#: code points whose NF* data differ between HF (``unicode-normalization-alignments``) and
+#: Python's ``unicodedata``: inert starters for HF (measured over every code point; the test
+#: suite measures again)
+_HF_INERT: tuple[tuple[int, int], ...] = (
+    (0x07FD, 0x07FD), (0x0898, 0x089F), (0x08CA, 0x08D3), (0x09FE, 0x09FE), (0x0C3C, 0x0C3C),
+    (0x0D3B, 0x0D3C), (0x0EBA, 0x0EBA), (0x1715, 0x1715), (0x1ABF, 0x1ACE), (0x1DF6, 0x1DFA),
+    (0x32FF, 0x32FF), (0xA7F2, 0xA7F4), (0xA82C, 0xA82C), (0xAB69, 0xAB69), (0x10781, 0x10785),
+    (0x10787, 0x107B0), (0x107B2, 0x107BA), (0x10D24, 0x10D27), (0x10EAB, 0x10EAC),
+    (0x10F46, 0x10F50), (0x10F82, 0x10F85), (0x11070, 0x11070), (0x1133B, 0x1133B),
+    (0x1145E, 0x1145E), (0x11839, 0x1183A), (0x11930, 0x11930), (0x11935, 0x11935),
+    (0x11938, 0x11938), (0x1193D, 0x1193E), (0x11943, 0x11943), (0x119E0, 0x119E0),
+    (0x11A34, 0x11A34), (0x11A47, 0x11A47), (0x11A99, 0x11A99), (0x11D42, 0x11D42),
+    (0x11D44, 0x11D45), (0x11D97, 0x11D97), (0x16FF0, 0x16FF1), (0x1E130, 0x1E136),
+    (0x1E2AE, 0x1E2AE), (0x1E2EC, 0x1E2EF), (0x1F16C, 0x1F16C), (0x1FBF0, 0x1FBF9),
+)
+
+_HF_INERT_SET = frozenset(c for a, b in _HF_INERT for c in range(a, b + 1))
+_HF_INERT_RE = re.compile(char_class(_HF_INERT_SET))
+
+
+@functools.lru_cache(maxsize=1)
+def _second_elements() -> frozenset[str]:
+    """Characters that combine with a preceding starter (second element of a primary
+    composite, Hangul V and T jamo included)."""
+    out = {chr(c) for c in range(0x1161, 0x1176)} | {chr(c) for c in range(0x11A8, 0x11C3)}
+    for cp in range(0x110000):
+        d = unicodedata.decomposition(chr(cp))
+        if d and not d.startswith("<"):
+            parts = d.split()
+            if len(parts) == 2:
+                pair = chr(int(parts[0], 16)) + chr(int(parts[1], 16))
+                if unicodedata.normalize("NFC", pair) == chr(cp):
+                    out.add(pair[1])
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=4)
+def _unsafe_before(form: Form) -> frozenset[int]:
+    """Code points before which a cut is not sound for ``form``: the first character of the
+    decomposition is a non-starter (canonical reordering may move marks across it) or, for
+    the composing forms, may combine with the starter before it."""
+    dform: Form = "NFKD" if "K" in form else "NFD"
+    compose = form in ("NFC", "NFKC")
+    second = _second_elements() if compose else frozenset()
+    out = set()
+    for cp in range(0x110000):
+        if cp in _HF_INERT_SET:
+            continue
+        ch = chr(cp)
+        if not unicodedata.combining(ch) and not unicodedata.decomposition(ch):
+            if ch in second:
+                out.add(cp)
+            continue
+        d = unicodedata.normalize(dform, ch) if not 0xD800 <= cp <= 0xDFFF else ch
+        if unicodedata.combining(ch) or (d and unicodedata.combining(d[0])):
+            out.add(cp)
+        elif compose and (ch in second or (d and d[0] in second)):
+            out.add(cp)
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=4)
+def _unsafe_re(form: Form) -> re.Pattern[str]:
+    # a cut unit: any one character, then the characters no cut may precede
+    return re.compile("(?s)." + char_class(_unsafe_before(form)) + "*")
+
+
+class UnicodeNormalizer:
+    """HF ``NFC`` / ``NFD`` / ``NFKC`` / ``NFKD``.
+
+    Cut rule: before ``text[i]`` when its decomposition starts with a starter that nothing
+    before it can compose with (canonical reordering stops at a starter; composition of the
+    starter needs a second element), or when it is one of HF's inert code points.
+
+    >>> UnicodeNormalizer("NFC").normalize("e\\u0301")
+    '\\xe9'
+    >>> UnicodeNormalizer("NFC").cut_ok("e\\u0301", 1), UnicodeNormalizer("NFC").cut_ok("ab", 1)
+    (False, True)
+
+    Runtime complexity: ``normalize`` ``O(n)``; ``cut_ok`` ``O(1)`` (tables built once).
+    """
+
+    context = 1
+    keep_context = 1
+    changes_text = True
+
+    def __init__(self, form: str) -> None:
+        if form not in ("NFC", "NFD", "NFKC", "NFKD"):
+            raise ValueError(f"unknown Unicode normalization form {form!r}")
+        self.form: Form = cast(Form, form)
+
+    def __repr__(self) -> str:
+        return f"{self.form}()"
+
+    @property
+    def _unsafe(self) -> frozenset[int]:
+        return _unsafe_before(self.form)
+
+    def normalize(self, text: str, *, segment_start: bool = True) -> str:
+        if text.isascii():
+            return text
+        if _HF_INERT_RE.search(text) is None:
+            return unicodedata.normalize(self.form, text)
+        parts = _HF_INERT_RE.split(text)
+        inert = _HF_INERT_RE.findall(text)
+        out = [unicodedata.normalize(self.form, parts[0])]
+        for x, part in zip(inert, parts[1:]):
+            out.append(x)
+            out.append(unicodedata.normalize(self.form, part))
+        return "".join(out)
+
+    def normalize_aligned(self, text: str, *, segment_start: bool = True) -> tuple[str, Align]:
+        if text.isascii() or (
+            _HF_INERT_RE.search(text) is None and unicodedata.is_normalized(self.form, text)
+        ):
+            return text, None
+        out: list[str] = []
+        align: list[int] = []
+        for m in _unsafe_re(self.form).finditer(text):
+            unit = m.group()
+            norm = self.normalize(unit)
+            out.append(norm)
+            if norm == unit:
+                align.extend(range(m.start(), m.end()))
+            else:
+                align.extend([m.start()] * len(norm))
+        align.append(len(text))
+        return "".join(out), align
+
+    def _safe_before(self, ch: str) -> bool:
+        return ord(ch) not in self._unsafe
+
+    def cut_ok(self, text: str, i: int) -> bool:
+        return 0 < i < len(text) and ord(text[i]) not in self._unsafe
+
+    def keeps(self, text: str, p: int) -> bool:
+        if not _inside(text, p, p + 2):
+            return False
+        ch = text[p]
+        unsafe = self._unsafe
+        return (
+            ord(ch) not in unsafe
+            and ord(text[p + 1]) not in unsafe
+            and (ord(ch) in _HF_INERT_SET or unicodedata.normalize(self.form, ch) == ch)
+        )
+
+
+# -- Lowercase, Strip, StripAccents -------------------------------------------------------------
+
+
+class Lowercase:
+    """HF ``Lowercase``: Rust ``char::to_lowercase`` per character (HF's table; no final-sigma
+    rule). Cut rule: always (one character in, its lowercase out).
+
+    >>> Lowercase().normalize("ÀΣ İ")
+    'àσ i̇'
+
+    Runtime complexity: ``O(n)``.
+    """
+
+    context = 1
+    keep_context = 0
+    changes_text = True
+
+    def __init__(self) -> None:
+        self._table: dict[int, str] = bert_normalize.bert_tables().lower_map
+        self._multi = re.compile(char_class(c for c, v in self._table.items() if len(v) != 1))
+
+    def __repr__(self) -> str:
+        return "Lowercase()"
+
+    def normalize(self, text: str, *, segment_start: bool = True) -> str:
+        return text.lower() if text.isascii() else text.translate(self._table)
+
+    def normalize_aligned(self, text: str, *, segment_start: bool = True) -> tuple[str, Align]:
+        out = self.normalize(text)
+        if text.isascii() or self._multi.search(text) is None:
+            return out, None
+        parts = [self._table.get(ord(ch), ch) for ch in text]
+        return out, _aligned_from_sources(parts, list(range(len(text))), len(text))
+
+    def cut_ok(self, text: str, i: int) -> bool:
+        return 0 < i < len(text)
+
+    def keeps(self, text: str, p: int) -> bool:
+        return 0 <= p < len(text) and self._table.get(ord(text[p]), text[p]) == text[p]
+
+
+def _whitespace() -> str:
+    return "".join(sorted(bert_normalize.bert_tables().space_chars))
+
+
+class Strip:
+    """HF ``Strip``: drop Rust-``char::is_whitespace`` characters at the start and/or end.
+
+    Cut rule: neither ``text[i-1]`` nor ``text[i]`` is whitespace (then neither side's strip
+    reaches the cut, and each side's outer end is the whole text's).
+
+    >>> Strip(left=True, right=False).normalize("  a b  ")
+    'a b  '
+
+    Runtime complexity: ``O(n)``.
+    """
+
+    context = 1
+    keep_context = 1
+    changes_text = True
+
+    def __init__(self, *, left: bool, right: bool) -> None:
+        self.left, self.right = bool(left), bool(right)
+        self._ws = _whitespace()
+        self.changes_text = self.left or self.right
+
+    def __repr__(self) -> str:
+        return f"Strip(left={self.left}, right={self.right})"
+
+    def normalize(self, text: str, *, segment_start: bool = True) -> str:
+        if self.left:
+            text = text.lstrip(self._ws)
+        if self.right:
+            text = text.rstrip(self._ws)
+        return text
+
+    def normalize_aligned(self, text: str, *, segment_start: bool = True) -> tuple[str, Align]:
+        out = self.normalize(text)
+        if len(out) == len(text):
+            return out, None
+        k = len(text) - len(text.lstrip(self._ws)) if self.left else 0
+        return out, list(range(k, k + len(out))) + [len(text)]
+
+    def cut_ok(self, text: str, i: int) -> bool:
+        return 0 < i < len(text) and text[i - 1] not in self._ws and text[i] not in self._ws
+
+    def keeps(self, text: str, p: int) -> bool:
+        return _inside(text, p - 1, p + 2) and not any(c in self._ws for c in text[p - 1 : p + 2])
+
+
+#: Python marks (category M*) that HF's older table does not have
+_NOT_HF_MARKS: tuple[tuple[int, int], ...] = (
+    (0x07FD, 0x07FD), (0x0898, 0x089F), (0x08CA, 0x08D3), (0x09FE, 0x09FE), (0x0AFA, 0x0AFF),
+    (0x0B55, 0x0B55), (0x0C04, 0x0C04), (0x0C3C, 0x0C3C), (0x0D00, 0x0D00), (0x0D3B, 0x0D3C),
+    (0x0D81, 0x0D81), (0x0EBA, 0x0EBA), (0x1715, 0x1715), (0x180F, 0x180F), (0x1ABF, 0x1ACE),
+    (0x1CF7, 0x1CF7), (0x1DF6, 0x1DFA), (0xA82C, 0xA82C), (0xA8FF, 0xA8FF), (0x10D24, 0x10D27),
+    (0x10EAB, 0x10EAC), (0x10F46, 0x10F50), (0x10F82, 0x10F85), (0x11070, 0x11070),
+    (0x11073, 0x11074), (0x110C2, 0x110C2), (0x11145, 0x11146), (0x111C9, 0x111C9),
+    (0x111CE, 0x111CF), (0x1133B, 0x1133B), (0x1145E, 0x1145E), (0x1182C, 0x1183A),
+    (0x11930, 0x11935), (0x11937, 0x11938), (0x1193B, 0x1193E), (0x11940, 0x11940),
+    (0x11942, 0x11943), (0x119D1, 0x119D7), (0x119DA, 0x119E0), (0x119E4, 0x119E4),
+    (0x11A01, 0x11A0A), (0x11A33, 0x11A39), (0x11A3B, 0x11A3E), (0x11A47, 0x11A47),
+    (0x11A51, 0x11A5B), (0x11A8A, 0x11A99), (0x11D31, 0x11D36), (0x11D3A, 0x11D3A),
+    (0x11D3C, 0x11D3D), (0x11D3F, 0x11D45), (0x11D47, 0x11D47), (0x11D8A, 0x11D8E),
+    (0x11D90, 0x11D91), (0x11D93, 0x11D97), (0x11EF3, 0x11EF6), (0x16F4F, 0x16F4F),
+    (0x16F7F, 0x16F87), (0x16FE4, 0x16FE4), (0x16FF0, 0x16FF1), (0x1CF00, 0x1CF2D),
+    (0x1CF30, 0x1CF46), (0x1E130, 0x1E136), (0x1E2AE, 0x1E2AE), (0x1E2EC, 0x1E2EF),
+)
+#: HF marks that are letters for Python 3.11 (Vedic signs, Mc before Unicode 14)
+_HF_ONLY_MARKS = (0x1CF2, 0x1CF3)
+
+
+@functools.lru_cache(maxsize=1)
+def _hf_marks() -> dict[int, None]:
+    not_hf = {c for a, b in _NOT_HF_MARKS for c in range(a, b + 1)}
+    marks = {
+        c: None
+        for c in range(0x300, 0x110000)
+        if c not in not_hf and unicodedata.category(chr(c))[0] == "M"
+    }
+    marks.update({c: None for c in _HF_ONLY_MARKS})
+    return marks
+
+
+class StripAccents:
+    """HF ``StripAccents``: delete every combining mark (HF's ``is_combining_mark``: category
+    M*, by its Unicode tables). It does not decompose: put NFD/NFKD before it.
+
+    Cut rule: always (a per-character filter).
+
+    >>> StripAccents().normalize("e\\u0301\\u00e9")
+    'e\\xe9'
+
+    Runtime complexity: ``O(n)``.
+    """
+
+    context = 1
+    keep_context = 0
+    changes_text = True
+
+    def __repr__(self) -> str:
+        return "StripAccents()"
+
+    def normalize(self, text: str, *, segment_start: bool = True) -> str:
+        return text if text.isascii() else text.translate(_hf_marks())
+
+    def normalize_aligned(self, text: str, *, segment_start: bool = True) -> tuple[str, Align]:
+        out = self.normalize(text)
+        if len(out) == len(text):
+            return out, None
+        marks = _hf_marks()
+        keep = [k for k, ch in enumerate(text) if ord(ch) not in marks]
+        return out, keep + [len(text)]
+
+    def cut_ok(self, text: str, i: int) -> bool:
+        return 0 < i < len(text)
+
+    def keeps(self, text: str, p: int) -> bool:
+        return 0 <= p < len(text) and ord(text[p]) not in _hf_marks()
+
+
+# -- Replace, Prepend ---------------------------------------------------------------------------
+
+
+def _regex_alphabet(pattern: str) -> Callable[[str], bool] | None:
+    """A test that holds for every character any match of ``pattern`` can contain, or None
+    when the pattern may match the empty string, has anchors, look-arounds, back-references
+    or case folding (then no cut rule is derived: cut_ok is always False).
+
+    >>> sp = _regex_alphabet(" {2,}")
+    >>> sp is not None and (sp(" "), sp("a"))
+    (True, False)
+    >>> _regex_alphabet("a*") is None, _regex_alphabet("\\\\ba") is None
+    (True, True)
+    """
+    sre_parse: Any = importlib.import_module("re._parser")  # the stdlib's own parser
+    try:
+        tree = sre_parse.parse(pattern)
+    except Exception:
+        return None
+    if tree.state.flags & (re.IGNORECASE | re.MULTILINE) or tree.getwidth()[0] == 0:
+        return None
+    chars: set[str] = set()
+    ranges: list[tuple[int, int]] = []
+    spaces = [False]
+    digits = [False]
+    anything = [False]
+    c = sre_parse
+
+    def walk(items: Any) -> bool:
+        for op, av in items:
+            if op is c.LITERAL:
+                chars.add(chr(av))
+            elif op in (c.NOT_LITERAL, c.ANY):
+                anything[0] = True
+            elif op is c.IN:
+                for iop, iav in av:
+                    if iop is c.LITERAL:
+                        chars.add(chr(iav))
+                    elif iop is c.RANGE:
+                        ranges.append(iav)
+                    elif iop is c.CATEGORY and iav is c.CATEGORY_SPACE:
+                        spaces[0] = True
+                    elif iop is c.CATEGORY and iav is c.CATEGORY_DIGIT:
+                        digits[0] = True
+                    else:  # NEGATE, \w (Oniguruma's \w has marks, Python's not), \S, \D ...
+                        anything[0] = True
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)):
+                if not walk(av[2]):
+                    return False
+            elif op is c.SUBPATTERN:
+                if av[1] or av[2]:  # inline flags
+                    return False
+                if not walk(av[3]):
+                    return False
+            elif op is c.BRANCH:
+                if not all(walk(b) for b in av[1]):
+                    return False
+            elif op is getattr(c, "ATOMIC_GROUP", None):
+                if not walk(av):
+                    return False
+            else:  # AT (anchors, \b), ASSERT, ASSERT_NOT, GROUPREF, ...
+                return False
+        return True
+
+    if not walk(tree):
+        return None
+    if anything[0]:
+        return lambda ch: True
+    frozen = frozenset(chars)
+    rs = tuple(ranges)
+    sp, dg = spaces[0], digits[0]
+
+    def test(ch: str) -> bool:
+        if ch in frozen:
+            return True
+        cp = ord(ch)
+        if any(a <= cp <= b for a, b in rs):
+            return True
+        # supersets of Oniguruma's Unicode \s (White_Space) and \d (Nd)
+        if sp and (ch.isspace() or ch in "\x85\u180e\u200b"):
+            return True
+        return dg and unicodedata.category(ch) == "Nd"
+
+    return test
+
+
+class Replace:
+    """HF ``Replace``: every non-overlapping match (left to right) of a literal
+    (``{"String": s}``) or a regular expression (``{"Regex": r}``) becomes ``content``.
+
+    Cut rules. Literal of length L: no occurrence of the literal (positions outside the text
+    count as wildcards) covers both ``text[i-1]`` and ``text[i]``; then the left-to-right scan
+    finds the same matches in each half (context L). Regex: the pattern cannot match the
+    empty string, has no anchors or look-arounds, and ``text[i-1]`` or ``text[i]`` is a
+    character no match can contain, so no match spans the cut and the scan cannot depend on the
+    other side (context 1). Patterns outside that analysis never cut.
+
+    >>> Replace(" ", "\\u2581").normalize("a b")
+    'a\\u2581b'
+    >>> r = Replace(" {2,}", " ", regex_=True)
+    >>> r.normalize("a   b"), r.cut_ok("a  b", 2), r.cut_ok("a  b", 1)
+    ('a b', False, True)
+
+    Runtime complexity: ``O(n)`` per call.
+    """
+
+    keep_context = 0
+    changes_text = True
+
+    def __init__(self, pattern: str, content: str, *, regex_: bool = False) -> None:
+        self.pattern, self.content, self.is_regex = pattern, content, regex_
+        self._alphabet: Callable[[str], bool] | None
+        if regex_:
+            self._re: regex.Pattern[str] | None = regex.compile(pattern)
+            self._alphabet = _regex_alphabet(pattern)
+            self.context = 1
+        else:
+            self._re = None
+            chars = frozenset(pattern)
+            self._alphabet = (lambda ch: ch in chars) if pattern else None
+            self.context = max(1, len(pattern))
+
+    def __repr__(self) -> str:
+        kind = "Regex" if self.is_regex else "String"
+        return f"Replace({kind} {self.pattern!r} -> {self.content!r})"
+
+    def normalize(self, text: str, *, segment_start: bool = True) -> str:
+        if self._re is None:
+            return text.replace(self.pattern, self.content)
+        content = self.content
+        return self._re.sub(lambda _m: content, text)
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        if self._re is not None:
+            return [m.span() for m in self._re.finditer(text)]
+        spans = []
+        if not self.pattern:
+            return [(k, k) for k in range(len(text) + 1)]
+        k = text.find(self.pattern)
+        while k >= 0:
+            spans.append((k, k + len(self.pattern)))
+            k = text.find(self.pattern, k + len(self.pattern))
+        return spans
+
+    def normalize_aligned(self, text: str, *, segment_start: bool = True) -> tuple[str, Align]:
+        out = self.normalize(text)
+        if not self.is_regex and len(self.pattern) == len(self.content) == 1:
+            return out, None
+        spans = self._spans(text)
+        if not spans:
+            return out, None
+        align: list[int] = []
+        pos = 0
+        for s, e in spans:
+            align.extend(range(pos, s))
+            align.extend([s if s < len(text) else len(text)] * len(self.content))
+            pos = e
+        align.extend(range(pos, len(text)))
+        align.append(len(text))
+        return out, align
+
+    def cut_ok(self, text: str, i: int) -> bool:
+        test = self._alphabet
+        if test is None or not 0 < i < len(text):
+            return False
+        if not (test(text[i - 1]) and test(text[i])):
+            return True
+        if self.is_regex:
+            return False
+        s, n = self.pattern, len(self.pattern)
+        for p in range(i - n + 1, i):
+            if all(not 0 <= p + k < len(text) or text[p + k] == s[k] for k in range(n)):
+                return False
+        return True
+
+    def keeps(self, text: str, p: int) -> bool:
+        test = self._alphabet
+        return test is not None and 0 <= p < len(text) and not test(text[p])
+
+
+class Prepend:
+    """HF ``Prepend``: put ``prepend`` before a non-empty text at a segment start.
+
+    Cut rule: always inside the text (only the segment start gets the prefix, and the left
+    side of a cut is never empty). Context 1: in a :class:`Sequence` the character before the
+    cut must reach this step, so the left side stays non-empty after earlier steps.
+
+    >>> Prepend("\\u2581").normalize("a"), Prepend("\\u2581").normalize("a", segment_start=False)
+    ('\\u2581a', 'a')
+    """
+
+    context = 1
+    keep_context = 1
+    changes_text = True
+
+    def __init__(self, prepend: str) -> None:
+        self.prepend = prepend
+        self.changes_text = bool(prepend)
+
+    def __repr__(self) -> str:
+        return f"Prepend({self.prepend!r})"
+
+    def normalize(self, text: str, *, segment_start: bool = True) -> str:
+        return self.prepend + text if segment_start and text else text
+
+    def normalize_aligned(self, text: str, *, segment_start: bool = True) -> tuple[str, Align]:
+        if not (segment_start and text and self.prepend):
+            return text, None
+        return self.prepend + text, [0] * len(self.prepend) + list(range(len(text) + 1))
+
+    def cut_ok(self, text: str, i: int) -> bool:
+        return 0 < i < len(text)
+
+    def keeps(self, text: str, p: int) -> bool:
+        return 1 <= p < len(text)
+
+
+# -- BertNormalizer, Precompiled ----------------------------------------------------------------
+
+
+class BertNormalizer:
+    """HF ``BertNormalizer`` (``wordpiece.bert_normalize.BertNormalizer``, measured against HF).
+
+    Cut rule: always without ``strip_accents`` (every step is per character); with it, before a
+    character that survives cleaning and decomposes to a starter (canonical reordering of the
+    marks cannot cross it), the flag ``CUT_BEFORE_OK`` of ``char_flags``.
+
+    >>> BertNormalizer().normalize("Héllo 中")
+    'hello  中 '
+    """
+
+    context = 1
+    keep_context = 1
+    changes_text = True
+
+    def __init__(self, impl: bert_normalize.BertNormalizer | None = None) -> None:
+        #: the measured implementation (its options: clean_text, handle_chinese_chars, ...)
+        self.impl = impl if impl is not None else bert_normalize.BertNormalizer()
+        self._kept: dict[str, bool] = {}
+
+    def __repr__(self) -> str:
+        return repr(self.impl)
+
+    def normalize(self, text: str, *, segment_start: bool = True) -> str:
+        return self.impl.normalize(text)
+
+    def normalize_aligned(self, text: str, *, segment_start: bool = True) -> tuple[str, Align]:
+        out, src = self.impl.normalize_aligned(text)
+        if out == text:
+            return out, None
+        align = src + [len(text)]
+        for j in range(len(align) - 2, -1, -1):  # reordered marks: keep it non-decreasing
+            if align[j] > align[j + 1]:
+                align[j] = align[j + 1]
+        return out, align
+
+    def _before_ok(self, ch: str) -> bool:
+        if not self.impl.strip_accents:
+            return True
+        return bool(self.impl.char_flags(ch) & bert_normalize.CUT_BEFORE_OK)
+
+    def cut_ok(self, text: str, i: int) -> bool:
+        return 0 < i < len(text) and self._before_ok(text[i])
+
+    def keeps(self, text: str, p: int) -> bool:
+        if not _inside(text, p, p + 2):
+            return False
+        ch = text[p]
+        same = self._kept.get(ch)
+        if same is None:
+            same = self._kept[ch] = self.impl.normalize(ch) == ch
+        return same and self._before_ok(ch) and self._before_ok(text[p + 1])
+
+
+class Precompiled:
+    """HF ``Precompiled`` (SentencePiece's compiled rules, see :mod:`.precompiled`).
+
+    Cut rule: a grapheme-cluster boundary certain from ``text[i-1]`` and ``text[i]`` alone
+    (:func:`.precompiled.certain_break`): the normalizer replaces clusters, and clusters on
+    each side of a certain break do not depend on the other side.
+
+    Runtime complexity: ``O(n)``.
+    """
+
+    context = 1
+    keep_context = 1
+    changes_text = True
+
+    def __init__(self, charsmap: Charsmap) -> None:
+        self.charsmap = charsmap
+
+    def __repr__(self) -> str:
+        return f"Precompiled({len(self.charsmap.table)} characters)"
+
+    def normalize(self, text: str, *, segment_start: bool = True) -> str:
+        return self.charsmap.normalize(text)
+
+    def normalize_aligned(self, text: str, *, segment_start: bool = True) -> tuple[str, Align]:
+        out, align = self.charsmap.normalize_aligned(text)
+        return (out, None) if out == text else (out, align)
+
+    def cut_ok(self, text: str, i: int) -> bool:
+        return certain_break(text, i)
+
+    def keeps(self, text: str, p: int) -> bool:
+        return self.charsmap.keeps(text, p)
+
+
+# -- Sequence -----------------------------------------------------------------------------------
+
+
+def _compose(first: Align, second: Align) -> Align:
+    """Alignment of ``second`` applied after ``first`` (offsets through both)."""
+    if second is None:
+        return first
+    if first is None:
+        return second
+    return [first[k] for k in second]
+
+
+class Sequence:
+    """HF ``Sequence``: the steps one after another.
+
+    Cut rule (:meth:`cut_ok`): with ``R_{n-1} = context(last)`` and
+    ``R_{k-1} = R_k + keep_context(step k)``, every position of ``[i - R_k, i + R_k)`` must
+    be kept by step ``k`` (for ``k < n``) and the last step must accept the cut. Kept
+    positions pass through a step verbatim and the step splits around them, so each later
+    step sees the window unchanged and judges it as on the original text.
+
+    >>> s = Sequence([Replace(" ", "_"), Lowercase()])
+    >>> s.normalize("AB C"), s.cut_ok("AB C", 1), s.cut_ok("AB C", 2)
+    ('ab_c', True, False)
+
+    Runtime complexity: ``normalize`` the sum of the steps; ``cut_ok`` ``O(context)``.
+    """
+
+    def __init__(self, steps: Seq[Normalizer]) -> None:
+        self.steps: list[Normalizer] = [s for s in steps if s.changes_text]
+        self.changes_text = bool(self.steps)
+        # windows each earlier step must keep, last step first
+        radii: list[int] = []
+        r = self.steps[-1].context if self.steps else 1
+        for step in reversed(self.steps[:-1]):
+            radii.append(r)
+            r += step.keep_context
+        self._radii = list(reversed(radii))  # radius for steps[k], k < n - 1
+        self.context = max(1, r)
+        kr: list[int] = []
+        k = 0
+        for step in reversed(self.steps):
+            kr.append(k)
+            k += step.keep_context
+        self._keep_radii = list(reversed(kr))
+        self.keep_context = k
+
+    def __repr__(self) -> str:
+        return f"Sequence({self.steps!r})"
+
+    def normalize(self, text: str, *, segment_start: bool = True) -> str:
+        for step in self.steps:
+            text = step.normalize(text, segment_start=segment_start)
+        return text
+
+    def normalize_aligned(self, text: str, *, segment_start: bool = True) -> tuple[str, Align]:
+        align: Align = None
+        for step in self.steps:
+            text, a = step.normalize_aligned(text, segment_start=segment_start)
+            align = _compose(align, a)
+        return text, align
+
+    def cut_ok(self, text: str, i: int) -> bool:
+        if not 0 < i < len(text):
+            return False
+        if not self.steps:
+            return True
+        for step, r in zip(self.steps, self._radii):
+            if not _inside(text, i - r, i + r):
+                return False
+            if not all(step.keeps(text, q) for q in range(i - r, i + r)):
+                return False
+        return self.steps[-1].cut_ok(text, i)
+
+    def keeps(self, text: str, p: int) -> bool:
+        for step, r in zip(self.steps, self._keep_radii):
+            if not _inside(text, p - r, p + r + 1):
+                return False
+            if not all(step.keeps(text, q) for q in range(p - r, p + r + 1)):
+                return False
+        return 0 <= p < len(text)
+
+
+# -- building from tokenizer.json ---------------------------------------------------------------
+
+
+def _unsupported(source: str, what: str, why: str) -> UnsupportedComponent:
+    return UnsupportedComponent(
+        f"{source}: normalizer {what}: not implemented; {why} (livetok reads NFC, NFD, NFKC, "
+        "NFKD, Lowercase, Strip, StripAccents, Replace, Prepend, BertNormalizer, Precompiled "
+        "and Sequence; remove or convert the component, or use HF tokenizers for this file)"
+    )
+
+
+def _flag(spec: dict[str, Any], key: str, default: bool, source: str) -> bool:
+    v = spec.get(key, default)
+    if v is None:
+        return default
+    if not isinstance(v, bool):
+        raise _unsupported(source, f"{spec.get('type')} {key}={v!r}", "expected true or false")
+    return v
+
+
+def build_normalizer(spec: dict[str, Any] | None, *, source: str) -> Normalizer | None:
+    """The normalizer a ``tokenizer.json`` ``"normalizer"`` entry describes (None for none).
+
+    >>> build_normalizer({"type": "NFC"}, source="f.json")
+    NFC()
+    >>> build_normalizer({"type": "Nmt"}, source="f.json")
+    Traceback (most recent call last):
+    ...
+    livetok.incremental.hf.errors.UnsupportedComponent: f.json: normalizer Nmt: not implemented; ...
+
+    Runtime complexity: ``O(size of the spec)`` (a Precompiled charsmap is parsed once).
+    """
+    if spec is None:
+        return None
+    kind = spec.get("type")
+    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
+        return UnicodeNormalizer(str(kind))
+    if kind == "Lowercase":
+        return Lowercase()
+    if kind == "StripAccents":
+        return StripAccents()
+    if kind == "Strip":
+        return Strip(
+            left=_flag(spec, "strip_left", True, source),
+            right=_flag(spec, "strip_right", True, source),
+        )
+    if kind == "Prepend":
+        prepend = spec.get("prepend")
+        if not isinstance(prepend, str):
+            raise _unsupported(source, f"Prepend prepend={prepend!r}", "expected a string")
+        return Prepend(prepend)
+    if kind == "Replace":
+        return _build_replace(spec, source)
+    if kind == "BertNormalizer":
+        strip = spec.get("strip_accents")
+        if strip is not None and not isinstance(strip, bool):
+            raise _unsupported(source, f"BertNormalizer strip_accents={strip!r}", "expected a bool")
+        impl = bert_normalize.BertNormalizer(
+            clean_text=_flag(spec, "clean_text", True, source),
+            handle_chinese_chars=_flag(spec, "handle_chinese_chars", True, source),
+            strip_accents=strip,
+            lowercase=_flag(spec, "lowercase", True, source),
+        )
+        return BertNormalizer(impl)
+    if kind == "Precompiled":
+        b64 = spec.get("precompiled_charsmap")
+        if not isinstance(b64, str) or not b64:
+            raise _unsupported(source, "Precompiled without a precompiled_charsmap", "empty map")
+        try:
+            return Precompiled(charsmap_from_base64(b64))
+        except ValueError as e:
+            raise _unsupported(source, "Precompiled", f"its charsmap cannot be read ({e})") from e
+    if kind == "Sequence":
+        steps = spec.get("normalizers")
+        if not isinstance(steps, list):
+            raise _unsupported(source, "Sequence without a normalizers list", "malformed")
+        built = [build_normalizer(s, source=source) for s in steps]
+        return Sequence([b for b in built if b is not None])
+    raise _unsupported(source, str(kind), "unknown type")
+
+
+def _build_replace(spec: dict[str, Any], source: str) -> Replace:
+    pattern = spec.get("pattern")
+    content = spec.get("content")
+    if not isinstance(content, str) or not isinstance(pattern, dict) or len(pattern) != 1:
+        raise _unsupported(source, f"Replace {pattern!r} -> {content!r}", "malformed")
+    ((kind, value),) = pattern.items()
+    if not isinstance(value, str):
+        raise _unsupported(source, f"Replace pattern {pattern!r}", "expected a string")
+    if kind == "String":
+        return Replace(value, content)
+    if kind == "Regex":
+        try:
+            return Replace(value, content, regex_=True)
+        except regex.error as e:
+            raise _unsupported(source, f"Replace Regex {value!r}", f"cannot compile: {e}") from e
+    raise _unsupported(source, f"Replace pattern kind {kind!r}", "expected String or Regex")
