@@ -782,10 +782,11 @@ class Sequence:
         if not self.steps:
             return True
         for step, r in zip(self.steps, self._radii):
-            if not _inside(text, i - r, i + r):
+            if i - r < 0 or i + r > len(text):
                 return False
-            if not all(step.keeps(text, q) for q in range(i - r, i + r)):
-                return False
+            for q in range(i - r, i + r):
+                if not step.keeps(text, q):
+                    return False
         return self.steps[-1].cut_ok(text, i)
 
     def keeps(self, text: str, p: int) -> bool:

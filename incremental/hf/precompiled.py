@@ -135,7 +135,10 @@ def certain_break(text: str, i: int) -> bool:
     """
     if i <= 0 or i >= len(text):
         return False
-    return not _joinable(_cls(text[i - 1]), _cls(text[i]))
+    a, b = text[i - 1], text[i]
+    if b < "\x80" and a != "\r" and a < "\u0600":  # ASCII joins nothing; no Prepend below
+        return True
+    return not _joinable(_cls(a), _cls(b))
 
 
 class _DoubleArray:
