@@ -234,15 +234,16 @@ class BPEModel:
             raise UnsupportedComponent(f"{source}: model BPE: 'merges' must be a list")
         with _collector_paused():
             pairs = [m.split(" ") if isinstance(m, str) else m for m in merges]
-            ok = all(map(_is_list, pairs)) and set(map(len, pairs)) <= {2}
+            ok = set(map(type, pairs)) <= {list, tuple} and set(map(len, pairs)) <= {2}
             if ok:
-                firsts = [p[0] for p in pairs]
-                seconds = [p[1] for p in pairs]
+                firsts = list(map(itemgetter(0), pairs))
+                seconds = list(map(itemgetter(1), pairs))
                 ok = set(map(type, firsts)) | set(map(type, seconds)) <= {str}
         if not ok:
             bad = next(
                 (k, m) for k, (m, p) in enumerate(zip(merges, pairs))
-                if not _is_list(p) or len(p) != 2 or not all(isinstance(x, str) for x in p)
+                if not isinstance(p, (list, tuple)) or len(p) != 2
+                or not all(isinstance(x, str) for x in p)
             )
             raise UnsupportedComponent(
                 f"{source}: model BPE: merge {bad[0]} ({bad[1]!r}) is not two tokens "
@@ -534,10 +535,6 @@ def id_list(vocab: Mapping[str, int]) -> list[str | None]:
     for tok, i in vocab.items():
         out[i] = tok
     return out
-
-
-def _is_list(p: object) -> bool:
-    return isinstance(p, list)
 
 
 def _add(ids: list[int], lens: list[int] | None, tid: int, n: int) -> None:

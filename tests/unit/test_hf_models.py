@@ -91,7 +91,7 @@ def loaded(request: pytest.FixtureRequest) -> Iterator[Loaded]:
 
 
 def test_real_pretokens_equal_hf(loaded: Loaded) -> None:
-    text = real_text(60_000) + SAMPLE * 3
+    text = real_text(40_000) + SAMPLE * 3
     pres = loaded.real_pretokens(text)
     assert len(pres) > 20
     bad = []
