@@ -528,7 +528,11 @@ class TokenizerJsonEncoding:
                   end_h: int) -> list[tuple[int, int, bool]]:
         """Candidate piece ends inside one sub-segment (normalized coordinates, ``base`` its
         offset), each with its horizon (-1: reaches the segment's end; ``end_h`` is the
-        horizon of the sub-segment's end)."""
+        horizon of the sub-segment's end).
+
+        Only the first candidate of a scan gets the pre-tokenizer's own horizon (``horizon``
+        asks about the first piece only); later ones get -1, an over-estimate, which is sound
+        (they only matter when a dropped cut joins them to the first piece)."""
         pre = self.pre_tokenizer
         n = len(sub)
         ends = [c for c in pre.cuts(sub) if 0 < c < n]
@@ -554,9 +558,11 @@ class TokenizerJsonEncoding:
             else:
                 if self._local:
                     h = c + 2
-                else:
+                elif base == 0 and prev == 0:
                     hb = pre.horizon(sub, prev, n + 1)
                     h = -1 if hb >= n else hb
+                else:
+                    h = -1
                 if h >= 0:
                     h = base + max(h, c + nbig) if nbig else base + h
                 out.append((base + c, h, False))
