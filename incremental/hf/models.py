@@ -161,14 +161,16 @@ def build_model(spec: Mapping[str, Any], *, source: str, byte_level: bool = Fals
 
 
 def _infer_type(spec: Mapping[str, Any]) -> str:
-    """The model type of a section without ``type`` (HuggingFace tries each model's fields)."""
+    """The model type of a section without ``type``: HuggingFace tries each model's fields
+    (checked with tokenizers 0.23: merges -> BPE, a list vocabulary -> Unigram, WordPiece's
+    three options -> WordPiece; a bare vocabulary with unk_token is its WordLevel)."""
     if "merges" in spec:
         return "BPE"
     if isinstance(spec.get("vocab"), list):
         return "Unigram"
-    if "continuing_subword_prefix" in spec or "max_input_chars_per_word" in spec:
+    if {"unk_token", "continuing_subword_prefix", "max_input_chars_per_word"} <= spec.keys():
         return "WordPiece"
-    return "(no type)"
+    return "(no type field; HuggingFace would read WordLevel or fail)"
 
 
 def bytes_to_unicode() -> dict[int, str]:

@@ -482,3 +482,39 @@ def test_bytes_to_unicode_and_map() -> None:
     for text in (SAMPLE, "a\x00b", "😀 é\n\t", ""):
         want = "".join(s for s, _ in bl.pre_tokenize_str(text))
         assert byte_level_map(text) == want
+
+
+def test_unigram_duplicate_pieces_take_the_last_id() -> None:
+    """A piece listed twice: HuggingFace's map keeps the last id (and its score)."""
+    spec = {"type": "Unigram", "unk_id": 0, "vocab": [
+        ["<unk>", 0.0], ["a", -1.0], ["ab", -3.0], ["b", -1.5], ["a", -5.0], ["ab", -0.5]]}
+    hf, model = _both(spec, UnigramModel)
+    for s in ("ab", "aab", "abab", "ba", "xab"):
+        assert model.tokenize(s) == _hf_ids(hf, s), s
+    assert model.tokenize("aab") == [4, 5]
+
+
+def test_models_implement_the_protocol() -> None:
+    specs = [
+        {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+        {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0]]},
+        {"type": "WordPiece", "vocab": {"[UNK]": 0}},
+    ]
+    for spec in specs:
+        model = build_model(spec, source="t.json")
+        assert isinstance(model, Model)
+        assert model.supports_glue == (spec["type"] == "BPE")
+
+
+def test_sections_without_a_type_are_read_as_huggingface_reads_them() -> None:
+    for spec, kind in (
+        ({"vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}, BPEModel),
+        ({"unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0]]}, UnigramModel),
+        ({"vocab": {"[UNK]": 0, "a": 1}, "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+          "max_input_chars_per_word": 100}, WordPieceModel),
+    ):
+        hf, model = _both(spec, kind)
+        assert type(hf).__name__ == kind.__name__.replace("Model", "")
+        assert model.tokenize("ab") == _hf_ids(hf, "ab")
+    with pytest.raises(UnsupportedComponent, match="WordLevel"):
+        build_model({"vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}, source="t.json")
