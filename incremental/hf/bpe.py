@@ -223,6 +223,8 @@ class BPEModel:
         else:
             self._unknown_joins = "any"  # dropped characters, or a partial byte table
         self._pairs: frozenset[str] | None = None
+        #: ignore_merges: token id -> whether the merges build it (see :meth:`_merges_build`)
+        self._built: dict[int, bool] = {}
         self._cache: GenerationalCache[str, tuple[int, ...]] = GenerationalCache()
 
     # -- loading --------------------------------------------------------------------------------
@@ -491,14 +493,24 @@ class BPEModel:
             a = cuts[k - 1] if k else 0
             b = cuts[k] if k < len(cuts) else len(s)
             piece = s[a:b]
-            tid = self.token_to_id.get(piece)
-            if tid is not None and (a or b < len(s)):
-                if self._whole(piece, None) != [tid]:
-                    del cuts[k if k < len(cuts) else k - 1]
-                    k = max(k - 1, 0)
-                    continue
+            if (a or b < len(s)) and not self._merges_build(piece):
+                del cuts[k if k < len(cuts) else k - 1]
+                k = max(k - 1, 0)
+                continue
             k += 1
         return cuts
+
+    def _merges_build(self, piece: str) -> bool:
+        """Whether ``tokenize(piece)`` is what the merges make of it: True unless ``piece`` is
+        a token (the ``ignore_merges`` short cut) that the merges do not build (memoized per
+        token: at most one BPE per vocabulary entry)."""
+        tid = self.token_to_id.get(piece)
+        if tid is None:
+            return True
+        ok = self._built.get(tid)
+        if ok is None:
+            ok = self._built[tid] = self._whole(piece, None) == [tid]
+        return ok
 
     def _check(self) -> None:
         """Assert the tables agree (for tests): ids, rules and cached tokenizations."""
