@@ -172,14 +172,14 @@ def _tekken(name: str) -> Callable[[], Any]:
                 f"{name} needs Mistral's tekken_{version}.json from the mistral-common package "
                 "(Apache-2.0), which is not installed: pip install mistral-common"
             )
-        from .hf import tekken, tokenizer_from_dict
+        from .hf import models, tekken, tokenizer_from_dict
 
         limit = vocabulary_limit()
         raw = read_limited(path, limit, what="Tekken vocabulary", env="LIVETOK_MAX_VOCAB_BYTES")
         data = vocab_cache.cached(
             f"tekken-{limit}", str(path), [raw], lambda: tekken.tekken_to_dict(json.loads(raw)),
             valid=lambda v: type(v) is dict and type(v.get("model")) is dict,
-            code=[tekken.__file__])
+            code=[tekken.__file__, models.__file__])
         return tokenizer_from_dict(data, name=name, source=str(path))
 
     return build

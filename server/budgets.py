@@ -327,7 +327,7 @@ class _Validator:
             if value.startswith("hf:"):
                 find_hf_tokenizer(value)
                 return value
-            p = (self.path.parent / os.path.expanduser(value)).resolve()
+            p = Path(os.path.abspath(self.path.parent / os.path.expanduser(value)))
             if not p.is_file() and not (p / "tokenizer.json").is_file():
                 raise VocabularyError(f"no tokenizer.json at {p}")
             return str(p)

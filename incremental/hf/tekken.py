@@ -21,7 +21,9 @@ import base64
 import json
 from typing import Any, Mapping
 
-__all__ = ["tekken_ranks", "tekken_specials", "tekken_to_dict", "bytes_to_unicode"]
+from .models import bytes_to_unicode
+
+__all__ = ["tekken_ranks", "tekken_specials", "tekken_to_dict", "tekken_json_text"]
 
 #: Tekken v3 files without a ``special_tokens`` list (``tekken_240718.json``) get these first
 #: 20, then ``<SPECIAL_20>``..``<SPECIAL_999>`` (``mistral_common/tokens/tokenizers/tekken.py``)
@@ -30,26 +32,6 @@ _TEKKEN_SPECIALS = (
     "[/TOOL_RESULTS] [TOOL_CALLS] [IMG] <pad> [IMG_BREAK] [IMG_END] [PREFIX] [MIDDLE] [SUFFIX] "
     "[SYSTEM_PROMPT] [/SYSTEM_PROMPT] [TOOL_CONTENT]"
 ).split()
-
-
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's byte -> printable character table (ByteLevel's alphabet).
-
-    >>> t = bytes_to_unicode(); t[ord("a")], t[ord(" ")], len(set(t.values()))
-    ('a', 'Ġ', 256)
-
-    Runtime complexity: ``O(256)``.
-    """
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-    bs += list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(bs, cs)}
 
 
 def tekken_ranks(data: Mapping[str, Any]) -> tuple[dict[bytes, int], str, int]:

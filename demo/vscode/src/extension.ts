@@ -15,6 +15,7 @@ import {
 import { clientOutputChannel } from "./output";
 import {
   ConfigGet,
+  ListEncodingsResult,
   SERVER_KEYS,
   SettingTarget,
   SettingsSync,
@@ -29,6 +30,7 @@ import { Range, ServerNotRunningError, TokenCount, TokenStatus } from "./status"
 export const SECTION = "livetok";
 export const TOKEN_COUNT_REQUEST = "livetok/tokenCount";
 export const TOKEN_COUNT_NOTIFICATION = "livetok/didChangeTokenCount";
+export const LIST_ENCODINGS_REQUEST = "livetok/listEncodings";
 
 let client: LanguageClient | undefined;
 /** Keeps `client`'s server in step with the settings; one per client. */
@@ -89,6 +91,15 @@ async function requestCount(uri: string, range?: Range): Promise<TokenCount> {
   }
   const params = range === undefined ? { textDocument: { uri } } : { textDocument: { uri }, range };
   return c.sendRequest<TokenCount>(TOKEN_COUNT_REQUEST, params);
+}
+
+/** The server's `livetok/listEncodings`, or `undefined` when it is not running (the picker then offers its own list). */
+async function listEncodings(): Promise<ListEncodingsResult | undefined> {
+  const c = client;
+  if (c === undefined || !c.isRunning()) {
+    return undefined;
+  }
+  return c.sendRequest<ListEncodingsResult>(LIST_ENCODINGS_REQUEST, {});
 }
 
 /** Run `step` after every start/restart/stop queued before it has finished. */
@@ -186,11 +197,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     { dispose: () => status?.dispose() },
     vscode.commands.registerCommand("livetok.pickEncoding", async () => {
-      const current = serverSettings(get).encoding;
+      const settings = serverSettings(get);
       const picked = await pickEncoding({
-        current,
+        current: settings.encoding,
+        tokenizer: settings.tokenizer,
+        list: listEncodings,
         showQuickPick: (items, placeHolder) => Promise.resolve(vscode.window.showQuickPick(items, { placeHolder })),
         update: (value) => updateSetting("encoding", value),
+        pickFile: async () => {
+          const uris = await vscode.window.showOpenDialog({
+            canSelectMany: false,
+            openLabel: "Count with this tokenizer",
+            filters: { "tokenizer.json": ["json"] },
+          });
+          return uris?.[0]?.fsPath;
+        },
+        updateTokenizer: (value) => updateSetting("tokenizer", value),
       });
       if (picked !== undefined) {
         output?.appendLine(`encoding set to ${picked}`);

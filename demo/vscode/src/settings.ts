@@ -6,7 +6,11 @@
 import * as fs from "fs";
 import * as path from "path";
 
-/** Encodings offered by `livetok: Pick Encoding` (any name the server knows may be typed in settings). */
+/**
+ * Encodings offered by `livetok: Pick Encoding` when the server cannot be asked
+ * (`livetok/listEncodings`, which also lists the models of the local Hugging Face cache);
+ * any name the server knows may be typed in settings.
+ */
 export const ENCODINGS: readonly { name: string; detail: string }[] = [
   { name: "o200k_base", detail: "GPT-4o, GPT-4.1, o1/o3/o4 (tiktoken)" },
   { name: "cl100k_base", detail: "GPT-4, GPT-3.5-turbo, text-embedding-3 (tiktoken)" },
@@ -17,9 +21,21 @@ export const ENCODINGS: readonly { name: string; detail: string }[] = [
 
 export const DEFAULT_ENCODING = "o200k_base";
 
+/** What `livetok/listEncodings` answers (docs/protocol.md). */
+export interface ListEncodingsResult {
+  encodings: { name: string; description: string }[];
+  current: string;
+  tokenizer: string | null;
+}
+
+/** The picker's last item: choose a tokenizer.json file for `livetok.tokenizer`. */
+export const TOKENIZER_FILE_ITEM = "$(file) tokenizer.json file…";
+
 /** The configuration section the server reads (`initializationOptions` and `workspace/didChangeConfiguration`). */
 export interface ServerSettings {
   encoding: string;
+  /** A tokenizer.json path; when set the server counts with it instead of `encoding`. */
+  tokenizer: string | null;
   encodingByLanguage: Record<string, string>;
   contextWindow: number | null;
   budget: number | null;
@@ -44,8 +60,10 @@ export function serverSettings(get: ConfigGet): ServerSettings {
       encodingByLanguage[languageId] = name;
     }
   }
+  const tokenizer = get<string>("tokenizer");
   return {
     encoding: typeof encoding === "string" && encoding.length > 0 ? encoding : DEFAULT_ENCODING,
+    tokenizer: typeof tokenizer === "string" && tokenizer.trim().length > 0 ? tokenizer.trim() : null,
     encodingByLanguage,
     contextWindow: positiveIntOrNull(get<number | null>("contextWindow")),
     budget: positiveIntOrNull(get<number | null>("budget")),
@@ -56,6 +74,7 @@ export function serverSettings(get: ConfigGet): ServerSettings {
 /** Settings keys whose change must be sent to the server (the others only affect the client). */
 export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
   "encoding",
+  "tokenizer",
   "encodingByLanguage",
   "contextWindow",
   "budget",
@@ -152,35 +171,83 @@ export function settingTarget(inspection: SettingInspection | undefined): Settin
   return "global";
 }
 
-/** Quick-pick items for the encodings, the current one marked. */
-export function encodingItems(current: string): EncodingPickItem[] {
-  const items: EncodingPickItem[] = ENCODINGS.map((e) => ({
+/**
+ * Quick-pick items for the encodings, the current one marked: `listed` (the server's
+ * `livetok/listEncodings`) or, without it, the built-in `ENCODINGS`; with `withFile`, a last
+ * item to choose a tokenizer.json file.
+ */
+export function encodingItems(
+  current: string,
+  listed?: readonly { name: string; description: string }[],
+  withFile = false,
+): EncodingPickItem[] {
+  const known = listed ?? ENCODINGS.map((e) => ({ name: e.name, description: e.detail }));
+  const items: EncodingPickItem[] = known.map((e) => ({
     label: e.name,
     description: e.name === current ? "current" : undefined,
-    detail: e.detail,
+    detail: e.description,
     picked: e.name === current,
   }));
-  if (!ENCODINGS.some((e) => e.name === current)) {
-    // a name typed into settings by hand: keep it selectable rather than hiding it
+  if (!known.some((e) => e.name === current)) {
+    // a name typed into settings by hand (or a tokenizer.json): keep it selectable
     items.unshift({ label: current, description: "current (from settings)", picked: true });
+  }
+  if (withFile) {
+    items.push({ label: TOKENIZER_FILE_ITEM, detail: "count with a HuggingFace tokenizer.json (livetok.tokenizer)" });
   }
   return items;
 }
 
 export interface PickEncodingDeps {
+  /** `livetok.encoding`. */
   current: string;
+  /** `livetok.tokenizer` when set: it is what the server counts with. */
+  tokenizer?: string | null;
   showQuickPick(items: EncodingPickItem[], placeHolder: string): Promise<EncodingPickItem | undefined>;
   /** Writes `livetok.encoding` (the extension turns this into `config.update`). */
   update(value: string): Promise<void>;
+  /** Asks the server for the encodings it offers; `undefined` (or a failure): the built-in list. */
+  list?(): Promise<ListEncodingsResult | undefined>;
+  /** Asks for a tokenizer.json file (an open dialog); `undefined` when cancelled. */
+  pickFile?(): Promise<string | undefined>;
+  /** Writes `livetok.tokenizer` (`undefined` removes it). */
+  updateTokenizer?(value: string | undefined): Promise<void>;
 }
 
-/** Ask for an encoding and store it; returns the new name, or `undefined` if nothing changed. */
+/**
+ * Ask for an encoding and store it; returns what is now counted with (a name, or a
+ * tokenizer.json path), or `undefined` if nothing changed. Picking a name while
+ * `livetok.tokenizer` is set removes that setting, which would otherwise win.
+ */
 export async function pickEncoding(deps: PickEncodingDeps): Promise<string | undefined> {
-  const choice = await deps.showQuickPick(encodingItems(deps.current), `Encoding to count (now ${deps.current})`);
-  if (choice === undefined || choice.label === deps.current) {
+  let listed: ListEncodingsResult | undefined;
+  try {
+    listed = await deps.list?.();
+  } catch {
+    listed = undefined; // an older server, or none running: the built-in list
+  }
+  const tokenizer = deps.tokenizer ?? null;
+  const current = tokenizer ?? deps.current;
+  const withFile = deps.pickFile !== undefined && deps.updateTokenizer !== undefined;
+  const items = encodingItems(current, listed?.encodings, withFile);
+  const choice = await deps.showQuickPick(items, `Encoding to count (now ${current})`);
+  if (choice === undefined || choice.label === current) {
     return undefined;
   }
-  await deps.update(choice.label);
+  if (choice.label === TOKENIZER_FILE_ITEM) {
+    const file = await deps.pickFile?.();
+    if (file === undefined || file === tokenizer) {
+      return undefined;
+    }
+    await deps.updateTokenizer?.(file);
+    return file;
+  }
+  if (tokenizer !== null) {
+    await deps.updateTokenizer?.(undefined);
+  }
+  if (choice.label !== deps.current) {
+    await deps.update(choice.label);
+  }
   return choice.label;
 }
 

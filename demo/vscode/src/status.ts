@@ -103,9 +103,22 @@ export function pluralTokens(n: number): string {
   return `${formatCount(n)} ${n === 1 ? "token" : "tokens"}`;
 }
 
+/**
+ * The encoding as the status bar shows it: a tokenizer.json path (the server names such an
+ * encoding by its absolute path) as its folder and file, `Llama-3-8B/tokenizer.json`;
+ * names (`o200k_base`, `hf:Qwen/Qwen3-4B`) as they are.
+ */
+export function shortEncodingName(encoding: string): string {
+  if (encoding.startsWith("hf:") || !/[\\/]/.test(encoding)) {
+    return encoding;
+  }
+  const parts = encoding.split(/[\\/]/).filter((p) => p.length > 0);
+  return parts.slice(-2).join("/");
+}
+
 /** Document status: `"1,234 tokens · o200k_base · 1.0% of window"` (percentage only with a window). */
 export function formatStatusText(count: TokenCount, contextWindow?: number | null): string {
-  const parts = [pluralTokens(count.tokens), count.encoding];
+  const parts = [pluralTokens(count.tokens), shortEncodingName(count.encoding)];
   const pct = formatPercent(count.tokens, contextWindow);
   if (pct !== undefined) {
     parts.push(`${pct} of window`);

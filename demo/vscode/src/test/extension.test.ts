@@ -98,6 +98,7 @@ describe("extension activation", () => {
     assert.deepEqual(client.initializeOptions, {
       livetok: {
         encoding: "cl100k_base",
+        tokenizer: null,
         encodingByLanguage: {},
         contextWindow: 128000,
         budget: 5000,
@@ -180,14 +181,55 @@ describe("commands", () => {
     const client = await activate();
     vs.quickPick.answer = "bert-base-uncased";
     await vs.commands.get("livetok.pickEncoding")!();
+    // the fake server does not answer livetok/listEncodings: the built-in list
     assert.deepEqual(
       vs.quickPick.lastItems.map((i) => i.label),
-      ["o200k_base", "cl100k_base", "r50k_base", "bert-base-uncased", "mistral-7b-v0.1"],
+      ["o200k_base", "cl100k_base", "r50k_base", "bert-base-uncased", "mistral-7b-v0.1",
+        "$(file) tokenizer.json file…"],
     );
     assert.deepEqual(vs.config.updates, [
       { key: "encoding", value: "bert-base-uncased", target: ConfigurationTarget.Global },
     ]);
     assert.equal(lastSettings(client).encoding, "bert-base-uncased");
+  });
+
+  test("Pick Encoding lists what the server finds (livetok/listEncodings)", async () => {
+    const client = await activate();
+    client.answer = async (method) => {
+      assert.equal(method, "livetok/listEncodings");
+      return {
+        encodings: [
+          { name: "o200k_base", description: "GPT-4o" },
+          { name: "hf:Qwen/Qwen3-4B", description: "tokenizer.json from the local Hugging Face cache" },
+        ],
+        current: "o200k_base",
+        tokenizer: null,
+      };
+    };
+    vs.quickPick.answer = "hf:Qwen/Qwen3-4B";
+    await vs.commands.get("livetok.pickEncoding")!();
+    assert.deepEqual(client.requests.map((r) => r.method), ["livetok/listEncodings"]);
+    assert.deepEqual(
+      vs.quickPick.lastItems.map((i) => i.label),
+      ["o200k_base", "hf:Qwen/Qwen3-4B", "$(file) tokenizer.json file…"],
+    );
+    assert.equal(lastSettings(client).encoding, "hf:Qwen/Qwen3-4B");
+  });
+
+  test("Pick Encoding's file item sets livetok.tokenizer, which reaches the server", async () => {
+    const client = await activate();
+    vs.quickPick.answer = "$(file) tokenizer.json file…";
+    vs.quickPick.file = "/models/llama3/tokenizer.json";
+    await vs.commands.get("livetok.pickEncoding")!();
+    assert.deepEqual(vs.config.updates, [
+      { key: "tokenizer", value: "/models/llama3/tokenizer.json", target: ConfigurationTarget.Global },
+    ]);
+    assert.equal(lastSettings(client).tokenizer, "/models/llama3/tokenizer.json");
+    // picking a name again removes the tokenizer setting, which would win over it
+    vs.quickPick.answer = "cl100k_base";
+    await vs.commands.get("livetok.pickEncoding")!();
+    assert.equal(lastSettings(client).tokenizer, null);
+    assert.equal(lastSettings(client).encoding, "cl100k_base");
   });
 
   test("Pick Encoding writes the workspace setting when the workspace sets one", async () => {

@@ -153,9 +153,15 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
   const activeEditorChanged = new Emitter<unknown>();
   const selectionChanged = new Emitter<unknown>();
   const documentClosed = new Emitter<unknown>();
-  const quickPick: { answer: string | undefined; lastItems: { label: string; picked?: boolean }[] } = {
+  const quickPick: {
+    answer: string | undefined;
+    lastItems: { label: string; picked?: boolean; detail?: string }[];
+    /** What the open dialog answers (a file path), `undefined`: cancelled. */
+    file: string | undefined;
+  } = {
     answer: undefined,
     lastItems: [],
+    file: undefined,
   };
   const window = {
     activeTextEditor: undefined as ReturnType<typeof fakeEditor> | undefined,
@@ -173,6 +179,7 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
       quickPick.lastItems = items;
       return items.find((i) => i.label === quickPick.answer);
     },
+    showOpenDialog: async () => (quickPick.file === undefined ? undefined : [{ fsPath: quickPick.file }]),
     showInformationMessage: async (m: string) => void messages.push(m),
     showErrorMessage: async (m: string) => void messages.push(`error: ${m}`),
     onDidChangeActiveTextEditor: activeEditorChanged.event,

@@ -8,6 +8,8 @@ import {
   ConfigGet,
   ENCODINGS,
   EncodingPickItem,
+  ListEncodingsResult,
+  TOKENIZER_FILE_ITEM,
   SERVER_KEYS,
   SettingsMessage,
   SettingsSync,
@@ -35,6 +37,7 @@ describe("serverSettings", () => {
   test("package.json defaults give the documented server defaults", () => {
     assert.deepEqual(serverSettings(configOf(defaults)), {
       encoding: "o200k_base",
+      tokenizer: null,
       encodingByLanguage: {},
       contextWindow: 128000,
       budget: null,
@@ -60,6 +63,7 @@ describe("serverSettings", () => {
     );
     assert.deepEqual(s, {
       encoding: "o200k_base",
+      tokenizer: null,
       encodingByLanguage: { markdown: "cl100k_base" },
       contextWindow: null,
       budget: null,
@@ -73,6 +77,7 @@ describe("serverSettings", () => {
     );
     assert.deepEqual(s, {
       encoding: "r50k_base",
+      tokenizer: null,
       encodingByLanguage: {},
       contextWindow: 8192,
       budget: 4000,
@@ -177,6 +182,87 @@ describe("encoding picker", () => {
   test("cancelling or re-picking the current encoding writes nothing", async () => {
     assert.deepEqual((await run("o200k_base", undefined)).updates, []);
     assert.deepEqual((await run("o200k_base", "o200k_base")).updates, []);
+  });
+
+  test("livetok.tokenizer is sent trimmed, and empty means unset", () => {
+    assert.equal(serverSettings(configOf({ tokenizer: " /m/tokenizer.json " })).tokenizer, "/m/tokenizer.json");
+    assert.equal(serverSettings(configOf({ tokenizer: "  " })).tokenizer, null);
+  });
+
+  const LISTED: ListEncodingsResult = {
+    encodings: [
+      { name: "o200k_base", description: "GPT-4o" },
+      { name: "mistral-tekken-240718", description: "Mistral Nemo" },
+      { name: "hf:Qwen/Qwen3-4B", description: "tokenizer.json from the local Hugging Face cache" },
+    ],
+    current: "o200k_base",
+    tokenizer: null,
+  };
+
+  async function runWith(opts: {
+    current?: string;
+    tokenizer?: string | null;
+    listed?: ListEncodingsResult | Error;
+    answer?: string;
+    file?: string;
+  }) {
+    const updates: string[] = [];
+    const tokenizers: (string | undefined)[] = [];
+    let shown: EncodingPickItem[] = [];
+    const result = await pickEncoding({
+      current: opts.current ?? "o200k_base",
+      tokenizer: opts.tokenizer,
+      list: async () => {
+        if (opts.listed instanceof Error) {
+          throw opts.listed;
+        }
+        return opts.listed;
+      },
+      showQuickPick: async (items) => ((shown = items), items.find((i) => i.label === opts.answer)),
+      update: async (v) => void updates.push(v),
+      pickFile: async () => opts.file,
+      updateTokenizer: async (v) => void tokenizers.push(v),
+    });
+    return { result, updates, tokenizers, shown };
+  }
+
+  test("offers what the server lists, with the Hugging Face cache's models and a file item", async () => {
+    const { shown, updates } = await runWith({ listed: LISTED, answer: "hf:Qwen/Qwen3-4B" });
+    assert.deepEqual(shown.map((i) => i.label), [
+      "o200k_base", "mistral-tekken-240718", "hf:Qwen/Qwen3-4B", TOKENIZER_FILE_ITEM,
+    ]);
+    assert.equal(shown[2].detail, "tokenizer.json from the local Hugging Face cache");
+    assert.deepEqual(updates, ["hf:Qwen/Qwen3-4B"]);
+  });
+
+  test("without an answer from the server, the built-in list", async () => {
+    const { shown } = await runWith({ listed: new Error("MethodNotFound") });
+    assert.deepEqual(shown.slice(0, ENCODINGS.length).map((i) => i.label), ENCODINGS.map((e) => e.name));
+    assert.equal(shown[shown.length - 1].label, TOKENIZER_FILE_ITEM);
+  });
+
+  test("choosing a tokenizer.json file writes livetok.tokenizer", async () => {
+    const { result, updates, tokenizers } = await runWith({
+      listed: LISTED, answer: TOKENIZER_FILE_ITEM, file: "/m/tokenizer.json",
+    });
+    assert.equal(result, "/m/tokenizer.json");
+    assert.deepEqual(tokenizers, ["/m/tokenizer.json"]);
+    assert.deepEqual(updates, []);
+    const cancelled = await runWith({ listed: LISTED, answer: TOKENIZER_FILE_ITEM, file: undefined });
+    assert.deepEqual([cancelled.result, cancelled.tokenizers], [undefined, []]);
+  });
+
+  test("with livetok.tokenizer set, it is current, and picking a name removes it", async () => {
+    const { shown, tokenizers, updates } = await runWith({
+      tokenizer: "/m/tokenizer.json", listed: LISTED, answer: "mistral-tekken-240718",
+    });
+    assert.equal(shown[0].label, "/m/tokenizer.json");
+    assert.ok(shown[0].picked);
+    assert.deepEqual(tokenizers, [undefined]);
+    assert.deepEqual(updates, ["mistral-tekken-240718"]);
+    // the encoding setting already names the pick: only the tokenizer goes
+    const same = await runWith({ tokenizer: "/m/tokenizer.json", listed: LISTED, answer: "o200k_base" });
+    assert.deepEqual([same.result, same.tokenizers, same.updates], ["o200k_base", [undefined], []]);
   });
 
   test("the setting is written where it takes effect", () => {

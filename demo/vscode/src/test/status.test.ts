@@ -10,6 +10,7 @@ import {
   formatPercent,
   formatSelectionText,
   formatStatusText,
+  shortEncodingName,
 } from "../status";
 import { FakeItem, FakeTimers, deferred, flush } from "./fakes";
 
@@ -282,5 +283,14 @@ describe("TokenStatus: selection count", () => {
     h.timers.advance(100);
     assert.equal(h.requests.length, 0);
     assert.ok(h.countItem.disposed && h.selectionItem.disposed);
+  });
+});
+
+describe("shortEncodingName", () => {
+  test("a tokenizer.json path shows as its folder and file; names as they are", () => {
+    assert.equal(shortEncodingName("/home/me/models/Llama-3-8B/tokenizer.json"), "Llama-3-8B/tokenizer.json");
+    assert.equal(shortEncodingName("C:\\models\\gemma\\tokenizer.json"), "gemma/tokenizer.json");
+    assert.equal(shortEncodingName("hf:Qwen/Qwen3-4B"), "hf:Qwen/Qwen3-4B");
+    assert.equal(shortEncodingName("o200k_base"), "o200k_base");
   });
 });
