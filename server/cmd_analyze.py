@@ -8,6 +8,13 @@ comments) the report answers, with the paper's numbering:
 * can the SentencePiece and HuggingFace semantics differ (Lemma 1)? with a witness string;
 * the chain-length bound of Remark 5 and the lookahead bounds (Definition 7, Theorem 2).
 
+For a HuggingFace ``tokenizer.json`` with a BPE model the rules are the file's merges in their
+order (:mod:`livetok.incremental.analysis.hf_merges`): properness, the rules ever applied
+(Corollary 1) and whether they are proper, whether Definition 3 and Definition 4 can differ
+(proved equal, or a witness string, or none found in a bounded search), and which of the two
+the file's runtime (HuggingFace ``tokenizers``) follows. WordPiece and Unigram models have no
+merge rules: one line says so.
+
 For a BPE vocabulary (a SentencePiece ``.model`` file or a registered encoding name) the rules
 are all splits of all pieces; the report gives properness, unreachable pieces and never-useful
 rules (the chain bound is quadratic in the rule count and is not computed there).
@@ -29,13 +36,16 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from livetok.incremental import Encoding, PieceEncoding
 from livetok.incremental.analysis import merge_rules as mr
 from livetok.incremental.load import read_limited, size_limit
 
 from .cli import INPUT_ERRORS, Subparsers, input_error
+
+if TYPE_CHECKING:
+    from livetok.incremental.analysis import hf_merges
 
 #: what a bad target raises: :data:`INPUT_ERRORS` and ``KeyError``
 _INPUT_ERRORS: tuple[type[BaseException], ...] = (*INPUT_ERRORS, KeyError)
@@ -44,7 +54,9 @@ _INPUT_ERRORS: tuple[type[BaseException], ...] = (*INPUT_ERRORS, KeyError)
 CHAIN_LIMIT = 3000
 #: the default ``--max-steps``: above what the largest shipped vocabulary takes (o200k_base:
 #: 24.2 M steps, 4 s here; cl100k_base 10.9 M, mistral-7b-v0.1 1.9 M), and about 4 s for the
-#: worst inputs measured (16 doubling rules: 8.5 M steps a second; 2-23 M for the others).
+#: worst inputs measured (16 doubling rules: 8.5 M steps a second; 2-23 M for the others);
+#: also above every real tokenizer.json measured (gpt-oss: 28.5 M, Llama 3 21.6 M, Gemma 3
+#: 19.5 M; docs/merge-semantics.md).
 #: Steps are counted, not timed, so where an analysis stops does not depend on the machine.
 DEFAULT_MAX_STEPS = 30_000_000
 #: the most bytes a rule file may hold (``LIVETOK_MAX_RULES_BYTES``): rule files are small,
@@ -57,14 +69,15 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
         "analyze",
         help="analyse a BPE dictionary: proper? useful rules? SP vs HF? lookahead?",
         description="Report what 'Formalizing BPE Tokenization' says about a dictionary: "
-        "TARGET is a rule file (one 'u v' per line, highest priority first), a SentencePiece "
-        ".model file, or an encoding name such as mistral-7b-v0.1.",
+        "TARGET is a rule file (one 'u v' per line, highest priority first), a HuggingFace "
+        "tokenizer.json, a SentencePiece .model file, or an encoding name such as "
+        "mistral-7b-v0.1.",
     )
     p.add_argument("target", metavar="ENCODING|FILE")
     p.add_argument("--max-len", type=int, default=10,
                    help="search strings up to this length for an SP/HF difference (default 10)")
     p.add_argument("--budget", type=int, default=20000,
-                   help="at most this many exhaustive candidates in that search (default 20000)")
+                   help="at most this many candidate strings in that search (default 20000)")
     p.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="N",
                    help=f"stop the analysis after N steps, saying where and what it had shown "
                    f"(default {DEFAULT_MAX_STEPS:,}, a few seconds; 0: no bound)")
@@ -79,6 +92,111 @@ def _is_model_file(path: Path) -> bool:
     except UnicodeDecodeError:
         return True
     return b"\x00" in head or path.suffix == ".model"
+
+
+def _is_tokenizer_json(path: Path) -> bool:
+    from livetok.incremental.analysis.hf_merges import looks_like_tokenizer_json
+
+    with path.open("rb") as f:
+        return looks_like_tokenizer_json(f.read(64))
+
+
+def _tok(t: str) -> str:
+    """A token for a report line: ``'\\n'×31`` for a long run of one symbol, else its repr."""
+    return f"{t[0]!r}×{len(t)}" if len(t) > 4 and t == t[0] * len(t) else repr(t)
+
+
+def _tokens(ts: tuple[str, ...]) -> str:
+    return " ⋄ ".join(_tok(t) for t in ts)
+
+
+def _examples(D: mr.Dictionary, viol: list[mr.Violation], out: Callable[[str], None],
+              n: int = 5) -> None:
+    """The first ``n`` violations, each with its rule, long runs shortened."""
+    for v in viol[:n]:
+        u, w = D.rules[v.rule]
+        by = ("no rule produces it" if v.produced_by is None else
+              f"only rule {v.produced_by + 1} (lower priority) produces it")
+        out(f"  rule {v.rule + 1} ({_tok(u)} ⋄ {_tok(w)}): {v.side} token {_tok(v.token)}: {by}")
+    if len(viol) > n:
+        out(f"  ... and {len(viol) - n:,} more")
+
+
+#: what a tokenizer.json model without merges does instead
+_NO_MERGES = {
+    "WordPiece": "greedy longest match, LinMaxMatch",
+    "Unigram": "Viterbi over piece scores",
+    "WordLevel": "one vocabulary lookup per pre-token",
+}
+
+
+def report_tokenizer_json(m: "hf_merges.TokenizerJsonModel", out: Callable[[str], None], *,
+                          budget: int = 20000, steps: mr.StepBudget | None = None
+                          ) -> "hf_merges.MergeSemantics | None":
+    """Print the report for a ``tokenizer.json`` (see the module docstring) and return the
+    analysis (None for a model without merges); ``steps`` bounds the work as for
+    :func:`report_dictionary`."""
+    from livetok.incremental.analysis import hf_merges
+
+    D = m.rules
+    if D is None:
+        out(f"tokenizer.json {m.source}: model {m.model_type}; {m.n_vocab:,} vocabulary "
+            "entries")
+        out(f"merge semantics (Definitions 3-5, Lemma 1): do not apply: a {m.model_type} model "
+            f"has no merge rules ({_NO_MERGES.get(m.model_type, 'another algorithm')}); nothing "
+            "else is checked")
+        return None
+    out(f"tokenizer.json {m.source}: model BPE; {m.n_vocab:,} vocabulary entries; "
+        f"{m.n_merges:,} merges, the dictionary's rules in priority order (Definition 1); "
+        f"max |uv| = {D.max_rule_len}")
+    if m.byte_level:
+        out("symbols: GPT-2's byte-to-unicode characters, one per byte ('Ġ' is a space), as "
+            "the merges are written; witnesses are shown with their bytes")
+    if m.duplicates:
+        out(f"duplicate merges: {m.duplicates:,} (HuggingFace keeps a pair's last rank, and "
+            "so does this analysis: rule numbers below skip the earlier copies)")
+    viol = mr.proper_violations(D)
+    if not viol:
+        out("proper (Definition 5): yes")
+    else:
+        out(f"proper (Definition 5): no: {len(viol):,} rule tokens are made only by "
+            "lower-priority rules, e.g.")
+        _examples(D, viol, out)
+    a = hf_merges.analyze_merges(D, steps=steps, max_candidates=budget)
+    if a.useful_sp is not None:
+        n_useful = sum(a.useful_sp)
+        hf_note = (f"HuggingFace (Definition 4) applies none of them" if not a.hf_only else
+                   f"HuggingFace (Definition 4) applies {len(a.hf_only):,} of them on their own "
+                   f"string, e.g. rule {a.hf_only[0] + 1} "
+                   f"({_tok(D.rules[a.hf_only[0]][0])} ⋄ {_tok(D.rules[a.hf_only[0]][1])})")
+        out(f"never useful (Corollary 1): {len(D) - n_useful:,} of {len(D):,} rules are never "
+            f"applied (SentencePiece, Definition 3); {hf_note}")
+        if not a.useful_violations:
+            out(f"useful rules only ({n_useful:,}): proper (Definition 5)")
+        else:
+            out(f"useful rules only ({n_useful:,}): not proper: {len(a.useful_violations):,} "
+                "rule tokens are made only by lower-priority useful rules, e.g.")
+            _examples(D, a.useful_violations, out)
+    if a.verdict == "proper":
+        out("SP vs HF (Lemma 1): always equal, the dictionary is proper")
+    elif a.verdict == "useful proper":
+        out("SP vs HF (Lemma 1): always equal: the rules ever applied form a proper dictionary "
+            "and dropping the others changes neither semantics")
+    elif a.verdict == "witness" and a.witness is not None and a.sp and a.hf:
+        w = a.witness
+        raw = hf_merges.bytes_of(w) if m.byte_level else None
+        shown = _tok(w) + (f" (bytes {raw!r})" if raw is not None else "")
+        out(f"SP vs HF (Lemma 1): differ on {shown} ({len(w)} symbols): SP {_tokens(a.sp)}, "
+            f"HF {_tokens(a.hf)}")
+    else:
+        out(f"SP vs HF (Lemma 1): may differ (not proper); no difference on the "
+            f"{a.candidates:,} strings tried, built from the rules that break properness "
+            "(--budget)")
+    out("this file's semantics: HuggingFace tokenizers merges the highest-priority pair "
+        "first, leftmost on ties: Definition 3 over the merge ranks, not Definition 4"
+        + ("; with ignore_merges a pre-token that is a vocabulary entry is that entry"
+           if m.ignore_merges else ""))
+    return a
 
 
 def report_dictionary(D: mr.Dictionary, out: Callable[[str], None], *, max_len: int = 10,
@@ -207,9 +325,14 @@ def run(args: argparse.Namespace) -> int:
         if not path.exists() and os.sep in target:  # a path, not an encoding name
             raise FileNotFoundError(2, "No such file or directory", target)
         if path.exists() and not stat.S_ISREG(path.stat().st_mode):
-            raise ValueError(f"{target}: not a regular file; pass a rule file, a .model file "
+            raise ValueError(f"{target}: not a regular file; pass a rule file, a tokenizer.json, a .model file "
                              "or an encoding name")
-        if path.is_file() and not _is_model_file(path):
+        if path.is_file() and _is_tokenizer_json(path):
+            from livetok.incremental.analysis import hf_merges
+
+            report_tokenizer_json(hf_merges.load_model(path), out, budget=args.budget,
+                                  steps=steps)
+        elif path.is_file() and not _is_model_file(path):
             D = _read_rules(path)
             out(f"dictionary {target}")
             report_dictionary(D, out, max_len=args.max_len, budget=args.budget, steps=steps)

@@ -60,6 +60,7 @@ __all__ = [
     "is_proper",
     "proper_violations",
     "useful_rules",
+    "applied_on_own_string",
     "applied_rules_brute_force",
     "find_semantics_difference",
     "independent",
@@ -440,10 +441,26 @@ def useful_rules(D: Dictionary, semantics: Semantics = "sp", *,
                 f"{', '.join(useless) or 'none'}" if i else
                 f"checking rule 1 ({_short(u, 12)} ⋄ {_short(v, 12)}) for Corollary 1 ({label})")
 
-    for i, (u, v) in enumerate(D.rules):
-        applied = {r for _, r in _derive(D, u + v, semantics, steps, where)}
-        out.append(i in applied)
+    for i in range(len(D)):
+        out.append(applied_on_own_string(D, i, semantics, steps=steps, where=where))
     return out
+
+
+def applied_on_own_string(D: Dictionary, i: int, semantics: Semantics = "sp", *,
+                          steps: StepBudget | None = None,
+                          where: str | Callable[[], str] = "") -> bool:
+    """Whether rule ``i`` (0-based) ``u ⋄ v`` is applied when tokenizing ``uv``: by Corollary 1,
+    whether it is useful at all (for either semantics, proper or not).
+
+    >>> D = Dictionary.of([("a", "b"), ("a", "bc"), ("b", "c"), ("ab", "c")])  # Example 1
+    >>> applied_on_own_string(D, 1), applied_on_own_string(D, 3, "hf")
+    (False, True)
+
+    ``steps``/``where`` as for :func:`useful_rules`. Runtime complexity: ``O(|uv|^2)``.
+    """
+    u, v = D.rules[i]
+    return any(r == i for _, r in _derive(D, u + v, semantics, steps, where or (
+        lambda: f"checking rule {i + 1} ({_short(u, 12)} ⋄ {_short(v, 12)}) for Corollary 1")))
 
 
 def applied_rules_brute_force(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import subprocess
 import sys
 from contextlib import redirect_stdout
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from livetok.server import cmd_analyze
+
+from .._tokenizer_files import tokenizer_file
 
 DICTS = Path(__file__).parents[1] / "data" / "dicts"
 
@@ -104,3 +107,105 @@ def test_cli_entry_point_registers_analyze() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "differ on 'abab'" in proc.stdout
     del cli
+
+
+# --- tokenizer.json (issue 17) ---------------------------------------------------------------
+
+
+def _tokenizer_json(tmp_path: Path, rules: list[tuple[str, str]], *, byte_level: bool = False,
+                    name: str = "tokenizer.json") -> Path:
+    toks = dict.fromkeys([*(c for u, v in rules for c in u + v),
+                          *(t for u, v in rules for t in (u, v, u + v))])
+    pre = ({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+            "use_regex": False} if byte_level else None)
+    data = {"version": "1.0", "pre_tokenizer": pre,
+            "model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(toks)},
+                      "merges": [" ".join(r) for r in rules]}}
+    f = tmp_path / name
+    f.write_text(json.dumps(data), encoding="utf-8")
+    return f
+
+
+def test_tokenizer_json_proper(tmp_path) -> None:
+    rc, out = analyze(_tokenizer_json(tmp_path, [("a", "b"), ("ab", "c")]))
+    assert rc == 0
+    assert out.splitlines()[0].endswith(
+        "model BPE; 5 vocabulary entries; 2 merges, the dictionary's rules in priority order "
+        "(Definition 1); max |uv| = 3")
+    assert "proper (Definition 5): yes" in out
+    assert "SP vs HF (Lemma 1): always equal, the dictionary is proper" in out
+    assert "Definition 3 over the merge ranks, not Definition 4" in out
+
+
+def test_tokenizer_json_improper_but_useful_rules_proper(tmp_path) -> None:
+    rc, out = analyze(_tokenizer_json(tmp_path, [("a", "b"), ("a", "bc"), ("b", "c"), ("ab", "c")]))
+    assert rc == 0
+    assert "proper (Definition 5): no: 1 rule tokens" in out
+    assert "  rule 2 ('a' ⋄ 'bc'): right token 'bc': only rule 3 (lower priority) produces it" in out
+    assert ("never useful (Corollary 1): 1 of 4 rules are never applied (SentencePiece, "
+            "Definition 3); HuggingFace (Definition 4) applies none of them") in out
+    assert "useful rules only (3): proper (Definition 5)" in out
+    assert "SP vs HF (Lemma 1): always equal: the rules ever applied form a proper" in out
+
+
+def test_tokenizer_json_witness(tmp_path) -> None:
+    rc, out = analyze(_tokenizer_json(tmp_path, [("c", "ab"), ("ab", "c"), ("a", "b")]))
+    assert rc == 0
+    assert "SP vs HF (Lemma 1): differ on 'abcab' (5 symbols): SP 'abc' ⋄ 'ab', HF 'ab' ⋄ 'cab'" in out
+
+
+def test_tokenizer_json_byte_level_witness_shows_bytes(tmp_path) -> None:
+    rc, out = analyze(_tokenizer_json(tmp_path, [("Ġa", "Ġ"), ("Ġ", "a")], byte_level=True))
+    assert rc == 0
+    assert "GPT-2's byte-to-unicode characters" in out
+    assert ("differ on 'ĠaĠa' (bytes b' a a') (4 symbols): SP 'ĠaĠ' ⋄ 'a', HF 'Ġa' ⋄ 'Ġa'"
+            in out)
+
+
+def test_tokenizer_json_errors_are_one_line(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}}')
+    rc, _ = analyze(bad)
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1
+    assert err.startswith(f"livetok analyze: {bad}: model.merges[0] 'a' 'b': 'b' is not in "
+                          "model.vocab")
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"model": ')
+    rc, _ = analyze(broken)
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "not a JSON tokenizer.json" in err
+
+
+@pytest.mark.parametrize("name, kind", [("bert", "WordPiece"), ("xlmr", "Unigram")])
+def test_real_non_bpe_files_say_the_question_does_not_apply(name, kind) -> None:
+    rc, out = analyze(tokenizer_file(name))
+    assert rc == 0
+    assert f"merge semantics (Definitions 3-5, Lemma 1): do not apply: a {kind} model" in out
+    assert len(out.splitlines()) == 2
+
+
+def test_real_qwen3_is_proper() -> None:
+    rc, out = analyze(tokenizer_file("qwen3"))
+    assert rc == 0
+    assert "151,387 merges" in out and "proper (Definition 5): yes" in out
+
+
+def test_real_llama2_useful_rules_are_proper() -> None:
+    rc, out = analyze(tokenizer_file("llama2"))
+    assert rc == 0, out
+    assert "proper (Definition 5): no: 10,601 rule tokens" in out
+    assert "never useful (Corollary 1): 30,534 of 58,980 rules" in out
+    assert "useful rules only (28,446): proper (Definition 5)" in out
+    assert "SP vs HF (Lemma 1): always equal: the rules ever applied" in out
+
+
+def test_real_llama3_bounded_stops_with_what_it_had_shown(capsys) -> None:
+    rc, out = analyze(tokenizer_file("llama3"), "--max-steps", "200000")
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "proper (Definition 5): no: 51,651 rule tokens" in out
+    assert err.startswith(f"livetok analyze: {tokenizer_file('llama3')}: stopped after 200,000 "
+                          "steps while checking which rules are useful (Corollary 1, "
+                          "SentencePiece): ")
+    assert err.count("\n") == 1
