@@ -110,6 +110,16 @@ def test_real_pretokens_equal_hf(loaded: Loaded) -> None:
     _check(loaded.model)
 
 
+@pytest.mark.slow
+def test_a_megabyte_of_real_pretokens_equal_hf(loaded: Loaded) -> None:
+    """LIVETOK_SLOW=1: every distinct pre-token of 1 MB of real text (the standard library's
+    text and code, the multilingual sample) against HF's model."""
+    text = real_text(1_000_000) + SAMPLE * 50
+    pres = loaded.real_pretokens(text)
+    bad = [s for s in pres if loaded.model.tokenize(s) != loaded.want(s)]
+    assert not bad, f"{loaded.name}: {len(bad)} of {len(pres)} differ, e.g. {bad[:3]!r}"
+
+
 def _check(model: Model) -> None:
     check = getattr(model, "_check", None)
     if check is not None:
