@@ -243,6 +243,8 @@ class BPEModel:
         #: ignore_merges: token id -> whether the merges build it (see :meth:`_merges_build`)
         self._built: dict[int, bool] = {}
         self._cache: GenerationalCache[str, tuple[int, ...]] = GenerationalCache()
+        self._lens_cache: GenerationalCache[str, tuple[tuple[int, ...], tuple[int, ...]]]
+        self._lens_cache = GenerationalCache()
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -400,7 +402,9 @@ class BPEModel:
                     if lens is None:
                         out += self._cached(s[a:b], split=False)
                     else:
-                        out += self._encode(s[a:b], lens, split=False)
+                        ids, piece_lens = self._cached_lens(s[a:b], split=False)
+                        out += ids
+                        lens += piece_lens
                 return out
         return self._whole(s, lens)
 
@@ -412,6 +416,17 @@ class BPEModel:
                 hit = tuple(self._encode(s, split=split))
                 if len(s) <= _CACHE_MAX:
                     self._cache.put(s, hit)
+        return hit
+
+    def _cached_lens(self, s: str, *, split: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(ids, character counts)`` of ``s``, kept apart from the ids' cache (only
+        :meth:`token_lengths` asks, and tracking counts costs the merge loop a little)."""
+        hit = self._lens_cache.recall(s)
+        if hit is None:
+            lens: list[int] = []
+            hit = (tuple(self._encode(s, lens, split=split)), tuple(lens))
+            if len(s) <= _CACHE_MAX:
+                self._lens_cache.put(s, hit)
         return hit
 
     def tokenize(self, pretoken: str) -> list[int]:
@@ -438,16 +453,15 @@ class BPEModel:
         >>> bpe.tokenize("aé"), bpe.token_lengths("aé", [0, 1, 2])
         ([0, 1, 2], [1, 1, 0])
 
-        Runtime complexity: as :meth:`tokenize` uncached.
+        Runtime complexity: as :meth:`tokenize`.
         """
-        lens: list[int] = []
-        got = self._encode(pretoken, lens)
-        if list(ids) != got:
+        got, lens = self._cached_lens(pretoken)
+        if tuple(ids) != got:
             raise ValueError(
                 "token_lengths: ids are not the tokenization of this pre-token; pass the ids "
                 "tokenize(pretoken) returned"
             )
-        return lens
+        return list(lens)
 
     # -- cuts -----------------------------------------------------------------------------------
 
@@ -543,6 +557,9 @@ class BPEModel:
             assert 0 <= key // m < m and 0 <= val % m < m, (key, val)
         for piece, ids in self._cache.items():
             assert list(ids) == self._encode(piece), (piece, ids)
+        for piece, (ids, lens) in self._lens_cache.items():
+            assert ids == self._cached(piece) and len(lens) == len(ids), (piece, ids, lens)
+            assert sum(lens) == len(piece) or not ids, (piece, lens)
 
     def __repr__(self) -> str:
         return (f"<BPEModel {self.source!r} tokens={len(self.token_to_id)} "
