@@ -16,7 +16,9 @@ the match. Each alternative of each pattern reads a bounded prefix made of at mo
 *runs* of one character class (e.g. o200k's letters: an upper-case run then a lower-case run,
 after an optional one-character prefix), then at most 3 more characters (a contraction such as
 ``'ll``, a lookahead, or the character that ends the run). The *readers* below match exactly
-those runs with possessive quantifiers, so::
+those runs with possessive quantifiers; they are derived from each pattern's syntax by
+:mod:`livetok.incremental.regex_horizon` (the mechanism every ``tokenizer.json`` Split
+pattern gets), and equal the runs listed in ``docs/algorithms.md``. So::
 
     horizon(p) = max(p + 4, max(reader.match(text, p).end()) + 4)
 
@@ -38,6 +40,7 @@ from typing import Any, Iterator
 
 import regex
 
+from ..regex_horizon import derive
 from .fastsplit import FastSplitter
 from .fastsplit import available as fast_available
 
@@ -60,31 +63,27 @@ PATTERNS: dict[str, str] = {
     "o200k_base": "|".join(_O200K_PARTS),
 }
 
-# Readers: for each alternative, the runs it may read, as possessive patterns (see module doc).
-_READERS: dict[str, list[str]] = {
-    "r50k_base": [
-        r" ?+\p{L}*+",
-        r" ?+\p{N}*+",
-        r" ?+[^\s\p{L}\p{N}]*+",
-        r"\s*+",
-    ],
-    "cl100k_base": [
-        r"[^\r\n\p{L}\p{N}]?+\p{L}*+",
-        r" ?+[^\s\p{L}\p{N}]*+[\r\n]*+",
-        r"\s*+",
-    ],
-    "o200k_base": [
-        # subtle: a combining mark is both a possible prefix ([^\r\n\p{L}\p{N}]) and in both
-        # letter classes; taking it as the prefix reads the same runs as not taking it.
-        r"[^\r\n\p{L}\p{N}]?+[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*+",
-        r" ?+[^\s\p{L}\p{N}]*+[\r\n/]*+",
-        r"\s*+",
-    ],
-}
-
 #: what any alternative may read past its runs: a contraction ('re: 3 characters) or a
 #: one-character look-ahead / run terminator, plus one for the exclusive bound
 _SLACK = 4
+
+
+def _derived_readers(pat_str: str) -> list[str]:
+    """The readers of ``pat_str``'s alternatives, derived from its syntax
+    (:func:`livetok.incremental.regex_horizon.derive`, fancy-regex flavour as tiktoken runs
+    it): for the three patterns they are the runs written in ``docs/algorithms.md``, section 2
+    (a test keeps the hand-written list). One ``_SLACK`` covers what every alternative reads
+    past its runs, and the bounded alternatives (contractions, ``\\p{N}{1,3}``)."""
+    d = derive(pat_str, "fancy")
+    assert d.fallback is None, (pat_str, d.fallback)
+    assert d.base <= _SLACK and all(r.slack <= _SLACK for r in d.readers), pat_str
+    return [r.pattern for r in d.readers]
+
+
+# Readers: for each alternative, the runs it may read, as possessive patterns (see module doc).
+# subtle: o200k's combining marks are both a possible prefix ([^\r\n\p{L}\p{N}]) and in
+# both letter classes; taking one as the prefix reads the same runs as not taking it.
+_READERS: dict[str, list[str]] = {name: _derived_readers(p) for name, p in PATTERNS.items()}
 
 #: :meth:`Pretokenizer.finditer` samples the pieces of the first ``_SAMPLE_CHARS`` characters of
 #: a non-ASCII text of at least ``_SAMPLE_FROM`` characters; when they average at least

@@ -1,0 +1,495 @@
+"""The pre-tokenizers of ``tokenizer.json`` files, as splitters with restartable cuts and
+horizons.
+
+Every HF pre-tokenizer here is a list of *steps*, each applied to every piece the previous
+step left (HF's ``PreTokenizedString.split``; a ``Sequence`` is its steps in order, nested
+sequences flattened): a regex or character split with one of HF's five behaviours
+(``Split``, ``WhitespaceSplit``, ``Whitespace``, ``Digits``, ``Punctuation``,
+``BertPreTokenizer``, ByteLevel's ``use_regex``), Metaspace's replace-and-prepend, and
+ByteLevel's prefix space. Regex patterns are translated and bounded by
+:mod:`livetok.incremental.regex_horizon`.
+
+**Cuts.** A position ``c`` is a cut when pre-tokenizing ``s[:c]`` and ``s[c:]`` (the latter as
+a fragment, ``first=False``) gives the pre-tokens of ``s``. Walking the steps, ``c`` is either
+still strictly inside a piece of the current step's input, or it became a piece boundary at
+an earlier step. A step keeps ``c`` restartable when:
+
+- regex split: ``c`` is not strictly inside a match (restarting there finds another match)
+  and no end-of-text-sensitive read of the attempts left of ``c`` reaches ``c`` (look-ahead
+  would see the end of the left part: ``regex_horizon``'s ``eot_reach``). Then the search
+  restarted at ``c`` finds the same next match (matches read nothing left of their start), and
+  the piece holding ``c`` is cut in two; every behaviour's grouping gives exactly its two halves
+  (checked case by case: a merge only joins a match to its neighbour, and the first or last
+  piece of a part has no neighbour there);
+- character splits and Metaspace's replacement: always (they read one character);
+- a prepend (ByteLevel ``add_prefix_space``, Metaspace ``always``): when ``c`` became a piece
+  boundary at an earlier step, HF prepends to the piece starting at ``c`` and the fragment
+  ``s[c:]`` gets none, unless it already starts with the prepended character.
+
+Finally ``c`` must not be strictly inside a kept pre-token. This is the ``Sequence`` rule: a
+cut strictly inside a piece of an earlier step that a later step split is restartable only if
+every step up to the one that split there restarts at ``c``.
+
+**Horizon** of the cut-piece ending at ``c``: every decision that makes ``c`` the next cut (the
+match or gap that ends at ``c``, the rejected positions before it, the end-of-text checks) is
+a match attempt at some position ``< c`` of some regex step, whose reads stop before
+``H_step(c - 1)`` (the steps' reach ``H`` is non-decreasing), or reads ``s[c]`` (character
+splits, prepends); except where ``c - 1`` lies in a gap of some regex step: there ``c`` ends
+the gap only if a match starts at ``c``, and the attempt at ``c`` counts (``H_step(c)``). So
+``max(c + 1, H_step(c - 1 or c))`` over the regex steps bounds it, and being a
+non-decreasing function of ``c`` it is dominated by later pieces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Literal
+
+import regex
+
+from ..regex_horizon import Derivation, Flavour, SplitHorizon, derive
+from .errors import UnsupportedComponent
+
+__all__ = ["PreTokenizer", "build_pre_tokenizer", "GPT2_PATTERN"]
+
+Behavior = Literal["removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous"]
+
+#: ByteLevel's ``use_regex`` pattern (HF ``pre_tokenizers/byte_level.rs``, Oniguruma syntax)
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+# Rust's char::is_ascii_punctuation or Unicode P* (HF's is_punc / is_bert_punc)
+_PUNCT = r"[!-/:-@\[-`{-~\p{P}]"
+
+_BEHAVIORS: dict[str, Behavior] = {
+    "removed": "removed", "isolated": "isolated", "mergedwithprevious": "merged_with_previous",
+    "mergedwithnext": "merged_with_next", "contiguous": "contiguous",
+}
+
+#: the first window (characters) that :meth:`PreTokenizer.cuts` analyses; it grows by 4x
+#: while no cut in it is certain
+_WINDOW = 256
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """A piece at some step: ``x`` is its string there (prepends applied, replacements made);
+    ``x[plen:]`` comes from ``s[start:start + len(x) - plen]``."""
+
+    x: str
+    start: int
+    plen: int
+    frag: bool  # starts strictly inside a piece of the text's split: no prepends
+
+    def s_pos(self, i: int) -> int:
+        return self.start + max(0, i - self.plen)
+
+    def sub(self, a: int, b: int) -> _Piece:
+        return _Piece(self.x[a:b], self.s_pos(a), max(0, min(b, self.plen) - a),
+                      self.frag and a == 0)
+
+    @property
+    def end(self) -> int:
+        return self.s_pos(len(self.x))
+
+    def offsets(self) -> tuple[int, int]:
+        """HF's offsets: a prepended character has those of the character it precedes."""
+        end = self.end
+        return self.start, end if end > self.start or not self.x else end + 1
+
+
+class _Context:
+    """One analysis: the text start flag and, when cuts are wanted, the bad positions."""
+
+    def __init__(self, lo: int, hi: int, text_start: bool, want_bad: bool) -> None:
+        self.lo = lo
+        self.text_start = text_start
+        self.bad = bytearray(hi - lo + 1) if want_bad else None
+        #: positions ``c`` whose ``c - 1`` is in a regex step's gap: whether ``c`` is a
+        #: boundary there depends on the match attempt *at* ``c``
+        self.after_gap = bytearray(hi - lo + 1) if want_bad else None
+
+    def mark_after_gap(self, a: int, b: int) -> None:
+        if self.after_gap is not None and b > a:
+            self.after_gap[a - self.lo: b - self.lo] = b"\x01" * (b - a)
+
+    def mark(self, a: int, b: int) -> None:
+        """Positions ``a .. b-1`` (text offsets) are not cuts."""
+        if self.bad is not None and b > a:
+            self.bad[a - self.lo: b - self.lo] = b"\x01" * (b - a)
+
+
+class _Step:
+    #: the step is a regex split whose reach matters for horizons
+    horizon: SplitHorizon | None = None
+    #: Metaspace replaced spaces before this step (its reach runs on the replaced text)
+    replaced: str | None = None
+
+    def apply(self, p: _Piece, ctx: _Context) -> list[_Piece]:
+        raise NotImplementedError
+
+
+class _RegexSplit(_Step):
+    """HF ``NormalizedString::split`` with a pattern: matches and the gaps between them,
+    grouped by the behaviour, the matches kept or removed (``invert`` swaps the roles)."""
+
+    def __init__(self, form: str, derivation: Derivation | None, behavior: Behavior,
+                 invert: bool, char_split: bool) -> None:
+        self.regex = regex.compile(form)
+        self.behavior = behavior
+        self.invert = invert
+        #: a split on single characters (matches never span two): no context, no horizon
+        self.char_split = char_split
+        self.horizon = None if char_split or derivation is None else SplitHorizon(derivation)
+        #: empty matches are possible: Oniguruma's iteration rule must be followed
+        self.nullable = derivation is None or derivation.min_width == 0
+
+    def matches(self, x: str) -> list[tuple[int, int]]:
+        """Match spans as Oniguruma's ``find_iter`` gives them (an empty match right where
+        the previous match ended is skipped)."""
+        if not self.nullable:
+            return [m.span() for m in self.regex.finditer(x)]
+        out: list[tuple[int, int]] = []
+        at, last = 0, -1
+        while at <= len(x):
+            m = self.regex.search(x, at)
+            if m is None:
+                break
+            s, e = m.span()
+            if s == e and last == e:
+                at += 1
+                continue
+            out.append((s, e))
+            at = last = e
+        return out
+
+    def spans(self, x: str) -> list[tuple[int, int, bool]]:
+        """(start, end, is_match) of the matches and gaps of ``x`` (HF ``find_matches``,
+        with ``invert``)."""
+        if not x:
+            return [(0, 0, False)]
+        out: list[tuple[int, int, bool]] = []
+        prev = 0
+        for s, e in self.matches(x):
+            if prev != s:
+                out.append((prev, s, self.invert))
+            out.append((s, e, not self.invert))
+            prev = e
+        if prev != len(x):
+            out.append((prev, len(x), self.invert))
+        return out
+
+    def group(self, spans: list[tuple[int, int, bool]]) -> list[tuple[int, int, bool]]:
+        """(start, end, removed) after the behaviour (HF ``NormalizedString::split``)."""
+        b = self.behavior
+        if b == "isolated":
+            return [(s, e, False) for s, e, _ in spans]
+        if b == "removed":
+            return spans
+        out: list[list[Any]] = []
+        prev_match = False
+        if b == "merged_with_next":
+            for s, e, m in reversed(spans):
+                if m and not prev_match and out:
+                    out[-1][0] = s
+                else:
+                    out.append([s, e, False])
+                prev_match = m
+            out.reverse()
+        else:
+            for s, e, m in spans:
+                merge = (m and not prev_match) if b == "merged_with_previous" else (m == prev_match)
+                if merge and out:
+                    out[-1][1] = e
+                else:
+                    out.append([s, e, False])
+                prev_match = m
+        return [(s, e, r) for s, e, r in out]
+
+    def apply(self, p: _Piece, ctx: _Context) -> list[_Piece]:
+        spans = self.spans(p.x)
+        if ctx.bad is not None:
+            self.mark(p, spans, ctx)
+        return [p.sub(s, e) for s, e, removed in self.group(spans) if not removed and e > s]
+
+    def mark(self, p: _Piece, spans: list[tuple[int, int, bool]], ctx: _Context) -> None:
+        """Mark the positions of ``p`` where the split does not restart (module docstring)."""
+        if self.horizon is not None and self.horizon.fallback is not None:
+            ctx.mark(p.start + 1, p.end)  # no restart inside the piece at all
+            return
+        x = p.x
+        for s, e, is_match in spans:
+            if is_match != self.invert:
+                ctx.mark(p.s_pos(s) + 1, p.s_pos(e))
+            elif self.horizon is not None:
+                ctx.mark_after_gap(p.s_pos(s) + 1, p.s_pos(e) + 1)
+        h = self.horizon
+        if h is None or not h.has_eot:
+            return
+        for s, e, is_match in spans:
+            if is_match != self.invert:
+                if e < len(x) and h.eot_reach(x, s, len(x)) > e:
+                    ctx.mark(p.s_pos(e), p.s_pos(e) + 1)
+            else:
+                for c in range(max(s + 1, p.plen + 1), min(e + 1, len(x))):
+                    if h.eot_reach(x, c - 1, len(x)) > c:
+                        ctx.mark(p.s_pos(c), p.s_pos(c) + 1)
+
+
+class _Prepend(_Step):
+    """ByteLevel's prefix space or Metaspace's replacement and prepend."""
+
+    def __init__(self, char: str, scheme: Literal["always", "first", "never"],
+                 replace_spaces: bool) -> None:
+        self.char = char
+        self.scheme = scheme
+        self.replace_spaces = replace_spaces
+
+    def apply(self, p: _Piece, ctx: _Context) -> list[_Piece]:
+        x = p.x.replace(" ", self.char) if self.replace_spaces else p.x
+        wants = self.scheme == "always" or (
+            self.scheme == "first" and ctx.text_start and p.s_pos(0) == 0)
+        if not wants or x.startswith(self.char):
+            return [_Piece(x, p.start, p.plen, p.frag)]
+        if p.frag:
+            return [_Piece(x, p.start, p.plen, p.frag)]  # a fragment of a piece: no prepend
+        if p.s_pos(0) > ctx.lo:
+            # a piece an earlier step started here gets the prepend; the fragment s[c:] would not
+            ctx.mark(p.s_pos(0), p.s_pos(0) + 1)
+        return [_Piece(self.char + x, p.start, p.plen + 1, p.frag)]
+
+
+def _split_step(pattern: str, flavour: Flavour, behavior: Behavior, invert: bool,
+                source: str) -> _RegexSplit:
+    try:
+        d = derive(pattern, flavour)
+    except (regex.error, ValueError) as e:
+        raise UnsupportedComponent(
+            f"{source}: pre-tokenizer Split pattern {pattern!r}: not understood ({e}); "
+            "livetok cannot split with it exactly"
+        ) from None
+    return _RegexSplit(d.regex_form, d, behavior, invert, char_split=False)
+
+
+def _char_step(form: str, behavior: Behavior, invert: bool = False) -> _RegexSplit:
+    return _RegexSplit(form, None, behavior, invert, char_split=True)
+
+
+class PreTokenizer:
+    """A ``tokenizer.json`` pre-tokenizer: HF's ``pre_tokenize_str`` (without the byte
+    mapping), restartable cuts and horizons.
+
+    >>> p = build_pre_tokenizer({"type": "Whitespace"}, source="example")
+    >>> [t for t, _ in p.pre_tokenize("Hi, you!", first=True, text_start=True)]
+    ['Hi', ',', 'you', '!']
+    >>> list(p.cuts("Hi, you!"))
+    [2, 3, 4, 7, 8]
+    """
+
+    def __init__(self, steps: list[_Step], *, byte_level: bool, description: str) -> None:
+        self._steps = steps
+        self.byte_level = byte_level
+        self.description = description
+        self._regex_steps = [s for s in steps if s.horizon is not None]
+        # Metaspace's replacement seen by each regex step
+        replaced: str | None = None
+        for s in steps:
+            if isinstance(s, _Prepend) and s.replace_spaces:
+                replaced = s.char
+            if s.horizon is not None:
+                s.replaced = replaced
+        self.fallback = next(
+            (s.horizon.fallback for s in self._regex_steps
+             if s.horizon is not None and s.horizon.fallback is not None), None)
+
+    def _run(self, s: str, lo: int, hi: int, *, first: bool, text_start: bool,
+             want_bad: bool) -> tuple[list[_Piece], _Context]:
+        ctx = _Context(lo, hi, text_start and lo == 0, want_bad)
+        pieces = [_Piece(s[lo:hi], lo, 0, frag=not first)] if hi > lo else []
+        for step in self._steps:
+            nxt: list[_Piece] = []
+            for p in pieces:
+                nxt.extend(step.apply(p, ctx))
+            pieces = nxt
+        for p in pieces:
+            ctx.mark(p.start + 1, p.end)
+        return pieces, ctx
+
+    def pre_tokenize(self, s: str, *, first: bool, text_start: bool
+                     ) -> list[tuple[str, tuple[int, int]]]:
+        """HF's ``pre_tokenize_str`` of ``s`` (no byte mapping; offsets into ``s``).
+
+        Runtime complexity: ``O(len(s))`` per step.
+        """
+        pieces, _ = self._run(s, 0, len(s), first=first, text_start=text_start, want_bad=False)
+        return [(p.x, p.offsets()) for p in pieces]
+
+    def _window_cuts(self, s: str, lo: int, hi: int) -> list[int]:
+        return [c for c, _ in self._analyze(s, lo, hi)]
+
+    def _analyze(self, s: str, lo: int, hi: int) -> list[tuple[int, int]]:
+        """The cuts of ``s[lo:hi]`` analysed alone, each with the position whose reach bounds
+        what decides it (``c - 1``, or ``c`` after a regex gap: module docstring)."""
+        _, ctx = self._run(s, lo, hi, first=False, text_start=False, want_bad=True)
+        assert ctx.bad is not None and ctx.after_gap is not None
+        bad, after_gap = ctx.bad, ctx.after_gap
+        return [(c, c if after_gap[c - lo] else c - 1)
+                for c in range(lo + 1, hi + 1) if not bad[c - lo]]
+
+    def cuts(self, s: str, pos: int = 0) -> Iterator[int]:
+        """Restartable boundaries of ``s`` after ``pos`` (a cut, or 0), ascending, ending with
+        ``len(s)`` (module docstring). Lazy: windows of ``_WINDOW`` characters, grown 4x
+        while none of their cuts is certain (its horizon inside the window).
+
+        Runtime complexity: ``O(len(s) - pos)`` for the whole iteration on usual text.
+        """
+        for c, _ in self._cuts_with_reach(s, pos):
+            yield c
+
+    def _cuts_with_reach(self, s: str, pos: int) -> Iterator[tuple[int, int]]:
+        n = len(s)
+        start = pos
+        size = _WINDOW
+        while start < n:
+            hi = min(n, start + size)
+            found = self._analyze(s, start, hi)
+            if hi < n:  # certain: decided inside the window (the reach grows with c)
+                found = [(c, r) for c, r in found if self._reach(s, r, hi) <= hi]
+            if not found:
+                size *= 4
+                continue
+            yield from found
+            start = found[-1][0]
+            size = _WINDOW
+
+    def _reach(self, s: str, c: int, limit: int) -> int:
+        """``max(c + 2, H(c))`` over the regex steps (``c`` is the cut or the one before it;
+        module docstring)."""
+        best = c + 2
+        end = min(limit, len(s))
+        for step in self._regex_steps:
+            h = step.horizon
+            assert h is not None
+            if step.replaced is not None:
+                window = s[c:end].replace(" ", step.replaced)
+                r = h.reach(window, 0, len(window)) + c
+                if end < len(s) and r >= end:
+                    r = max(r, limit)
+            else:
+                r = h.reach(s, c, end)
+            if r > best:
+                best = r
+            if best >= limit:
+                return best
+        return best
+
+    def horizon(self, s: str, start: int, limit: int) -> int:
+        """Upper bound on what deciding the cut-piece at ``start`` reads (``PieceEncoding.
+        horizon``: ``>= limit`` when it reaches ``limit``).
+
+        Runtime complexity: ``O(piece + horizon)`` characters.
+        """
+        beyond = len(s) + 1  # reads to the end of the text (any larger bound means the same)
+        if self.fallback is not None:
+            return beyond
+        c, at = next(self._cuts_with_reach(s, start), (len(s), len(s)))
+        if c >= len(s):
+            return beyond
+        return min(self._reach(s, at, limit), beyond)
+
+
+# --- building from the JSON ---------------------------------------------------------------
+
+
+def _behavior(value: Any, source: str, what: str) -> Behavior:
+    key = str(value).replace("_", "").lower()
+    if key not in _BEHAVIORS:
+        raise UnsupportedComponent(
+            f"{source}: pre-tokenizer {what} behavior {value!r}: not implemented; known: "
+            "Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous")
+    return _BEHAVIORS[key]
+
+
+def _steps(spec: dict[str, Any], source: str) -> tuple[list[_Step], bool, list[str]]:
+    """(steps, has ByteLevel, description parts) of one pre-tokenizer spec."""
+    kind = spec.get("type")
+    if kind == "Sequence":
+        steps: list[_Step] = []
+        bl = False
+        desc: list[str] = []
+        for sub in spec.get("pretokenizers") or []:
+            s2, b2, d2 = _steps(sub, source)
+            steps += s2
+            bl = bl or b2
+            desc += d2
+        return steps, bl, desc
+    if kind == "Split":
+        pat = spec.get("pattern") or {}
+        behavior = _behavior(spec.get("behavior"), source, "Split")
+        invert = bool(spec.get("invert", False))
+        if "String" in pat:
+            lit = "".join(regex.escape(c, literal_spaces=True) for c in pat["String"])
+            if pat["String"] == "":
+                raise UnsupportedComponent(f"{source}: pre-tokenizer Split with an empty "
+                                           "String pattern: not implemented")
+            step = _RegexSplit(lit, derive(lit, "fancy"), behavior, invert, char_split=False)
+            return [step], False, [f"Split(String {pat['String']!r}, {behavior})"]
+        if "Regex" in pat:
+            return ([_split_step(pat["Regex"], "oniguruma", behavior, invert, source)], False,
+                    [f"Split(Regex, {behavior}{', invert' if invert else ''})"])
+        raise UnsupportedComponent(f"{source}: pre-tokenizer Split pattern {pat!r}: not "
+                                   "implemented (String or Regex expected)")
+    if kind == "ByteLevel":
+        steps = []
+        if spec.get("add_prefix_space", True):
+            steps.append(_Prepend(" ", "always", replace_spaces=False))
+        if spec.get("use_regex", True):
+            steps.append(_split_step(GPT2_PATTERN, "oniguruma", "isolated", False, source))
+        return steps, True, ["ByteLevel"]
+    if kind == "Metaspace":
+        rep = spec.get("replacement", "\u2581")
+        if not isinstance(rep, str) or len(rep) != 1:
+            raise UnsupportedComponent(f"{source}: pre-tokenizer Metaspace replacement "
+                                       f"{rep!r}: one character expected")
+        raw = spec.get("prepend_scheme")
+        if raw is None:  # the legacy field
+            raw = "always" if spec.get("add_prefix_space", True) else "never"
+        schemes: dict[str, Literal["always", "first", "never"]] = {
+            "always": "always", "first": "first", "never": "never"}
+        if raw not in schemes:
+            raise UnsupportedComponent(f"{source}: pre-tokenizer Metaspace prepend_scheme "
+                                       f"{raw!r}: not implemented (always, first, never)")
+        scheme = schemes[raw]
+        steps = [_Prepend(rep, scheme, replace_spaces=True)]
+        if spec.get("split", True) is not False:
+            steps.append(_char_step(regex.escape(rep), "merged_with_next"))
+        return steps, False, [f"Metaspace({scheme})"]
+    if kind == "WhitespaceSplit":
+        return [_char_step(r"\s", "removed")], False, ["WhitespaceSplit"]
+    if kind == "Whitespace":
+        d = derive(r"\w+|[^\w\s]+", "fancy")
+        return [_RegexSplit(d.regex_form, d, "removed", True, char_split=False)], False, ["Whitespace"]
+    if kind == "Digits":
+        behavior = "isolated" if spec.get("individual_digits", False) else "contiguous"
+        return [_char_step(r"\p{N}", behavior)], False, ["Digits"]
+    if kind == "Punctuation":
+        behavior = _behavior(spec.get("behavior", "Isolated"), source, "Punctuation")
+        return [_char_step(_PUNCT, behavior)], False, ["Punctuation"]
+    if kind == "BertPreTokenizer":
+        return ([_char_step(r"\s", "removed"), _char_step(_PUNCT, "isolated")], False,
+                ["BertPreTokenizer"])
+    raise UnsupportedComponent(
+        f"{source}: pre-tokenizer {kind}: not implemented; livetok reads Split, ByteLevel, "
+        "Metaspace, WhitespaceSplit, Whitespace, Digits, Punctuation, BertPreTokenizer and "
+        "Sequence")
+
+
+def build_pre_tokenizer(spec: dict[str, Any] | None, *, source: str) -> PreTokenizer:
+    """The pre-tokenizer of a ``tokenizer.json`` ``pre_tokenizer`` section (None: none).
+
+    Raises :class:`UnsupportedComponent` for a type or option not implemented.
+    """
+    if spec is None:
+        return PreTokenizer([], byte_level=False, description="none")
+    steps, bl, desc = _steps(spec, source)
+    return PreTokenizer(steps, byte_level=bl, description=" + ".join(desc))
+
