@@ -11,11 +11,18 @@ HuggingFace ``tokenizers`` (``models/bpe/model.rs``, ``BPE::merge_word``; ``word
    else nothing at all (no ``unk_token``: the character is dropped).
 2. **Merges**: the *merge rules* are the ``merges`` list, ``(a, b)`` of priority = its index,
    producing the token ``a + b`` (``b`` without the continuing prefix). Repeatedly apply the
-   rule of lowest index among adjacent symbol pairs, the leftmost on ties (a tie is the same
-   pair twice). This is Definition 4 of *Formalizing BPE Tokenization* (Berglund & van der
-   Merwe, ``../shared/papers/004``): HuggingFace semantics, whose priorities belong to the
-   *pairs*, so a token reachable by several rules (gpt-oss: 446,189 merges for 200,000 tokens)
-   is not one priority as in tiktoken (``bytelevel.bpe``, Definition 3's ranks).
+   rule of lowest index among adjacent symbol pairs, once, at its leftmost position (a tie is
+   the same pair twice), then look again. Priorities belong to the *pairs*, so a token
+   reachable by several rules (gpt-oss: 446,189 merges for 200,000 tokens) has no single
+   priority as in tiktoken (``bytelevel.bpe``, ranks of tokens).
+
+   subtle: this is Definition 3 of *Formalizing BPE Tokenization* (Berglund & van der Merwe,
+   ``../shared/papers/004``; "SentencePiece" semantics) over the merge list, **not** its
+   Definition 4 ("HuggingFace" semantics: keep applying the rule just used, left to right,
+   before a higher one it enabled). ``tokenizers`` 0.23's heap pops the lowest
+   ``(rank, position)`` after every merge: with rules ``[ab a, a b]``, ``abab`` gives
+   ``aba b`` (Definition 3), not ``ab ab`` (Definition 4; tested). The two differ only on
+   improper dictionaries (the paper's Lemma 1).
 
 ``ignore_merges`` short-cuts step 2: a pre-token that is itself a vocabulary entry is that
 one token. ``dropout`` (random merges) is not reproducible and is refused.
@@ -35,7 +42,8 @@ and its token is ``value % M``. Two implementations of step 2:
   symbol's token spells the text it covers (no prefix or suffix, no merge of the unknown or a
   byte-fallback token: :attr:`BPEModel.scan_exact`); otherwise the heap is always used.
 
-:func:`._reference`-style checking: the tests compare both with HuggingFace on the real files.
+``tests/unit/test_hf_models.py`` compares both loops with each other where they must agree,
+and with HuggingFace's own models on the ten real files and on random small models.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 :func:`build_model` reads the section and returns a :class:`Model`:
 
-* ``BPE`` -> :class:`.bpe.BPEModel`, HuggingFace's merge semantics (Definition 4 of
-  *Formalizing BPE Tokenization*), exactly as ``BPE::tokenize``;
+* ``BPE`` -> :class:`.bpe.BPEModel`, exactly as ``tokenizers``' ``BPE::tokenize``: the merge
+  list's rules, the highest first at its leftmost position (Definition 3 of *Formalizing BPE
+  Tokenization* over the merge list, which is what ``tokenizers`` runs; see :mod:`.bpe`);
 * ``Unigram`` -> :class:`.unigram.UnigramModel`, the Viterbi of ``Unigram::encode``;
 * ``WordPiece`` -> :class:`WordPieceModel`, the LinMaxMatch of *Fast WordPiece Tokenization*
   (``wordpiece.linmaxmatch``), equal to HuggingFace's greedy longest match;

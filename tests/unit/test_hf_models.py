@@ -528,3 +528,14 @@ def test_sections_without_a_type_are_read_as_huggingface_reads_them() -> None:
         assert model.tokenize("ab") == _hf_ids(hf, "ab")
     with pytest.raises(UnsupportedComponent, match="WordLevel"):
         build_model({"vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}, source="t.json")
+
+
+def test_tokenizers_merges_by_definition_3_not_4() -> None:
+    """With rules [ab a, a b] (an improper dictionary), "abab" is "aba b" in tokenizers: after
+    each merge the highest rule applies next (Definition 3 of Formalizing BPE Tokenization),
+    not the rule just used, left to right (its Definition 4 would give "ab ab")."""
+    spec = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+            "vocab": {"a": 0, "b": 1, "ab": 2, "aba": 3}, "merges": ["ab a", "a b"]}
+    hf, model = _both(spec, BPEModel)
+    assert _hf_ids(hf, "abab") == model.tokenize("abab") == [3, 1]
