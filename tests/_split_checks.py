@@ -77,9 +77,14 @@ def real_snippets(n: int, size: int = 120, seed: int = 0) -> list[str]:
     return out
 
 
+#: texts whose first pre-tokens change when a prefix space or ▁ is prepended
+PREPEND_SENSITIVE = ["'sa b", "'s", "'ll x", "1a", "▁x", " 's", "ab'sx"]
+
+
 def random_texts(n: int, seed: int, size: int = 24) -> list[str]:
     rng = random.Random(seed)
-    return ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, size))) for _ in range(n)]
+    return PREPEND_SENSITIVE + [
+        "".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, size))) for _ in range(n)]
 
 
 def shifted(pieces: list[tuple[str, tuple[int, int]]], by: int) -> list[tuple[str, tuple[int, int]]]:
@@ -89,7 +94,7 @@ def shifted(pieces: list[tuple[str, tuple[int, int]]], by: int) -> list[tuple[st
 def check_cuts(pre: PreTokenizer, s: str) -> list[int]:
     """Every cut restarts (module doc of ``hf/pretokenizers.py``); returns the cuts."""
     full = pre.pre_tokenize(s, first=True, text_start=True)
-    cs = list(pre.cuts(s))
+    cs = list(pre.cuts(s, first=True, text_start=True))
     assert cs == sorted(set(cs)) and all(0 < c <= len(s) for c in cs), cs
     if s:
         assert cs[-1] == len(s), cs

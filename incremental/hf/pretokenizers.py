@@ -67,7 +67,9 @@ _BEHAVIORS: dict[str, Behavior] = {
 
 #: the first window (characters) that :meth:`PreTokenizer.cuts` analyses; it grows by 4x
 #: while no cut in it is certain
-_WINDOW = 256
+_WINDOW = 4096
+#: the first window :meth:`PreTokenizer.horizon` analyses (it needs one cut)
+_HORIZON_WINDOW = 48
 
 
 @dataclass(frozen=True)
@@ -235,6 +237,48 @@ class _RegexSplit(_Step):
                         ctx.mark(p.s_pos(c), p.s_pos(c) + 1)
 
 
+    def spans_in(self, s: str, a: int, b: int) -> list[tuple[int, int, bool]]:
+        """:meth:`spans` of ``s[a:b]``, offsets into ``s``: ``finditer`` with pos/endpos where
+        the pattern reads nothing left of a match, a slice otherwise."""
+        if self.nullable or (self.horizon is not None and self.horizon.fallback is not None):
+            return [(x + a, y + a, m) for x, y, m in self.spans(s[a:b])]
+        inv = self.invert
+        out: list[tuple[int, int, bool]] = []
+        prev = a
+        for m in self.regex.finditer(s, a, b):
+            x, y = m.span()
+            if prev != x:
+                out.append((prev, x, inv))
+            out.append((x, y, not inv))
+            prev = y
+        if prev != b:
+            out.append((prev, b, inv))
+        return out
+
+    def mark_in(self, s: str, a: int, b: int, spans: list[tuple[int, int, bool]],
+                ctx: _Context) -> None:
+        """:meth:`mark` for the piece ``s[a:b]`` (no prepended characters)."""
+        if self.horizon is not None and self.horizon.fallback is not None:
+            ctx.mark(a + 1, b)
+            return
+        for x, y, is_match in spans:
+            if is_match != self.invert:
+                ctx.mark(x + 1, y)
+            elif self.horizon is not None:
+                ctx.mark_after_gap(x + 1, y + 1)
+        h = self.horizon
+        if h is None or not h.has_eot:
+            return
+        for x, y, is_match in spans:
+            if is_match != self.invert:
+                if y < b and h.eot_reach(s, x, b) > y:
+                    ctx.mark(y, y + 1)
+            else:
+                for c in range(x + 1, min(y + 1, b)):
+                    if h.eot_reach(s, c - 1, b) > c:
+                        ctx.mark(c, c + 1)
+
+
 class _Prepend(_Step):
     """ByteLevel's prefix space or Metaspace's replacement and prepend."""
 
@@ -300,6 +344,74 @@ class PreTokenizer:
         self.fallback = next(
             (s.horizon.fallback for s in self._regex_steps
              if s.horizon is not None and s.horizon.fallback is not None), None)
+        self._fast = self._fast_split(steps)
+        #: only splits: the general path on spans of the text (:meth:`_run_plain`)
+        self._plain = all(isinstance(st, _RegexSplit) for st in steps)
+
+    @staticmethod
+    def _fast_split(steps: list[_Step]) -> _RegexSplit | None:
+        """The one split, on the original text, of a pre-tokenizer made of prepends and then
+        one split (Llama 3, Qwen, gpt-oss, Tekken, Gemma, Metaspace, ByteLevel): its pieces are
+        the split's except for a prepend at a segment start (handled by the general path)."""
+        if not steps or not isinstance(steps[-1], _RegexSplit):
+            return None
+        split, before = steps[-1], steps[:-1]
+        if not all(isinstance(b, _Prepend) for b in before):
+            return None
+        if split.horizon is not None and split.horizon.fallback is not None:
+            return None
+        replaced = [b.char for b in before if isinstance(b, _Prepend) and b.replace_spaces]
+        if not replaced:
+            return split
+        if not split.char_split or split.regex.pattern != regex.escape(replaced[-1]):
+            return None  # a regex over Metaspace's replaced text: the general path
+        # Metaspace's split on its replacement, which every space has become
+        return _char_step(f"[ {regex.escape(replaced[-1])}]", split.behavior, split.invert)
+
+    def _prepends_at_start(self, s: str, first: bool, text_start: bool) -> bool:
+        """Whether a prepend applies to ``s`` itself (then the general path splits it)."""
+        for st in self._steps:
+            if isinstance(st, _Prepend) and first and s:
+                c = s[0].replace(" ", st.char) if st.replace_spaces else s[0]
+                if c != st.char and (st.scheme == "always" or st.scheme == "first" and text_start):
+                    return True
+        return False
+
+    def _fast_spans(self, s: str, lo: int, hi: int) -> list[tuple[int, int, bool]]:
+        """(start, end, is_match) of ``s[lo:hi]`` by the fast split (offsets into ``s``)."""
+        assert self._fast is not None
+        return self._fast.spans_in(s, lo, hi)
+
+    def _fast_analyze(self, s: str, lo: int, hi: int, want: int) -> list[tuple[int, int]]:
+        """:meth:`_analyze` for the fast split: the boundaries of its grouped pieces (and the
+        inside of removed gaps), less those an end-of-text-sensitive read reaches."""
+        split = self._fast
+        assert split is not None
+        spans = self._fast_spans(s, lo, hi)
+        h = split.horizon if split.horizon is not None and split.horizon.has_eot else None
+        inv = split.invert
+        # the span holding each position c - 1: (start, is a real match)
+        ends = {e for _, e, _ in split.group(spans)}
+        out: list[tuple[int, int]] = []
+        for a, b, is_match in spans:
+            real = is_match != inv
+            if not real and split.behavior == "removed" and inv:
+                inner = range(a + 1, b + 1)  # a removed gap: any position inside
+            elif b in ends:
+                inner = range(b, b + 1)
+            else:
+                continue
+            for c in inner:
+                if c <= lo or c > hi:
+                    continue
+                if h is not None and c < hi:
+                    at = a if real else c - 1
+                    if h.eot_reach(s, at, hi) > c:
+                        continue
+                out.append((c, c - 1 if real else c))
+                if len(out) >= want:
+                    return out
+        return out
 
     def _run(self, s: str, lo: int, hi: int, *, first: bool, text_start: bool,
              want_bad: bool) -> tuple[list[_Piece], _Context]:
@@ -314,52 +426,118 @@ class PreTokenizer:
             ctx.mark(p.start + 1, p.end)
         return pieces, ctx
 
+    def _run_plain(self, s: str, lo: int, hi: int, want_bad: bool
+                   ) -> tuple[list[tuple[int, int]], _Context]:
+        """:meth:`_run` for splits only (no prepend, no replacement): pieces are spans of
+        ``s``, each step runs on the text itself with pos/endpos (DeepSeek's three Splits,
+        BERT)."""
+        ctx = _Context(lo, hi, False, want_bad)
+        pieces = [(lo, hi)] if hi > lo else []
+        for step in self._steps:
+            assert isinstance(step, _RegexSplit)
+            nxt: list[tuple[int, int]] = []
+            for a, b in pieces:
+                spans = step.spans_in(s, a, b)
+                if want_bad:
+                    step.mark_in(s, a, b, spans, ctx)
+                nxt.extend((x, y) for x, y, removed in step.group(spans) if not removed and y > x)
+            pieces = nxt
+        if want_bad:
+            for a, b in pieces:
+                ctx.mark(a + 1, b)
+        return pieces, ctx
+
     def pre_tokenize(self, s: str, *, first: bool, text_start: bool
                      ) -> list[tuple[str, tuple[int, int]]]:
         """HF's ``pre_tokenize_str`` of ``s`` (no byte mapping; offsets into ``s``).
 
         Runtime complexity: ``O(len(s))`` per step.
         """
+        split = self._fast
+        if split is not None and self._prepends_at_start(s, first, text_start):
+            # the prepend changes only the pieces before the first cut (restartability)
+            c = next(self.cuts(s, 0, first=first, text_start=text_start), len(s))
+            if c < len(s):
+                head, _ = self._run(s, 0, c, first=first, text_start=text_start,
+                                    want_bad=False)
+                tail = self.pre_tokenize(s[c:], first=False, text_start=False)
+                return [(p.x, p.offsets()) for p in head] + [
+                    (x, (a + c, b + c)) for x, (a, b) in tail]
+        elif split is not None:
+            rep = next((st.char for st in self._steps
+                        if isinstance(st, _Prepend) and st.replace_spaces), None)
+            kept = [(a, b) for a, b, removed in split.group(self._fast_spans(s, 0, len(s)))
+                    if not removed and b > a]
+            if rep is None:
+                return [(s[a:b], (a, b)) for a, b in kept]
+            return [(s[a:b].replace(" ", rep), (a, b)) for a, b in kept]
+        if self._plain:
+            spans, _ = self._run_plain(s, 0, len(s), want_bad=False)
+            return [(s[a:b], (a, b)) for a, b in spans]
         pieces, _ = self._run(s, 0, len(s), first=first, text_start=text_start, want_bad=False)
         return [(p.x, p.offsets()) for p in pieces]
 
-    def _window_cuts(self, s: str, lo: int, hi: int) -> list[int]:
-        return [c for c, _ in self._analyze(s, lo, hi)]
+    def _window_cuts(self, s: str, lo: int, hi: int, first: bool = False,
+                     text_start: bool = False) -> list[int]:
+        return [c for c, _ in self._analyze(s, lo, hi, first, text_start)]
 
-    def _analyze(self, s: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    def _analyze(self, s: str, lo: int, hi: int, first: bool = False,
+                 text_start: bool = False, want: int = 1 << 62) -> list[tuple[int, int]]:
         """The cuts of ``s[lo:hi]`` analysed alone, each with the position whose reach bounds
-        what decides it (``c - 1``, or ``c`` after a regex gap: module docstring)."""
-        _, ctx = self._run(s, lo, hi, first=False, text_start=False, want_bad=True)
+        what decides it (``c - 1``, or ``c`` after a regex gap: module docstring). ``first``:
+        ``s[lo:]`` starts a segment (``lo == 0``)."""
+        first = first and lo == 0
+        if self._fast is not None and not self._prepends_at_start(s[lo:lo + 1], first,
+                                                                   text_start):
+            return self._fast_analyze(s, lo, hi, want)
+        if self._plain:
+            _, ctx = self._run_plain(s, lo, hi, want_bad=True)
+        else:
+            _, ctx = self._run(s, lo, hi, first=first, text_start=text_start, want_bad=True)
         assert ctx.bad is not None and ctx.after_gap is not None
         bad, after_gap = ctx.bad, ctx.after_gap
         return [(c, c if after_gap[c - lo] else c - 1)
                 for c in range(lo + 1, hi + 1) if not bad[c - lo]]
 
-    def cuts(self, s: str, pos: int = 0) -> Iterator[int]:
+    def cuts(self, s: str, pos: int = 0, *, first: bool = True,
+             text_start: bool = False) -> Iterator[int]:
         """Restartable boundaries of ``s`` after ``pos`` (a cut, or 0), ascending, ending with
-        ``len(s)`` (module docstring). Lazy: windows of ``_WINDOW`` characters, grown 4x
-        while none of their cuts is certain (its horizon inside the window).
+        ``len(s)`` (module docstring). ``first``/``text_start`` say what ``s`` is, as for
+        :meth:`pre_tokenize` (they matter only for a prepend at position 0). Lazy: windows of
+        ``_WINDOW`` characters, grown 4x while none of their cuts is certain (its horizon
+        inside the window).
 
         Runtime complexity: ``O(len(s) - pos)`` for the whole iteration on usual text.
         """
-        for c, _ in self._cuts_with_reach(s, pos):
+        for c, _ in self._cuts_with_reach(s, pos, first, text_start, _WINDOW):
             yield c
 
-    def _cuts_with_reach(self, s: str, pos: int) -> Iterator[tuple[int, int]]:
+    def _cuts_with_reach(self, s: str, pos: int, first: bool, text_start: bool,
+                         size0: int, want: int = 1 << 62) -> Iterator[tuple[int, int]]:
+        """The cuts after ``pos``, each with where its reach is taken (see :meth:`_analyze`);
+        ``want``: how many each window needs to find at least (fewer E-checks)."""
         n = len(s)
         start = pos
-        size = _WINDOW
+        size = size0
         while start < n:
             hi = min(n, start + size)
-            found = self._analyze(s, start, hi)
-            if hi < n:  # certain: decided inside the window (the reach grows with c)
-                found = [(c, r) for c, r in found if self._reach(s, r, hi) <= hi]
+            found = self._analyze(s, start, hi, first, text_start, want)
+            if hi < n:  # certain: decided inside the window; the reach grows with c, so the
+                # certain cuts are a prefix of the window's, found by bisection
+                ok, bad = 0, len(found)
+                while ok < bad:
+                    mid = (ok + bad) // 2
+                    if self._reach(s, found[mid][1], hi) <= hi:
+                        ok = mid + 1
+                    else:
+                        bad = mid
+                found = found[:ok]
             if not found:
                 size *= 4
                 continue
             yield from found
             start = found[-1][0]
-            size = _WINDOW
+            size = size0
 
     def _reach(self, s: str, c: int, limit: int) -> int:
         """``max(c + 2, H(c))`` over the regex steps (``c`` is the cut or the one before it;
@@ -382,7 +560,8 @@ class PreTokenizer:
                 return best
         return best
 
-    def horizon(self, s: str, start: int, limit: int) -> int:
+    def horizon(self, s: str, start: int, limit: int, *, first: bool = True,
+                text_start: bool = False) -> int:
         """Upper bound on what deciding the cut-piece at ``start`` reads (``PieceEncoding.
         horizon``: ``>= limit`` when it reaches ``limit``).
 
@@ -391,7 +570,8 @@ class PreTokenizer:
         beyond = len(s) + 1  # reads to the end of the text (any larger bound means the same)
         if self.fallback is not None:
             return beyond
-        c, at = next(self._cuts_with_reach(s, start), (len(s), len(s)))
+        found = self._cuts_with_reach(s, start, first, text_start, _HORIZON_WINDOW, want=1)
+        c, at = next(found, (len(s), len(s)))
         if c >= len(s):
             return beyond
         return min(self._reach(s, at, limit), beyond)

@@ -238,7 +238,7 @@ def test_a_cut_inside_a_match_is_caught(monkeypatch: pytest.MonkeyPatch) -> None
     """The same for cuts: allowing every position fails the restart check."""
     pre = build_pre_tokenizer(_split({"Regex": _MAIN}, "Isolated", False), source="t")
     monkeypatch.setattr(PreTokenizer, "_analyze",
-                        lambda self, s, lo, hi: [(c, c) for c in range(lo + 1, hi + 1)])
+                        lambda self, s, lo, hi, *a: [(c, c) for c in range(lo + 1, hi + 1)])
     with pytest.raises(AssertionError):
         check_cuts(pre, "hello world's 123")
 

@@ -322,8 +322,19 @@ def render_doc() -> str:
 
 
 def _cell(s: str) -> str:
-    """``s`` as inline code in a table cell (controls written as escapes)."""
-    out = s.replace("|", "\\|").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    """``s`` as inline code in a table cell: invisible characters (controls, format
+    characters, separators other than the space) written as escapes."""
+    import unicodedata
+
+    def visible(c: str) -> str:
+        if c == "|":
+            return "\\|"
+        if c == " " or unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp", "Zs", "Mn"):
+            return c
+        named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+        return named.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
+
+    out = "".join(map(visible, s))
     return f"`` {out} ``" if "`" in out else f"`{out}`"
 
 
