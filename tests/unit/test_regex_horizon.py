@@ -266,6 +266,43 @@ For tiktoken's three patterns (fancy-regex syntax) this gives exactly the reader
 `bytelevel/pretokenize.py` had written by hand (a test compares them), and it now takes them
 from here.
 
+## From horizons to pre-tokenizer cuts (`incremental/hf/pretokenizers.py`)
+
+A `Split` is not tiktoken's tiling: HF's `find_matches` yields the matches *and the gaps*
+between them, then groups them by the behaviour (Removed, Isolated, MergedWithPrevious,
+MergedWithNext, Contiguous; `invert` swaps which are kept). A position `c` is a *cut* when
+pre-tokenizing `s[:c]` and `s[c:]` (a fragment: no prepend) gives the pre-tokens of `s`, and
+each piece between two cuts pre-tokenized alone gives its part (the tests check both, and that
+the tail of the cuts from any cut is the cuts from there). For one regex step `c` is kept when
+
+- `c` is not strictly inside a match (a search restarted there finds another match), while
+  inside a gap it may be (the search from `c` finds the same next match: matches read
+  nothing left of their start, which is what the fallback excludes);
+- no end-of-text-sensitive read of the attempts left of `c` reaches `c`: the part `s[:c]`
+  ends at `c`, where `(?!\\S)` succeeds and `$` matches; a character that failed a class fails
+  it as the end of the text does, so plain runs never block a cut;
+- every behaviour's grouping then gives exactly the two halves of the piece holding `c` (a
+  merge joins a match to a neighbour, and the first or last piece of a half has none there).
+
+**Sequence.** Each step splits every piece the previous one left, so along the steps `c` is
+first strictly inside a piece and, from some step on, a piece boundary. `c` is restartable
+when every step up to the one that made it a boundary restarts at `c` as above (a character
+split, Metaspace's replacement and ByteLevel without its regex always do), and no later step
+*prepends* to the piece that starts at `c` (ByteLevel `add_prefix_space`, Metaspace `always`
+prepend to every piece reaching them; the fragment `s[c:]` gets none) unless it already starts
+with that character; finally `c` must not be strictly inside a kept pre-token. A cut strictly
+inside a piece of an earlier step that a later step split is therefore allowed only when that
+earlier step restarts there (inside a gap of a regex, anywhere in a character split), and the
+tests compare both sides with HF for each type, each behaviour and `invert`, nested
+sequences, and the real files' pipelines.
+
+**Horizon of a cut-piece** ending at `c`: what makes `c` the next cut is decided by match
+attempts left of `c` (reads below `H(c - 1)`), by `s[c]` (character splits, prepends), and
+where `c - 1` lies in a gap of a regex step, by the attempt at `c` (`H(c)`): the horizon is
+`max(c + 1, H(c - 1 or c))` over the regex steps, a non-decreasing function of `c`, hence
+dominated by later pieces. A test replaces the horizon by `c + 1` and checks that the
+soundness test then fails.
+
 ## What the fallback costs
 
 A pattern that reads left of the piece start (a look-behind, `^`, `\\b` or `\\A` before any
@@ -276,6 +313,11 @@ tokens) is one piece whose horizon is the end of the text, so every edit re-spli
 re-encodes that segment (`O(segment)` per keystroke instead of a few pieces). A fallback step
 inside a `Sequence` after another split keeps that split's cuts, but its horizon is still the
 end of the text.
+
+A derived pattern can still read far: a required opener followed by a broad negated run
+(`</?[^>]+>`, `\\[[^\\]]+]`) gets the reader `<?+/?+[^>]*+`, because a reader's steps must be
+optional to keep `H` non-decreasing; its horizons then run to the next `>` (the document
+re-splits from the previous one on each edit).
 
 ## Unicode
 
