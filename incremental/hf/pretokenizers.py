@@ -570,11 +570,22 @@ class PreTokenizer:
         beyond = len(s) + 1  # reads to the end of the text (any larger bound means the same)
         if self.fallback is not None:
             return beyond
-        found = self._cuts_with_reach(s, start, first, text_start, _HORIZON_WINDOW, want=1)
-        c, at = next(found, (len(s), len(s)))
-        if c >= len(s):
-            return beyond
-        return min(self._reach(s, at, limit), beyond)
+        n = len(s)
+        size = _HORIZON_WINDOW
+        while True:
+            hi = min(n, start + size)
+            found = self._analyze(s, start, hi, first, text_start, want=1)
+            if found and found[0][0] < n:
+                c, at = found[0]
+                # certain when decided inside the window; if not, no cut before it is, and
+                # the horizon is past the window (the reach grows with the cut)
+                if hi == n or self._reach(s, at, hi) <= hi:
+                    return min(self._reach(s, at, limit), beyond)
+            if hi == n:
+                return beyond
+            if hi >= limit:
+                return hi + 1  # past the window, which reaches the limit: enough to know
+            size *= 4
 
 
 # --- building from the JSON ---------------------------------------------------------------

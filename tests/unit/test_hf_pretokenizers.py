@@ -259,3 +259,22 @@ def test_fallback_patterns_make_one_piece_per_segment() -> None:
     text = "a\n b\n c"
     assert list(pre.cuts(text)) == [len(text)]
     assert pre.horizon(text, 0, 2) > len(text)
+
+
+def test_horizon_stops_at_its_limit_inside_a_long_piece(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gemma's Split(" ", MergedWithPrevious) after its normalizer has no cut in a long line:
+    asked only whether the horizon is below ``limit``, the analysis stays near ``limit``."""
+    pre = build_pre_tokenizer(_split({"String": " "}, "MergedWithPrevious", False), source="t")
+    text = "\u2581word" * 50_000 + " end"
+    seen: list[int] = []
+    analyze = PreTokenizer._analyze
+
+    def spy(self: PreTokenizer, s: str, lo: int, hi: int, *a: Any, **k: Any
+            ) -> list[tuple[int, int]]:
+        seen.append(hi - lo)
+        return analyze(self, s, lo, hi, *a, **k)
+
+    monkeypatch.setattr(PreTokenizer, "_analyze", spy)
+    assert pre.horizon(text, 0, 500) >= 500
+    assert max(seen) <= 4 * 500
+    assert pre.horizon(text, 0, len(text)) > len(text) - 4  # the one cut: before " end"
