@@ -109,8 +109,7 @@ FULL = Config(files=list(FAMILIES) + ["o200k_base"], encode_parts=int(C.MB / 3),
               hf_samples={1 * C.MB: 3, 10 * C.MB: 2}, trace_patches=1000,
               long_files=["gemma3", "llama2", SP_BUILTIN, "llama3"],
               long_lengths=[100_000, 1_000_000], long_edits=20, load_subprocess=True,
-              edit_budget=12.0, long_budget=15.0, trace_budget=3.0,
-              big_files=["llama3", "gemma3", "xlmr", "bert"])
+              edit_budget=12.0, long_budget=15.0, trace_budget=3.0)
 QUICK = Config(files=["llama2", "bert", "gpt4o"], encode_parts=7_000, reps=1,
                doc_sizes=[20 * C.KB], edits={20 * C.KB: 100}, hf_samples={20 * C.KB: 2},
                trace_patches=100, long_files=["llama2", SP_BUILTIN], long_lengths=[3_000, 12_000],
@@ -635,6 +634,7 @@ class FileResult:
     docs: list[DocResult] = field(default_factory=list)
     traces: TraceResult | None = None
     error: str = ""  # not measured (further): why
+    load_avg: float = float("nan")  # the 1-minute load average when the file's turn began
 
     @property
     def verified(self) -> bool:
@@ -644,7 +644,7 @@ class FileResult:
 
 def bench_file(e: Entry, cfg: Config, parts: list[tuple[str, str]], big_text: str,
                traces: list[Any], log: C.Log) -> tuple[FileResult, Any, Any]:
-    r = FileResult(e)
+    r = FileResult(e, load_avg=os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
     try:
         if cfg.load_subprocess:
             try:
@@ -706,7 +706,7 @@ def main_rows(results: list[FileResult], cfg: Config) -> tuple[list[str], list[l
             f"edit median / p99, {C.fmt_size(small)}"]
     if big != small:
         head.append(f"edit median / p99, {C.fmt_size(big)}")
-    head += [f"HF re-encode, {C.fmt_size(big)}", "speed-up", "verified"]
+    head += [f"HF re-encode, {C.fmt_size(big)}", "speed-up", "load avg.", "verified"]
     rows = []
     for r in results:
         e = r.entry
@@ -726,7 +726,7 @@ def main_rows(results: list[FileResult], cfg: Config) -> tuple[list[str], list[l
         d = doc_of(r, big) or (max(r.docs, key=lambda x: x.n) if r.docs else None)
         note = "" if d is None or d.n == big else f" ({C.fmt_size(d.n)})"
         row += [C.fmt_s(C.median(d.hf_times)) + note if d else "—",
-                C.fmt_ratio(speedup(d)) + note if d else "—",
+                C.fmt_ratio(speedup(d)) + note if d else "—", f"{r.load_avg:.1f}",
                 yes(r.verified) + (f" (stopped: {r.error})" if r.error else "")]
         rows.append(row)
     return head, rows
@@ -831,9 +831,8 @@ def render(cfg: Config, command: str, results: list[FileResult], missing: dict[s
     w(f"- {C.corpus_note()} The documents are its first " +
       " and ".join(C.fmt_size(n) for n in cfg.doc_sizes) + " code points"
       + ("" if cfg.big_files is None or len(cfg.doc_sizes) < 2 else
-         f"; documents above 1 MB only for {', '.join(f'`{f}`' for f in cfg.big_files)} (one "
-         "file per family: a build of 10 MB takes minutes per file with the reader as it is, "
-         "and HF's encode of 10 MB tens of seconds; `--big-files all` measures every file)")
+         f"; documents above 1 MB only for {', '.join(f'`{f}`' for f in cfg.big_files)} "
+         "(`--big-files`)")
       + ".")
     w("- Random edits: " + ", ".join(f"{cfg.edits[n]:,} at {C.fmt_size(n)}"
                                      for n in cfg.doc_sizes)
@@ -860,7 +859,8 @@ def render(cfg: Config, command: str, results: list[FileResult], missing: dict[s
     w("*encode* = livetok warm time / HF time on the whole encode text (below 1: livetok "
       "faster). *speed-up* = HF full re-encode / livetok edit, medians, in the largest "
       "document of the file (its size in brackets when smaller than the largest of the run). "
-      "*not run*: not in `--big-files`.\n")
+      "*not run*: not in `--big-files`. *load avg.*: the machine's 1-minute load average when "
+      "the file's turn began (2 cores: above 2, processes wait for a core).\n")
     w(C.md_table(head, rows, align="ll" + "r" * (len(head) - 2)) + "\n")
     if missing:
         w("Not measured: " + "; ".join(f"`{k}`: {v}" for k, v in missing.items()) + ".\n")
@@ -1039,6 +1039,10 @@ def family_block(family: str, results: list[FileResult], longs: list[LongResult]
         return "\n".join(lines)
     head, rows = main_rows(mine, cfg)
     lines += [C.md_table(head, rows, align="ll" + "r" * (len(head) - 2)), ""]
+    trows = [t for t in targets(results, longs, cfg) if t[0].strip("`") in names]
+    if trows:
+        lines += ["Issue 17's targets:", "",
+                  C.md_table(["file", "target", "measured", "result"], trows, align="llll"), ""]
     ls = [x for x in longs if x.name in names or (family == "sentencepiece-bpe"
                                                     and x.name == SP_BUILTIN)]
     if ls:
@@ -1046,7 +1050,7 @@ def family_block(family: str, results: list[FileResult], longs: list[LongResult]
                   "characters of real text):", ""]
         rows = [[f"`{x.name}`", x.kind, f"{x.run_chars:,}", C.fmt_s(C.median(x.lat)),
                  C.fmt_s(max(x.lat)), C.fmt_s(x.hf), yes(x.verified)] for x in ls]
-        lines += [C.md_table(["encoding", "line", "line chars", "median edit", "max", "HF encode",
+        lines += [C.md_table(["encoding", "line", "line chars", "median edit", "max", "HF / sentencepiece encode",
                               "verified"], rows), ""]
     lines.append(END)
     return "\n".join(lines)
@@ -1139,8 +1143,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--edits", type=int, help="random edits per document size")
     ap.add_argument("--reps", type=int)
     ap.add_argument("--no-long", action="store_true", help="skip the long no-space lines")
-    ap.add_argument("--big-files", help="files measured in documents above 1 MB ('all', or "
-                    "comma-separated names; default: one per family)")
+    ap.add_argument("--big-files", help="files measured in documents above 1 MB ('all', the "
+                    "default, or comma-separated names: the others stop at 1 MB)")
     ap.add_argument("--no-load", action="store_true", help="skip the child-process loads")
     args = ap.parse_args(argv)
     cfg = dataclasses.replace(QUICK if args.quick else FULL)
