@@ -22,15 +22,14 @@ read access, its four edit steps, its first build and its invariants (:meth:`Doc
 
 from __future__ import annotations
 
-import gc
 import logging
 from array import array
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
 from typing import Callable, Iterable, Iterator, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from .counting import RangeCounter
+from .gcpause import collector_paused as _collector_paused
 from .glue import GLUE_MIN_CP, glue
 from .protocol import ByteLevelEncoding, PieceEncoding, byte_level, check_encoding
 from .registry import get_encoding
@@ -699,22 +698,6 @@ class Document:
                 f"want {list(want_flags[max(0, k - 3):k + 4])}; text {text!r:.200}"
             )
         assert seq.total_counted == len(enc.encode(text)), "count differs from encode()"
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused (``gc.disable``) while a build holds the pieces of
-    a whole text: it makes millions of lists and tuples, no reference cycle, and each full
-    collection meanwhile walked them all (measured: a quarter of a 10 MB encode pass). It is
-    enabled again only if it was enabled before, so nested or concurrent pauses end enabled.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 #: one block's tokens as :class:`TokenSeq` takes them: ids, code points per token, flags

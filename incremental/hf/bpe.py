@@ -48,19 +48,18 @@ and with HuggingFace's own models on the ten real files and on random small mode
 
 from __future__ import annotations
 
-import gc
 import sys
-from contextlib import contextmanager
 from heapq import heapify, heappop, heappush
 from itertools import chain, compress, repeat
 from operator import add, itemgetter, methodcaller, mul, not_
-from typing import Any, Iterator, Mapping, Sequence, TypeGuard, cast
+from typing import Any, Mapping, Sequence, TypeGuard
 
 from ..cache import GenerationalCache
+from ..gcpause import collector_paused
 from ..symbols import symbol_spans, unit_symbols
 from .errors import UnsupportedComponent
 
-__all__ = ["BPEModel", "merge_heap", "merge_scan"]
+__all__ = ["BPEModel", "bpe_tables", "joinable_pairs", "merge_heap", "merge_scan"]
 
 #: the value of a pair that is no rule: above every ``rank * M + id``
 _NO_RULE = sys.maxsize
@@ -68,22 +67,6 @@ _NO_RULE = sys.maxsize
 _SCAN_MAX = 48
 #: pre-tokens longer than this are not kept in the cache (HF's ``MAX_LENGTH`` is 256 bytes)
 _CACHE_MAX = 256
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while the tables are built: they are millions of
-    strings and ints in lists (no cycle), and each collection meanwhile walked the parsed
-    file's objects (measured: the build took twice as long). As ``document._collector_paused``
-    (not imported: ``document`` reaches ``hf`` through the registry)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def merge_scan(ids: list[int], lens: list[int] | None, rules: Mapping[int, int], m: int) -> None:
@@ -182,6 +165,138 @@ def _affix(spec: Mapping[str, Any], key: str) -> str | None:
     return value or None
 
 
+def bpe_tables(spec: Mapping[str, Any], *, source: str) -> dict[str, Any]:
+    """What :class:`BPEModel` keeps of a ``BPE`` section, checked, as plain values that
+    ``marshal`` writes (the vocabulary cache keeps them, :mod:`.reader`): the vocabulary, the
+    rule table, the options and whether a rule merges the unknown or a byte-fallback token.
+
+    >>> t = bpe_tables({"vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}, source="t")
+    >>> t["rules"], t["merged_specials"]
+    ({1: 2}, False)
+
+    Runtime complexity: ``O(V + R)`` for ``V`` tokens and ``R`` merges (C calls mostly).
+    """
+    dropout = spec.get("dropout")
+    if dropout not in (None, 0, 0.0):
+        raise UnsupportedComponent(
+            f"{source}: model BPE with dropout={dropout!r}: not implemented (random "
+            "merges cannot be counted exactly); set dropout to null"
+        )
+    vocab = spec.get("vocab")
+    if not _is_vocab(vocab):
+        raise UnsupportedComponent(
+            f"{source}: model BPE: 'vocab' must be an object of token -> integer id (>= 0)"
+        )
+    unk_token: str | None = spec.get("unk_token")
+    prefix = _affix(spec, "continuing_subword_prefix")
+    byte_fallback = _flag(spec, "byte_fallback")
+    firsts, seconds, results = _read_merges(spec.get("merges"), prefix, source)
+    with collector_paused():
+        rules, a_ids, b_ids = _rule_table(vocab, firsts, seconds, results, source)
+    specials = {i for i in _byte_ids(vocab) if i is not None} if byte_fallback else set()
+    unk_id = vocab.get(unk_token) if unk_token is not None else None
+    if unk_id is not None:
+        specials.add(unk_id)
+    return {
+        "vocab": vocab,
+        "rules": rules,
+        "unk_token": unk_token,
+        "prefix": prefix,
+        "suffix": _affix(spec, "end_of_word_suffix"),
+        "fuse_unk": _flag(spec, "fuse_unk"),
+        "byte_fallback": byte_fallback,
+        "ignore_merges": _flag(spec, "ignore_merges"),
+        "merged_specials": not (specials.isdisjoint(a_ids) and specials.isdisjoint(b_ids)),
+    }
+
+
+def joinable_pairs(vocab: Mapping[str, int]) -> frozenset[str]:
+    """The two-character strings that occur inside some token of ``vocab`` (what
+    :meth:`BPEModel.cuts` tests; Gemma 3: 34,012 pairs, ~0.4 s to find).
+
+    >>> sorted(joinable_pairs({"abc": 0, "b": 1}))
+    ['ab', 'bc']
+
+    Runtime complexity: ``O(total length of the tokens)``, in C.
+    """
+    with collector_paused():
+        tokens = list(vocab)
+        tails = map(itemgetter(slice(1, None)), tokens)
+        # every token's adjacent pairs, all in C: map(add, t, t[1:]) per token
+        return frozenset(chain.from_iterable(map(map, repeat(add), tokens, tails)))
+
+
+def _byte_ids(vocab: Mapping[str, int]) -> list[int | None]:
+    """The ids of ``<0x00>``..``<0xFF>`` (None where the vocabulary lacks one)."""
+    return [vocab.get(f"<0x{b:02X}>") for b in range(256)]
+
+
+def _read_merges(merges: Any, prefix: str | None, source: str
+                 ) -> tuple[list[str], list[str], list[str]]:
+    """``(firsts, seconds, results)`` of the merges list (``"a b"`` strings or pairs)."""
+    if not isinstance(merges, list):
+        raise UnsupportedComponent(f"{source}: model BPE: 'merges' must be a list")
+    with collector_paused():
+        split = _split_strings(merges)
+        if split is not None:
+            firsts, seconds = split
+            ok = True
+        else:
+            # pairs as tokenizers >= 0.20 writes them (Gemma 3: 514,906) are taken as they are
+            pairs = merges if set(map(type, merges)) == {list} else [
+                m.split(" ") if isinstance(m, str) else m for m in merges]
+            ok = set(map(type, pairs)) <= {list, tuple} and set(map(len, pairs)) <= {2}
+            if ok:
+                firsts = list(map(itemgetter(0), pairs))
+                seconds = list(map(itemgetter(1), pairs))
+                ok = set(map(type, firsts)) | set(map(type, seconds)) <= {str}
+    if not ok:
+        bad = next(
+            (k, m) for k, (m, p) in enumerate(zip(merges, pairs))
+            if not isinstance(p, (list, tuple)) or len(p) != 2
+            or not all(isinstance(x, str) for x in p)
+        )
+        raise UnsupportedComponent(
+            f"{source}: model BPE: merge {bad[0]} ({bad[1]!r}) is not two tokens "
+            "('a b' with one space, or a pair [a, b]); HuggingFace refuses the file too"
+        )
+    if prefix is None:
+        tails = seconds
+    else:
+        plen = len(prefix.encode("utf-8"))
+        tails = [b[len(prefix):] if b.startswith(prefix) else _strip_bytes(b, plen, source)
+                 for b in seconds]
+    results = list(map(add, firsts, tails))
+    return firsts, seconds, results
+
+
+def _rule_table(
+    vocab: Mapping[str, int], firsts: list[str], seconds: list[str], results: list[str],
+    source: str,
+) -> tuple[dict[int, int], list[int], list[int]]:
+    """``({a * M + b: rank * M + new_id}, a ids, b ids)``: the last rank where a pair
+    repeats (as the ``HashMap`` HuggingFace collects the merges into keeps)."""
+    vget = vocab.get
+    # -1 for a string not in the vocabulary: min() finds one in C (``None in ids`` compares
+    # each int with None through the slow path)
+    a_ids = list(map(vget, firsts, repeat(-1)))
+    b_ids = list(map(vget, seconds, repeat(-1)))
+    new_ids = list(map(vget, results, repeat(-1)))
+    for name, ids, strings in (("token", a_ids, firsts), ("token", b_ids, seconds),
+                               ("merged token", new_ids, results)):
+        if min(ids, default=0) < 0:
+            k = ids.index(-1)
+            raise UnsupportedComponent(
+                f"{source}: model BPE: merge {k} ({firsts[k]!r}, {seconds[k]!r}): "
+                f"{name} {strings[k]!r} is not in the vocabulary; HuggingFace refuses "
+                "the file too"
+            )
+    m = max(vocab.values(), default=-1) + 1
+    keys = map(add, map(mul, a_ids, repeat(m)), b_ids)
+    values = map(add, map(mul, range(len(new_ids)), repeat(m)), new_ids)
+    return dict(zip(keys, values)), a_ids, b_ids
+
+
 class BPEModel:
     """A ``tokenizer.json`` ``BPE`` model: ids equal HuggingFace's ``BPE::tokenize``.
 
@@ -199,41 +314,40 @@ class BPEModel:
     supports_glue = True
 
     def __init__(self, spec: Mapping[str, Any], *, source: str, byte_level: bool = False) -> None:
+        self._setup(bpe_tables(spec, source=source), source, byte_level)
+
+    @classmethod
+    def from_tables(cls, tables: Mapping[str, Any], *, source: str, byte_level: bool = False
+                    ) -> BPEModel:
+        """The model of the section that :func:`bpe_tables` read into ``tables`` (already
+        checked: from the vocabulary cache, nothing is read again).
+
+        Runtime complexity: ``O(V)`` (the id list).
+        """
+        model = cls.__new__(cls)
+        model._setup(tables, source, byte_level)
+        return model
+
+    def _setup(self, tables: Mapping[str, Any], source: str, byte_level: bool) -> None:
         self.source = source
         self.byte_level = byte_level
-        dropout = spec.get("dropout")
-        if dropout not in (None, 0, 0.0):
-            raise UnsupportedComponent(
-                f"{source}: model BPE with dropout={dropout!r}: not implemented (random "
-                "merges cannot be counted exactly); set dropout to null"
-            )
-        vocab = spec.get("vocab")
-        if not _is_vocab(vocab):
-            raise UnsupportedComponent(
-                f"{source}: model BPE: 'vocab' must be an object of token -> integer id (>= 0)"
-            )
-        self.token_to_id: dict[str, int] = vocab
-        self.unk_token: str | None = spec.get("unk_token")
-        self.prefix = _affix(spec, "continuing_subword_prefix")
-        self.suffix = _affix(spec, "end_of_word_suffix")
-        self.fuse_unk = _flag(spec, "fuse_unk")
-        self.byte_fallback = _flag(spec, "byte_fallback")
-        self.ignore_merges = _flag(spec, "ignore_merges")
+        vocab: dict[str, int] = tables["vocab"]
+        self.token_to_id = vocab
+        self.unk_token: str | None = tables["unk_token"]
+        self.prefix: str | None = tables["prefix"]
+        self.suffix: str | None = tables["suffix"]
+        self.fuse_unk: bool = tables["fuse_unk"]
+        self.byte_fallback: bool = tables["byte_fallback"]
+        self.ignore_merges: bool = tables["ignore_merges"]
+        #: the merge rules ``{a * M + b: rank * M + new_id}``
+        self.rules: dict[int, int] = tables["rules"]
         #: M: every id is below it (rule keys are a * M + b)
         self.m = max(vocab.values(), default=-1) + 1
         self.id_to_token = id_list(vocab)
         self.unk_id = vocab.get(self.unk_token) if self.unk_token is not None else None
         # byte_fallback: the ids of <0x00>..<0xFF> (None where the vocabulary lacks one)
-        self._byte_ids: list[int | None] = (
-            [vocab.get(f"<0x{b:02X}>") for b in range(256)] if self.byte_fallback else []
-        )
-        firsts, seconds, results = self._read_merges(spec.get("merges"))
-        with _collector_paused():
-            self.rules, a_ids, b_ids = self._rule_table(firsts, seconds, results)
-        specials = {i for i in self._byte_ids if i is not None}
-        if self.unk_id is not None:
-            specials.add(self.unk_id)
-        merged_specials = not (specials.isdisjoint(a_ids) and specials.isdisjoint(b_ids))
+        self._byte_ids: list[int | None] = _byte_ids(vocab) if self.byte_fallback else []
+        merged_specials: bool = tables["merged_specials"]
         #: every symbol's token spells its text, so :func:`merge_scan` equals the heap
         self.scan_exact = self.prefix is None and self.suffix is None and not merged_specials
         # how an unknown character joins its neighbours, for cuts(): "never", "unknown"
@@ -247,75 +361,14 @@ class BPEModel:
             self._unknown_joins = "unknown" if self.fuse_unk else "never"
         else:
             self._unknown_joins = "any"  # dropped characters, or a partial byte table
-        self._pairs: frozenset[str] | None = None
+        #: the pairs of :meth:`joinable_pairs` (given in ``tables`` when the pipeline cuts
+        #: every piece with them: :mod:`.reader` caches them then)
+        self._pairs: frozenset[str] | None = tables.get("pairs")
         #: ignore_merges: token id -> whether the merges build it (see :meth:`_merges_build`)
         self._built: dict[int, bool] = {}
         self._cache: GenerationalCache[str, tuple[int, ...]] = GenerationalCache()
         self._lens_cache: GenerationalCache[str, tuple[tuple[int, ...], tuple[int, ...]]]
         self._lens_cache = GenerationalCache()
-
-    # -- loading --------------------------------------------------------------------------------
-
-    def _read_merges(self, merges: Any) -> tuple[list[str], list[str], list[str]]:
-        """``(firsts, seconds, results)`` of the merges list (``"a b"`` strings or pairs)."""
-        source = self.source
-        if not isinstance(merges, list):
-            raise UnsupportedComponent(f"{source}: model BPE: 'merges' must be a list")
-        with _collector_paused():
-            split = _split_strings(merges)
-            if split is not None:
-                firsts, seconds = split
-                ok = True
-            else:
-                pairs = [m.split(" ") if isinstance(m, str) else m for m in merges]
-                ok = set(map(type, pairs)) <= {list, tuple} and set(map(len, pairs)) <= {2}
-                if ok:
-                    firsts = list(map(itemgetter(0), pairs))
-                    seconds = list(map(itemgetter(1), pairs))
-                    ok = set(map(type, firsts)) | set(map(type, seconds)) <= {str}
-        if not ok:
-            bad = next(
-                (k, m) for k, (m, p) in enumerate(zip(merges, pairs))
-                if not isinstance(p, (list, tuple)) or len(p) != 2
-                or not all(isinstance(x, str) for x in p)
-            )
-            raise UnsupportedComponent(
-                f"{source}: model BPE: merge {bad[0]} ({bad[1]!r}) is not two tokens "
-                "('a b' with one space, or a pair [a, b]); HuggingFace refuses the file too"
-            )
-        prefix = self.prefix
-        if prefix is None:
-            tails = seconds
-        else:
-            plen = len(prefix.encode("utf-8"))
-            tails = [b[len(prefix):] if b.startswith(prefix) else _strip_bytes(b, plen, source)
-                     for b in seconds]
-        results = list(map(add, firsts, tails))
-        return firsts, seconds, results
-
-    def _rule_table(
-        self, firsts: list[str], seconds: list[str], results: list[str]
-    ) -> tuple[dict[int, int], list[int], list[int]]:
-        """``({a * M + b: rank * M + new_id}, a ids, b ids)``: the last rank where a pair
-        repeats (as the ``HashMap`` HuggingFace collects the merges into keeps)."""
-        vget = self.token_to_id.get
-        a_ids = list(map(vget, firsts))
-        b_ids = list(map(vget, seconds))
-        new_ids = list(map(vget, results))
-        for name, ids, strings in (("token", a_ids, firsts), ("token", b_ids, seconds),
-                                   ("merged token", new_ids, results)):
-            if None in ids:
-                k = ids.index(None)
-                raise UnsupportedComponent(
-                    f"{self.source}: model BPE: merge {k} ({firsts[k]!r}, {seconds[k]!r}): "
-                    f"{name} {strings[k]!r} is not in the vocabulary; HuggingFace refuses "
-                    "the file too"
-                )
-        m = self.m
-        a, b, new = cast("tuple[list[int], list[int], list[int]]", (a_ids, b_ids, new_ids))
-        keys = map(add, map(mul, a, repeat(m)), b)
-        values = map(add, map(mul, range(len(new)), repeat(m)), new)
-        return dict(zip(keys, values)), a, b
 
     # -- tokenization ---------------------------------------------------------------------------
 
@@ -479,11 +532,7 @@ class BPEModel:
         Runtime complexity: ``O(total length of the tokens)``.
         """
         if self._pairs is None:
-            with _collector_paused():
-                tokens = list(self.token_to_id)
-                tails = map(itemgetter(slice(1, None)), tokens)
-                # every token's adjacent pairs, all in C: map(add, t, t[1:]) per token
-                self._pairs = frozenset(chain.from_iterable(map(map, repeat(add), tokens, tails)))
+            self._pairs = joinable_pairs(self.token_to_id)
         return self._pairs
 
     def cuts(self, pretoken: str) -> list[int] | None:

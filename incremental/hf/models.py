@@ -21,9 +21,9 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from ..load import _gpt2_byte_decoder
 from ..wordpiece.linmaxmatch import LinMaxMatch
-from .bpe import BPEModel, _is_vocab, id_list
+from .bpe import BPEModel, _is_vocab, bpe_tables, id_list
 from .errors import UnsupportedComponent
-from .unigram import UnigramModel
+from .unigram import UnigramModel, unigram_tables
 
 __all__ = [
     "Model",
@@ -31,6 +31,8 @@ __all__ = [
     "UnigramModel",
     "WordPieceModel",
     "build_model",
+    "model_tables",
+    "model_from_tables",
     "bytes_to_unicode",
     "byte_level_map",
 ]
@@ -76,20 +78,9 @@ class WordPieceModel:
 
     def __init__(self, spec: Mapping[str, Any], *, source: str) -> None:
         self.source = source
-        vocab = spec.get("vocab")
-        if not _is_vocab(vocab):
-            raise UnsupportedComponent(
-                f"{source}: model WordPiece: 'vocab' must be an object of token -> integer id "
-                "(>= 0)"
-            )
-        unk = spec.get("unk_token", "[UNK]")
+        vocab, unk = _check_wordpiece(spec, source)
         self.prefix: str = spec.get("continuing_subword_prefix", "##")
         max_chars = spec.get("max_input_chars_per_word", 100)
-        if unk not in vocab:
-            raise UnsupportedComponent(
-                f"{source}: model WordPiece: unk_token {unk!r} is not in the vocabulary "
-                "(HuggingFace fails on the first word it cannot match)"
-            )
         self.lmm = LinMaxMatch(vocab, unk_token=unk, suffix_indicator=self.prefix,
                                max_input_chars_per_word=max_chars)
         self.token_to_id: dict[str, int] = vocab
@@ -144,21 +135,72 @@ def build_model(spec: Mapping[str, Any], *, source: str, byte_level: bool = Fals
 
     Runtime complexity: ``O(V + R)`` for ``V`` tokens and ``R`` merges.
     """
+    return model_from_tables(model_tables(spec, source=source), source=source,
+                             byte_level=byte_level)
+
+
+def model_tables(spec: Mapping[str, Any], *, source: str) -> dict[str, Any]:
+    """The section read and checked into plain values that ``marshal`` writes (what the
+    vocabulary cache keeps, :mod:`.reader`): ``{"type": ..., **tables}`` where the tables are
+    :func:`.bpe.bpe_tables`' or :func:`.unigram.unigram_tables`' (WordPiece: the section's
+    four fields, its LinMaxMatch trie is built on every load).
+    :func:`model_from_tables` makes the model of them in ``O(V)`` at most.
+
+    Runtime complexity: ``O(V + R)`` for ``V`` tokens and ``R`` merges.
+    """
     if not isinstance(spec, Mapping):
         raise UnsupportedComponent(f"{source}: 'model' must be an object, got {type(spec).__name__}")
     kind = spec.get("type")
     if kind is None:
         kind = _infer_type(spec)
     if kind == "BPE":
-        return BPEModel(spec, source=source, byte_level=byte_level)
+        return {"type": kind, **bpe_tables(spec, source=source)}
     if kind == "Unigram":
-        return UnigramModel(spec, source=source)
+        return {"type": kind, **unigram_tables(spec, source=source)}
     if kind == "WordPiece":
-        return WordPieceModel(spec, source=source)
+        fields = {k: spec[k] for k in _WORDPIECE_FIELDS if k in spec}
+        _check_wordpiece(fields, source)
+        return {"type": kind, **fields}
     raise UnsupportedComponent(
         f"{source}: model {kind}: not implemented; livetok reads the models BPE, Unigram and "
         "WordPiece"
     )
+
+
+def _check_wordpiece(spec: Mapping[str, Any], source: str) -> tuple[dict[str, int], str]:
+    """``(vocab, unk_token)`` of a WordPiece section, or the error that says what is wrong."""
+    vocab = spec.get("vocab")
+    if not _is_vocab(vocab):
+        raise UnsupportedComponent(
+            f"{source}: model WordPiece: 'vocab' must be an object of token -> integer id "
+            "(>= 0)"
+        )
+    unk = spec.get("unk_token", "[UNK]")
+    if unk not in vocab:
+        raise UnsupportedComponent(
+            f"{source}: model WordPiece: unk_token {unk!r} is not in the vocabulary "
+            "(HuggingFace fails on the first word it cannot match)"
+        )
+    return vocab, unk
+
+
+#: what a WordPiece section says (all :class:`WordPieceModel` reads)
+_WORDPIECE_FIELDS = ("vocab", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word")
+
+
+def model_from_tables(tables: Mapping[str, Any], *, source: str, byte_level: bool = False
+                      ) -> Model:
+    """The model of what :func:`model_tables` returned (checked then: nothing is checked
+    again).
+
+    Runtime complexity: ``O(V)`` (BPE's id list; WordPiece: its trie).
+    """
+    kind = tables["type"]
+    if kind == "BPE":
+        return BPEModel.from_tables(tables, source=source, byte_level=byte_level)
+    if kind == "Unigram":
+        return UnigramModel.from_tables(tables, source=source)
+    return WordPieceModel(tables, source=source)
 
 
 def _infer_type(spec: Mapping[str, Any]) -> str:

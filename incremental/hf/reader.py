@@ -1,7 +1,11 @@
 """Read a HuggingFace ``tokenizer.json`` into a livetok encoding.
 
-:func:`load_tokenizer_json` reads the file (bounded, depth-checked: :func:`..load.read_json_object`),
-:func:`tokenizer_from_dict` builds the encoding from the parsed object:
+:func:`load_tokenizer_json` reads the file (bounded, depth-checked: :func:`..load.json_object`),
+:func:`tokenizer_from_dict` builds the encoding from the parsed object, in two steps:
+:func:`prepare` checks it and makes what is costly to make (the BPE rule table, the Unigram
+pieces and scores; a second of Python for gpt-oss or Gemma 3) into plain values, which the
+vocabulary cache (:mod:`..vocab_cache`) keeps for the next load of the same bytes, and
+:func:`from_prepared` builds the encoding of them (docs/startup.md, "tokenizer.json files"):
 
 * a BERT pipeline (``WordPiece`` model with ``BertPreTokenizer``) goes to the WordPiece family
   (:mod:`..wordpiece.load`, the LinMaxMatch encoder and its incremental splitter);
@@ -20,23 +24,30 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional, Tuple
 
-from ..load import VocabularyError, read_json_object
+from .. import vocab_cache
+from ..load import VocabularyError, _inflated, _read_as, json_object, vocabulary_limit
 from ..protocol import PieceEncoding
-from .added import parse_added_tokens
+from .added import parse_added_tokens, token_rows, tokens_of_rows
+from .bpe import joinable_pairs
 from .encoding import TokenizerJsonEncoding
 from .errors import UnsupportedComponent
-from .models import build_model
-from .normalizers import build_normalizer
-from .pretokenizers import build_pre_tokenizer
+from .models import model_from_tables, model_tables
+from .normalizers import Normalizer, build_normalizer
+from .pretokenizers import PreTokenizer, build_pre_tokenizer
 
-__all__ = ["load_tokenizer_json", "tokenizer_from_dict"]
+__all__ = ["load_tokenizer_json", "tokenizer_from_dict", "prepare", "from_prepared"]
 
 
 def load_tokenizer_json(path: str | os.PathLike[str], *, name: str | None = None) -> PieceEncoding:
     """The encoding of the ``tokenizer.json`` at ``path`` (``name``: the encoding's name,
     default the folder's name, or the file's stem when it is not ``tokenizer``).
+
+    What is costly to make of the file (the parse, the BPE rule table, the Unigram pieces:
+    :func:`prepare`) comes from the vocabulary cache (:mod:`..vocab_cache`, keyed by the
+    file's bytes and the code that prepares them) when it holds this file's, and is put
+    there otherwise (docs/startup.md, "tokenizer.json files").
 
     Raises :class:`~.errors.UnsupportedComponent` (a ``VocabularyError``) naming a component
     that is not implemented, ``VocabularyError`` for a file that is not a tokenizer.json.
@@ -44,14 +55,28 @@ def load_tokenizer_json(path: str | os.PathLike[str], *, name: str | None = None
     Runtime complexity: ``O(file size)``.
     """
     p = Path(path)
-    data = read_json_object(os.fspath(p), "tokenizer.json")
+    source = str(p)
     label = name or (p.parent.name if p.stem == "tokenizer" and p.parent.name else p.stem)
-    return tokenizer_from_dict(data, name=label, source=str(p))
+    limit = vocabulary_limit()
+    raw = _read_as(source, _WHAT, inflate=False)  # as on disk: the cache's key
+    built: list[_Parts] = []
+
+    def build() -> dict[str, Any]:
+        data = json_object(_inflated(raw, source, _WHAT, limit), source, _WHAT)
+        payload, parts = _prepare(data, source)
+        built.append(parts)
+        return payload
+
+    # the bound is part of the key: a file refused under a lower bound is refused cached too
+    payload = vocab_cache.cached(f"tokenizer-json-{limit}", source, [raw], build,
+                                 valid=_is_payload, code=_code_files())
+    return from_prepared(payload, name=label, source=source,
+                         parts=built[0] if built else None)
 
 
 def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str) -> PieceEncoding:
     """The encoding of an already parsed ``tokenizer.json`` object (``source`` names it in
-    errors).
+    errors; nothing is cached).
 
     >>> enc = tokenizer_from_dict({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1,
     ...     "ab": 2}, "merges": ["a b"]}, "added_tokens": [{"id": 3, "content": "<x>",
@@ -61,6 +86,32 @@ def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str) -> Piec
 
     Runtime complexity: ``O(size of the object)``.
     """
+    payload, parts = _prepare(data, source)
+    return from_prepared(payload, name=name, source=source, parts=parts)
+
+
+def prepare(data: dict[str, Any], *, source: str) -> dict[str, Any]:
+    """The parsed ``tokenizer.json`` checked and reduced to what :func:`from_prepared` builds
+    the encoding of, in plain values that ``marshal`` writes (what the vocabulary cache
+    keeps): the normalizer and pre-tokenizer sections as they are (built on every load: cheap),
+    the model's tables (:func:`.models.model_tables`), the added tokens as tuples; for a BERT
+    pipeline, the parsed file itself (the WordPiece family builds its trie from it).
+
+    Raises what :func:`tokenizer_from_dict` raises for the object, in the same order.
+
+    Runtime complexity: ``O(size of the object)``.
+    """
+    return _prepare(data, source)[0]
+
+
+#: a normalizer and a pre-tokenizer already built (by :func:`_prepare`, checking them)
+_Parts = Optional[Tuple[Optional[Normalizer], PreTokenizer]]
+#: the file as the errors and the size bound name it
+_WHAT = "tokenizer.json"
+
+
+def _prepare(data: dict[str, Any], source: str) -> tuple[dict[str, Any], _Parts]:
+    """:func:`prepare`, and the normalizer and pre-tokenizer it built to check them."""
     if not isinstance(data, Mapping):
         raise VocabularyError(f"{source}: not a tokenizer.json: not a JSON object")
     model_spec = data.get("model")
@@ -70,29 +121,79 @@ def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str) -> Piec
     norm_spec = data.get("normalizer")
     pre_spec = data.get("pre_tokenizer")
     if _is_bert(norm_spec, pre_spec, model_spec):
-        return _bert(data, name, source)
+        return {"bert": data}, None
     for key in ("normalizer", "pre_tokenizer"):
         if data.get(key) is not None and not isinstance(data.get(key), Mapping):
             raise UnsupportedComponent(f"{source}: '{key}' must be an object or null")
     normalizer = build_normalizer(norm_spec, source=source)
     pre = build_pre_tokenizer(pre_spec, source=source)
-    model = build_model(model_spec, source=source, byte_level=pre.byte_level)
+    tables = model_tables(model_spec, source=source)
     added = parse_added_tokens(data.get("added_tokens"), source=source)
-    kind = model_spec.get("type")
-    use_model_cuts = (kind in (None, "BPE") and not model_spec.get("ignore_merges")
-                      and not pre.byte_level)
+    model_cuts = (model_spec.get("type") in (None, "BPE") and not model_spec.get("ignore_merges"))
+    if (tables["type"] == "BPE" and model_cuts and not pre.byte_level
+            and _local_pre_tokenizer(pre_spec)):
+        # every piece of a document is cut with them (Gemma 3: ~0.4 s to find, 12 ms cached)
+        tables["pairs"] = joinable_pairs(tables["vocab"])
+    payload = {
+        "normalizer": norm_spec,
+        "pre_tokenizer": pre_spec,
+        "model": tables,
+        "added": token_rows(added),
+        # the model's cuts serve pieces unless merges are ignored (a whole token wins)
+        "model_cuts": model_cuts,
+    }
+    return payload, (normalizer, pre)
+
+
+def from_prepared(payload: Mapping[str, Any], *, name: str, source: str,
+                  parts: _Parts = None) -> PieceEncoding:
+    """The encoding of what :func:`prepare` made of a file (checked then; ``parts``: the
+    normalizer and pre-tokenizer it built, else they are built here from their sections).
+
+    Runtime complexity: ``O(V)`` (the model's id list, the added tokens' pattern).
+    """
+    if "bert" in payload:
+        return _bert(payload["bert"], name, source)
+    norm_spec = payload["normalizer"]
+    pre_spec = payload["pre_tokenizer"]
+    if parts is None:
+        parts = (build_normalizer(norm_spec, source=source),
+                 build_pre_tokenizer(pre_spec, source=source))
+    normalizer, pre = parts
+    model = model_from_tables(payload["model"], source=source, byte_level=pre.byte_level)
     return TokenizerJsonEncoding(
         name=name,
         source=source,
         normalizer=normalizer,
         pre_tokenizer=pre,
         model=model,
-        added=added,
+        added=tokens_of_rows(payload["added"]),
         segment_start_matters=_segment_start_matters(norm_spec, pre_spec),
         local_pre_tokenizer=_local_pre_tokenizer(pre_spec),
         charwise_normalizer=_charwise(norm_spec),
-        use_model_cuts=use_model_cuts,
+        use_model_cuts=payload["model_cuts"] and not pre.byte_level,
     )
+
+
+def _is_payload(value: object) -> bool:
+    """Whether ``value`` has the shape of :func:`prepare`'s result (the cache's checksum
+    vouches for the rest). Runtime complexity: ``O(1)``."""
+    if type(value) is not dict:
+        return False
+    if "bert" in value:
+        return type(value["bert"]) is dict
+    model = value.get("model")
+    return (type(model) is dict and model.get("type") in ("BPE", "Unigram", "WordPiece")
+            and type(value.get("added")) is list and type(value.get("model_cuts")) is bool)
+
+
+def _code_files() -> list[str]:
+    """The files of the code that makes a payload (:func:`prepare`): its key in the cache."""
+    from .. import load
+    from . import added, bpe, models, unigram
+
+    return [__file__, load.__file__, models.__file__, bpe.__file__, unigram.__file__,
+            added.__file__]
 
 
 def _is_bert(norm: Any, pre: Any, model: Mapping[str, Any]) -> bool:

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 from ..cache import GenerationalCache
 from .errors import UnsupportedComponent
 
-__all__ = ["UnigramModel", "UNK_PENALTY"]
+__all__ = ["UnigramModel", "UNK_PENALTY", "unigram_tables"]
 
 #: ``K_UNK_PENALTY`` of ``model.rs``: the unknown piece scores this much below the lowest
 UNK_PENALTY = 10.0
@@ -50,35 +50,31 @@ class UnigramModel:
     supports_glue = False
 
     def __init__(self, spec: Mapping[str, Any], *, source: str) -> None:
+        self._setup(unigram_tables(spec, source=source), source)
+
+    @classmethod
+    def from_tables(cls, tables: Mapping[str, Any], *, source: str) -> UnigramModel:
+        """The model of the section that :func:`unigram_tables` read into ``tables`` (already
+        checked: from the vocabulary cache, nothing is read again).
+
+        Runtime complexity: ``O(1)`` (plus 256 look-ups with ``byte_fallback``).
+        """
+        model = cls.__new__(cls)
+        model._setup(tables, source)
+        return model
+
+    def _setup(self, tables: Mapping[str, Any], source: str) -> None:
         self.source = source
-        vocab = spec.get("vocab")
-        if not isinstance(vocab, list) or not all(
-            isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)
-            and isinstance(e[1], (int, float)) for e in vocab
-        ):
-            raise UnsupportedComponent(
-                f"{source}: model Unigram: 'vocab' must be a list of [piece, score] pairs"
-            )
-        unk_id = spec.get("unk_id")
-        if unk_id is not None and not 0 <= unk_id < len(vocab):
-            raise UnsupportedComponent(
-                f"{source}: model Unigram: unk_id {unk_id} is not an id of the vocabulary "
-                f"({len(vocab)} pieces); HuggingFace refuses the file too"
-            )
-        self.unk_id: int | None = unk_id
-        self.byte_fallback = bool(spec.get("byte_fallback") or False)
-        self.id_to_token: list[str | None] = [p for p, _ in vocab]
-        self.scores: list[float] = [float(s) for _, s in vocab]
+        self.unk_id: int | None = tables["unk_id"]
+        self.byte_fallback: bool = tables["byte_fallback"]
+        self.id_to_token: list[str | None] = tables["pieces"]
+        self.scores: list[float] = tables["scores"]
         #: piece -> id (the last id of a piece listed twice, as HuggingFace's map keeps)
-        self.token_to_id: dict[str, int] = {p: i for i, (p, _) in enumerate(vocab)}
+        self.token_to_id: dict[str, int] = tables["token_to_id"]
         self.min_score = min(self.scores, default=float("inf"))
         self.unk_score = self.min_score - UNK_PENALTY
         #: for each first character, the longest piece (in characters) that starts with it
-        longest: dict[str, int] = {}
-        for p in self.token_to_id:
-            if p and len(p) > longest.get(p[0], 0):
-                longest[p[0]] = len(p)
-        self._longest = longest
+        self._longest: dict[str, int] = tables["longest"]
         self._byte_ids: list[int | None] = (
             [self.token_to_id.get(f"<0x{b:02X}>") for b in range(256)] if self.byte_fallback
             else []
@@ -225,3 +221,42 @@ class UnigramModel:
 
     def __repr__(self) -> str:
         return f"<UnigramModel {self.source!r} pieces={len(self.id_to_token)}>"
+
+
+def unigram_tables(spec: Mapping[str, Any], *, source: str) -> dict[str, Any]:
+    """What :class:`UnigramModel` keeps of a ``Unigram`` section, checked, as plain values
+    that ``marshal`` writes (the vocabulary cache keeps them, :mod:`.reader`): the pieces by
+    id, their scores (floats), the piece -> id map, the longest piece per first character.
+
+    >>> unigram_tables({"unk_id": 0, "vocab": [["<unk>", 0], ["ab", -1.5]]}, source="t")
+    {'unk_id': 0, 'byte_fallback': False, 'pieces': ['<unk>', 'ab'], 'scores': [0.0, -1.5], 'token_to_id': {'<unk>': 0, 'ab': 1}, 'longest': {'<': 5, 'a': 2}}
+
+    Runtime complexity: ``O(V)`` for ``V`` pieces.
+    """
+    vocab = spec.get("vocab")
+    if not isinstance(vocab, list) or not all(
+        isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)
+        and isinstance(e[1], (int, float)) for e in vocab
+    ):
+        raise UnsupportedComponent(
+            f"{source}: model Unigram: 'vocab' must be a list of [piece, score] pairs"
+        )
+    unk_id = spec.get("unk_id")
+    if unk_id is not None and not 0 <= unk_id < len(vocab):
+        raise UnsupportedComponent(
+            f"{source}: model Unigram: unk_id {unk_id} is not an id of the vocabulary "
+            f"({len(vocab)} pieces); HuggingFace refuses the file too"
+        )
+    token_to_id = {p: i for i, (p, _) in enumerate(vocab)}
+    longest: dict[str, int] = {}
+    for p in token_to_id:
+        if p and len(p) > longest.get(p[0], 0):
+            longest[p[0]] = len(p)
+    return {
+        "unk_id": unk_id,
+        "byte_fallback": bool(spec.get("byte_fallback") or False),
+        "pieces": [p for p, _ in vocab],
+        "scores": [float(s) for _, s in vocab],
+        "token_to_id": token_to_id,
+        "longest": longest,
+    }
