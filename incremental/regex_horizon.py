@@ -1007,6 +1007,12 @@ class SplitHorizon:
         self._eot_base = derivation.eot_base
         #: whether any read is end-of-text sensitive (else ``eot_reach(q) <= q``)
         self.has_eot = bool(self._eot) or self._eot_base >= 0 or self.fallback is not None
+        #: ``eot_reach(q) - q`` where every EOT reader matches empty at ``q``
+        self._eot_quiet_reach = max([max(self._eot_base, 0)] + [k for _, k in self._eot])
+        #: character -> no EOT reader consumes it at the reader's start (filled on use). A
+        #: reader is possessive optional steps (or a ``.{0,w}+`` skip), so it matches empty
+        #: at ``q`` exactly when no step matches ``text[q]``: the one character decides
+        self._eot_quiet: dict[str, bool] = {}
 
     def reach(self, text: str, q: int, end: int) -> int:
         """Exclusive bound on what a match attempt at ``q`` reads (``>= end`` when it reaches
@@ -1019,6 +1025,20 @@ class SplitHorizon:
     def eot_reach(self, text: str, q: int, end: int) -> int:
         """Exclusive bound on the end-of-text-sensitive reads of an attempt at ``q`` (look-around,
         anchors, atomic choices); ``q`` or less when there are none."""
+        if self.fallback is None:
+            if q >= end:
+                return q + self._eot_quiet_reach
+            ch = text[q]
+            quiet = self._eot_quiet.get(ch)
+            if quiet is None:
+                quiet = self._eot_quiet[ch] = all(
+                    r.match(ch).end() == 0 for r, _ in self._eot)  # type: ignore[union-attr]
+            if quiet:
+                return q + self._eot_quiet_reach
+        return self._bound(self._eot, self._eot_base, text, q, end)
+
+    def eot_reach_slow(self, text: str, q: int, end: int) -> int:
+        """:meth:`eot_reach` without the one-character shortcut (the reference for tests)."""
         return self._bound(self._eot, self._eot_base, text, q, end)
 
     def _bound(self, readers: list[tuple[regex.Pattern[str], int]], base: int, text: str,

@@ -57,21 +57,55 @@ at ``e``), and nothing left of ``s`` is read (boundaries are decided from their 
 pre-tokenizer piece dominates the earlier ones' by the pre-tokenizer's own dominance; mapping
 back is monotone (the alignment is non-decreasing and the cut scan moves right).
 
+**Tight horizon** (the pipelines of every byte-level file: no ``lstrip``/``rstrip``/
+``single_word``, no segment-start merge, a pre-tokenizer without prepends and without model
+cuts, one set of added tokens, or two that scan as one (:func:`_one_scan`); the rule above
+for the others). Write ``K(q) = q + k(q) + 1`` where ``k(q)`` is the longest prefix of an
+added token matching at ``q`` (0 when ``text[q]`` starts none): the trie's walk from ``q``
+reads exactly ``text[q:K(q)]``, and whether a token starts at ``q`` (and which) is a function
+of it. The horizon of the piece at ``s`` is ``max(B(s), T(s))`` with
+
+* ``B(s) = s + min(r, L - 1) + 1``, ``r`` the run of characters that occur in some token
+  after its first (the *infix* run): a prefix walk from ``q < s`` that spans ``s`` reads an
+  infix of a token from ``s``, so every ``K(q)`` with ``q < s`` is ``<= max(B(s), s + 1)``;
+* if a token starts at ``s``: ``T = K(s)`` (the piece is that token);
+* else, with ``Y`` what the pre-tokenizer and normalizer read of the piece as if its segment
+  went on (the pre-tokenizer's horizon; ``+ 2`` when a normalizer leaves ``text[s:Y]`` as it
+  is, ``transparent``: its ``_orig_horizon`` term; the piece machinery without the token
+  terms otherwise) and ``M`` the first token start after ``s``: ``T = max(Y + 1, K(q) for
+  q in [s, Y])`` when ``M > Y`` (no token ends the segment before the reads do, so the piece
+  is the pre-tokenizer's, and certifying that reads ``K(q)`` for each ``q <= Y``), else
+  ``T = max(K(q) for q in [s, M])`` (the whole segment ``[s, M)`` and the token at ``M``).
+
+*Sound*: each case lists every read the decision makes. *Dominated*: for pieces ``j < i``,
+terms ``K(q)`` with ``q < s_i`` are ``<= max(B(s_i), s_i + 1)``; ``B`` is non-decreasing
+along a run (a run through ``s_i`` continues from it) so ``B(s_j) <= max(B(s_i), s_i + 1)``;
+terms with ``q >= s_i`` lie in ``[s_i, Z_j]`` (``Z = min(Y, M)``) and ``Z_j <= Z_i`` within a
+segment (``Y`` is non-decreasing: the pre-tokenizer's reach grows with its cut, and the
+normalizer's mapping is monotone; ``M`` is shared) and ``Z_j <= M_j = s_i`` when ``i`` is the
+token that ends ``j``'s segment. Computing it costs the pre-tokenizer's horizon, one search
+for the tokens' first characters over ``[s, Y]`` and a trie walk at each hit (tokens start
+with ``<`` or ``[`` in the real files), where the rule above re-ran the piece machinery and
+added ``L + 1`` (~30 characters, ~8 pieces of walk in Llama 3) to every piece end.
+``tests/unit/test_hf_horizon.py`` checks soundness and dominance on generated text, and that
+a horizon without the token reads fails the check.
+
 Runtime complexity: encoding is ``O(n)`` splitting and normalization plus the model on each
 pre-token (cached); an edit re-splits and re-encodes only the pieces near it.
 """
 
 from __future__ import annotations
 
+import re
 from array import array
-from typing import Iterator, Protocol, Sequence
+from typing import Callable, Iterator, Protocol, Sequence
 
 import regex
 
 from ..cache import GenerationalCache
 from ..glue import GLUE_MIN_CP
 from ..text import require_str, sanitize
-from .added import AddedMatcher, AddedToken, Match
+from .added import AddedMatcher, AddedToken, Match, trie_pattern
 from .errors import UnsupportedComponent
 from .models import Model, byte_level_map
 
@@ -176,6 +210,21 @@ class TokenizerJsonEncoding:
         self._cache: GenerationalCache[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]]
         self._cache = GenerationalCache()
         self._lead: array[int] | None = None
+        #: the tight horizon applies (module docstring, *Horizon*): no token options, no
+        #: merge, a pre-tokenizer without prepends or model cuts, and one set of added tokens
+        #: (or two that scan as one: :func:`_one_scan`)
+        self._tight = bool(
+            not self._raw.has_options and not self._norm_tokens.has_options
+            and not self._merge and not self._local
+            and not getattr(pre_tokenizer, "has_prepend", True)
+            and (not self._norm_tokens or (self.normalizer is None and _one_scan(raw, norm))))
+        #: ``transparent(text, a, b)`` of the normalizer, when it has one
+        self._transparent: Callable[[str, int, int], bool] | None = getattr(
+            self.normalizer, "transparent", None)
+        self._tok: _TokenReads | None = None
+        #: token id -> (bytes, characters starting in it, spelling) for byte-level pipelines
+        self._byte_info: dict[int, tuple[int, int, str]] = {}
+        self._tok_ready = False
 
     def __repr__(self) -> str:
         return f"<TokenizerJsonEncoding {self.name!r} n_vocab={self.n_vocab}>"
@@ -190,6 +239,15 @@ class TokenizerJsonEncoding:
             ids = model.tokenize(mapped)
             if not want_lens:
                 return ids, []
+            # when the tokens spell the pre-token (always, but for an unknown token), each
+            # covers its own bytes: the characters whose first byte it holds, per token
+            info = self._byte_info
+            try:
+                rows = [info[i] for i in ids]
+            except KeyError:
+                rows = [info.get(i) or self._token_byte_info(i) for i in ids]
+            if all(r[0] for r in rows) and "".join([r[2] for r in rows]) == mapped:
+                return ids, [r[1] for r in rows]
             blens = model.token_lengths(mapped, ids)
             data = pt.encode("utf-8")
             lens = []
@@ -201,6 +259,19 @@ class TokenizerJsonEncoding:
             return ids, lens
         ids = model.tokenize(pt)
         return ids, (model.token_lengths(pt, ids) if want_lens else [])
+
+    def _token_byte_info(self, token_id: int) -> tuple[int, int, str]:
+        """``(bytes, lead bytes, spelling)`` of a byte-level model token (``(0, 0, "")``: not
+        a byte-level spelling), cached."""
+        tok = self.model.id_to_token[token_id] if 0 <= token_id < len(
+            self.model.id_to_token) else None
+        row = (0, 0, "")
+        if tok:
+            data = _unmap_bytes(tok)
+            if len(data) == len(tok) and _byte_spelled(tok):
+                row = (len(data), sum(1 for b in data if b & 0xC0 != 0x80), tok)
+        self._byte_info[token_id] = row
+        return row
 
     def _sub_segment(self, sub: str, first: bool, text_start: bool, want: bool,
                      ids: list[int], starts: list[int], base: int) -> None:
@@ -311,12 +382,44 @@ class TokenizerJsonEncoding:
         if hit is None:
             hit = self._cache.recall(key)
             if hit is None:
-                ids, cps = self._run(piece, seg_start=at_text_start, text_start=at_text_start,
-                                     want=True)
+                fast = self._run_plain_piece(piece) if self._tight else None
+                if fast is not None:
+                    ids, cps = fast
+                else:
+                    ids, cps = self._run(piece, seg_start=at_text_start,
+                                         text_start=at_text_start, want=True)
                 hit = (tuple(ids), tuple(cps))
                 if len(piece) <= _CACHE_MAX:
                     self._cache.put(key, hit)
         return hit
+
+    def _run_plain_piece(self, piece: str) -> tuple[list[int], list[int]] | None:
+        """:meth:`_run` on a piece without added-token characters whose normalization is the
+        identity (no normalizer, or ``transparent`` on it), under the tight rule's conditions
+        (no prepend: segment starts do not matter): the model on each pre-token, whose
+        pre-tokens tile the piece (else None: the general way). The same ids and code points
+        (a test compares them)."""
+        tk = self._tok if self._tok_ready else self._token_reads()
+        if tk is not None and tk.first_re.search(piece) is not None:
+            return None
+        tr = self._transparent
+        if self.normalizer is not None and (tr is None or not tr(piece, 0, len(piece))):
+            return None
+        ids: list[int] = []
+        cps: list[int] = []
+        pos = 0
+        for pt, (a, b) in self.pre_tokenizer.pre_tokenize(piece, first=False, text_start=False):
+            if a != pos or b - a != len(pt):
+                return None
+            pids, lens = self._pretoken_ids(pt, True)
+            if not pids:
+                return None
+            ids += pids
+            cps += lens
+            pos = b
+        if pos != len(piece) or not ids:
+            return None
+        return ids, cps
 
     def encode_piece(self, piece: str, *, at_text_start: bool = False) -> Sequence[int]:
         """Token ids of one piece of :meth:`split` (the pipeline run on it alone).
@@ -383,25 +486,110 @@ class TokenizerJsonEncoding:
         Runtime complexity: ``O(len(text) - pos)`` (computed at once, yielded lazily).
         """
         sub = text[pos:] if pos else text
+        if self._tight:
+            yield from self._split_tight(sub, pos)
+            return
         a = pos
         for e, _h in self._scan(sub, False):
             yield a, pos + e
             a = pos + e
 
+    def _split_tight(self, sub: str, pos: int) -> Iterator[tuple[int, int]]:
+        """:meth:`split` under the tight rule's conditions, lazily: the added tokens (one
+        leftmost-longest scan: :func:`_one_scan`) and, between them, the pre-tokenizer's cuts
+        when the normalizer is the identity or leaves the segment alone (``transparent``:
+        every character its own normal form and every cut allowed, so ``_map_back`` keeps
+        every cut), else :meth:`_segment_pieces` on that segment. The same pieces as
+        :meth:`_scan` (a test compares them)."""
+        tk = self._tok if self._tok_ready else self._token_reads()
+        n = len(sub)
+        cuts = self.pre_tokenizer.cuts
+        tr = self._transparent
+        plain = self.normalizer is None
+        a = 0
+        seg_start = False
+        matches = tk.token.finditer(sub) if tk is not None and tk.first_re.search(sub) else ()
+        for m in (*matches, None):
+            b = n if m is None else m.start()
+            if b > a:
+                seg = sub[a:b]
+                if plain or (tr is not None and tr(seg, 0, len(seg))):
+                    prev = a
+                    for c in cuts(seg):
+                        yield pos + prev, pos + a + c
+                        prev = a + c
+                else:
+                    prev = a
+                    for e, _ in self._segment_pieces(sub, a, b, seg_start, False, 0, 0, []):
+                        yield pos + prev, pos + e
+                        prev = e
+            if m is not None:
+                yield pos + b, pos + m.end()
+                a = m.end()
+                seg_start = True
+
     def horizon(self, text: str, start: int, limit: int) -> int:
         """Upper bound on what deciding the piece at ``start`` reads (module docstring), or
         ``>= limit``.
 
-        Runtime complexity: ``O(h - start)`` for the region scanned.
+        Runtime complexity: ``O(h - start)`` for the region scanned; with the tight rule, a
+        few C calls (the pre-tokenizer's horizon, one character-class search).
         """
         n = len(text)
         if start >= n:
             return n + 1
+        if not self._tight:
+            return self._region_horizon(text, start, limit, True)
+        tk = self._tok if self._tok_ready else self._token_reads()
+        b = start + 1
+        if tk is not None:
+            if tk.infix is not None:
+                b = tk.infix.match(text, start).end() + 1  # type: ignore[union-attr]
+            if text[start] in tk.first and tk.token.match(text, start) is not None:
+                # the piece is this token: decided by the trie's walk from ``start``
+                return max(b, tk.prefix.match(text, start).end() + 1)  # type: ignore[union-attr]
+        # y: what the pre-tokenizer (and normalizer) read, as if the segment went on
+        tr = self._transparent
+        if self.normalizer is None:
+            y = self.pre_tokenizer.horizon(text, start, limit)
+        elif tr is not None and tr(text, start, min(n, (
+                hb := self.pre_tokenizer.horizon(text, start, limit)) + 2)):
+            y = hb + 2  # the normalizer's term on text it leaves alone (module docstring)
+        else:
+            y = self._region_horizon(text, start, limit, False)
+        if tk is None:
+            return max(b, y)
+        if y >= limit:
+            return max(b, y + 1)  # (past the limit: the token reads add at least one)
+        best = max(b, y + 1)
+        seen = b
+        for m in tk.first_re.finditer(text, start, min(n, y + 1)):
+            q = m.start()
+            k_end = tk.prefix.match(text, q).end() + 1  # type: ignore[union-attr]
+            if q > start and tk.token.match(text, q) is not None:
+                # the segment ends at q: its reads stop at the token there
+                return max(seen, k_end)
+            seen = max(seen, k_end)
+            best = max(best, k_end)
+        return best
+
+    def _token_reads(self) -> _TokenReads | None:
+        """The added-token regexes of the tight horizon (built on first use)."""
+        contents = [t.content for t in self._raw.tokens + self._norm_tokens.tokens]
+        self._tok = _TokenReads(contents) if contents else None
+        self._tok_ready = True
+        return self._tok
+
+    def _region_horizon(self, text: str, start: int, limit: int, tok: bool) -> int:
+        """The horizon from the piece machinery (:meth:`_scan`) on a region grown 4x; with
+        ``tok`` False, without the added-token terms (a segment that ends at a token at
+        ``M`` gives ``M + 1``: the tight rule adds the token reads)."""
+        n = len(text)
         size = max(limit, start + 1) - start + _HORIZON_MARGIN
         while True:
             t_end = min(n, start + size)
             region = text[start:t_end]
-            pieces = self._scan(region, True)
+            pieces = self._scan(region, True, tok)
             e, h = pieces[0]
             if h < len(region):
                 return start + h
@@ -413,13 +601,14 @@ class TokenizerJsonEncoding:
 
     # -- pieces ----------------------------------------------------------------------------------
 
-    def _scan(self, text: str, want_h: bool) -> list[tuple[int, int]]:
+    def _scan(self, text: str, want_h: bool, tok: bool = True) -> list[tuple[int, int]]:
         """The pieces of ``text`` scanned from its start (a piece boundary): ``(end, horizon)``
-        each (horizon 0 unless ``want_h``). ``len(text)`` is taken as the text's end."""
+        each (horizon 0 unless ``want_h``). ``len(text)`` is taken as the text's end. With
+        ``tok`` False the horizons leave out the added-token terms (:meth:`_region_horizon`)."""
         n = len(text)
         if n == 0:
             return []
-        big = self._max_added + 1 if (self._raw or self._norm_tokens) else 0
+        big = self._max_added + 1 if tok and (self._raw or self._norm_tokens) else 0
         out: list[tuple[int, int]] = []
         rejected: list[tuple[int, int]] = []
         raw: list[Match] = self._raw.find(text, rejected=rejected) if self._raw else []
@@ -436,7 +625,7 @@ class TokenizerJsonEncoding:
                 a = m.end
                 continue
             if b > a:
-                seg_end_h = n + 1 if m is None else m.end + big + 1
+                seg_end_h = n + 1 if m is None else (m.end + big + 1 if tok else m.start + 1)
                 pieces = self._segment_pieces(text, a, b, seg_start, want_h, seg_end_h, big,
                                               rejected)
                 if merge_pending and pieces and out:
@@ -558,7 +747,9 @@ class TokenizerJsonEncoding:
             else:
                 if self._local:
                     h = c + 2
-                elif base == 0 and prev == 0:
+                elif base == 0 and (prev == 0 or self._tight):
+                    # (the tight rule: every candidate its own horizon, so that a piece whose
+                    # first cuts the normalizer refuses gets the last merged one's, not the end)
                     hb = pre.horizon(sub, prev, n + 1)
                     h = -1 if hb >= n else hb
                 else:
@@ -643,6 +834,40 @@ class TokenizerJsonEncoding:
             assert len(ids) == len(cps) and sum(cps) == len(piece), (piece, ids, cps)
 
 
+class _TokenReads:
+    """What the tight horizon reads of the added tokens (module docstring, *Horizon*): the
+    trie of their contents (``token``: a token starts here), the trie of all their prefixes
+    (``prefix``: how far the scan's walk from a position reads), their first characters, and
+    a run of the characters they hold after their first (``infix``, capped at ``L - 1``)."""
+
+    def __init__(self, contents: list[str]) -> None:
+        self.first = frozenset(c[0] for c in contents)
+        self.first_re = re.compile(_char_set(self.first))
+        self.token = re.compile(trie_pattern(contents))
+        self.prefix = re.compile(trie_pattern(sorted({c[:i] for c in contents
+                                                      for i in range(1, len(c) + 1)})))
+        longest = max(map(len, contents))
+        inner = {ch for c in contents for ch in c[1:]}
+        self.infix = (re.compile(f"{_char_set(inner)}{{0,{longest - 1}}}") if inner else None)
+
+
+def _char_set(chars: frozenset[str] | set[str]) -> str:
+    return "[" + "".join(re.escape(c) for c in sorted(chars)) + "]"
+
+
+def _one_scan(raw: Sequence[AddedToken], norm: Sequence[AddedToken]) -> bool:
+    """Whether the two added-token passes (raw, then normalized under an identity normalizer)
+    find what one leftmost-longest scan of both finds: no raw token can start inside a
+    normalized one (no raw first character after a normalized token's first), and no token of
+    one set is a prefix of a token of the other (which would decide who wins at a position)."""
+    firsts = {t.content[0] for t in raw if t.content}
+    if any(ch in firsts for t in norm for ch in t.content[1:]):
+        return False
+    a = [t.content for t in raw if t.content]
+    b = [t.content for t in norm if t.content]
+    return not any(x.startswith(y) or y.startswith(x) for x in a for y in b)
+
+
 def _join_dropped(cands: list[tuple[int, int, bool, bool]]) -> list[tuple[int, int, bool]]:
     """Drop the candidates flagged (inside a discarded ``single_word`` candidate); each one's
     horizon joins the next kept one's."""
@@ -675,6 +900,13 @@ def _drop_inside(pieces: list[tuple[int, int]], spans: list[tuple[int, int]], n:
 
 
 _BYTE_DECODER: dict[str, int] | None = None
+
+
+def _byte_spelled(tok: str) -> bool:
+    """Whether every character of ``tok`` is one of GPT-2's byte characters."""
+    dec = _BYTE_DECODER
+    assert dec is not None  # (set by _unmap_bytes, called first)
+    return all(c in dec for c in tok)
 
 
 def _unmap_bytes(tok: str) -> bytes:

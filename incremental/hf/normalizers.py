@@ -160,6 +160,12 @@ def _unsafe_before(form: Form) -> frozenset[int]:
 
 
 @functools.lru_cache(maxsize=4)
+def _unsafe_char(form: Form) -> re.Pattern[str]:
+    """One character before which no cut may be placed (``_unsafe_before``)."""
+    return re.compile(char_class(_unsafe_before(form)))
+
+
+@functools.lru_cache(maxsize=4)
 def _unsafe_re(form: Form) -> re.Pattern[str]:
     # a cut unit: any one character, then the characters no cut may precede
     return re.compile("(?s)." + char_class(_unsafe_before(form)) + "*")
@@ -232,6 +238,25 @@ class UnicodeNormalizer:
 
     def cut_ok(self, text: str, i: int) -> bool:
         return 0 < i < len(text) and ord(text[i]) not in self._unsafe
+
+    def transparent(self, text: str, a: int, b: int) -> bool:
+        """Whether ``text[a:b]`` is left as it is and may be cut anywhere: every character is
+        its own normal form and none is unsafe before (so ``cut_ok`` holds at each position of
+        ``(a, b)`` whatever surrounds the span, and the normalization of any text holding the
+        span is the span on ``[a, b - 1)``: only ``text[b - 1]`` may compose with what follows).
+        False is always sound. (Perf: :class:`~.encoding.TokenizerJsonEncoding` horizons skip
+        the aligned normalization on such spans.)
+
+        Runtime complexity: ``O(b - a)`` (``O(1)`` calls on ASCII text).
+        """
+        w = text[a:b]
+        if w.isascii():
+            return True
+        if _unsafe_char(self.form).search(w) is not None or _HF_INERT_RE.search(w) is not None:
+            return False
+        # with every cut allowed, N(w) is the concatenation of N(c); each is non-empty, so
+        # N(w) == w exactly when every character is its own normal form
+        return unicodedata.is_normalized(self.form, w)
 
     def keeps(self, text: str, p: int) -> bool:
         if not _inside(text, p, p + 2):

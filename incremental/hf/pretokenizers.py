@@ -42,8 +42,9 @@ non-decreasing function of ``c`` it is dominated by later pieces.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal
+from typing import Any, Iterable, Iterator, Literal, overload
 
 import regex
 
@@ -347,6 +348,9 @@ class PreTokenizer:
         self._fast = self._fast_split(steps)
         #: only splits: the general path on spans of the text (:meth:`_run_plain`)
         self._plain = all(isinstance(st, _RegexSplit) for st in steps)
+        #: a prepend step (ByteLevel add_prefix_space, Metaspace): pieces and horizons depend
+        #: on ``first`` / ``text_start``
+        self.has_prepend = not self._plain
 
     @staticmethod
     def _fast_split(steps: list[_Step]) -> _RegexSplit | None:
@@ -387,6 +391,8 @@ class PreTokenizer:
         inside of removed gaps), less those an end-of-text-sensitive read reaches."""
         split = self._fast
         assert split is not None
+        if self._lazy_fast():
+            return self._fast_analyze_lazy(s, lo, hi, want)
         spans = self._fast_spans(s, lo, hi)
         h = split.horizon if split.horizon is not None and split.horizon.has_eot else None
         inv = split.invert
@@ -412,6 +418,40 @@ class PreTokenizer:
                 if len(out) >= want:
                     return out
         return out
+
+    def _fast_analyze_lazy(self, s: str, lo: int, hi: int, want: int) -> list[tuple[int, int]]:
+        """:meth:`_fast_analyze` for the behaviours whose pieces are the spans themselves
+        (Isolated, Removed): the matches are read lazily and the scan stops at ``want`` cuts
+        (a horizon wants one). The same cuts, in the same order (a test compares them)."""
+        return list(itertools.islice(self._fast_cuts_iter(s, lo, hi), want))
+
+    def _lazy_fast(self) -> bool:
+        split = self._fast
+        return (split is not None and split.behavior in ("isolated", "removed")
+                and not split.nullable)
+
+    def _fast_cuts_iter(self, s: str, lo: int, hi: int) -> Iterator[tuple[int, int]]:
+        """The cuts of :meth:`_fast_analyze_lazy`, one at a time."""
+        split = self._fast
+        assert split is not None
+        h = split.horizon if split.horizon is not None and split.horizon.has_eot else None
+        eot = h.eot_reach if h is not None else None
+        gaps_inside = split.behavior == "removed" and split.invert
+        prev = lo
+        for m in split.regex.finditer(s, lo, hi):
+            x, y = m.span()
+            if prev != x:
+                # a gap [prev, x): its end, or (removed) any position inside it
+                for c in (range(prev + 1, x + 1) if gaps_inside else (x,)):
+                    if c > lo and (eot is None or c >= hi or eot(s, c - 1, hi) <= c):
+                        yield c, c
+            if y > lo and (eot is None or y >= hi or eot(s, x, hi) <= y):
+                yield y, y - 1
+            prev = y
+        if prev != hi:
+            for c in (range(prev + 1, hi + 1) if gaps_inside else (hi,)):
+                if c > lo and (eot is None or c >= hi or eot(s, c - 1, hi) <= c):
+                    yield c, c
 
     def _run(self, s: str, lo: int, hi: int, *, first: bool, text_start: bool,
              want_bad: bool) -> tuple[list[_Piece], _Context]:
@@ -481,14 +521,26 @@ class PreTokenizer:
                      text_start: bool = False) -> list[int]:
         return [c for c, _ in self._analyze(s, lo, hi, first, text_start)]
 
+    @overload
+    def _analyze(self, s: str, lo: int, hi: int, first: bool = ..., text_start: bool = ...,
+                 want: int = ..., lazy: Literal[False] = ...) -> list[tuple[int, int]]: ...
+
+    @overload
+    def _analyze(self, s: str, lo: int, hi: int, first: bool, text_start: bool, want: int,
+                 lazy: Literal[True]) -> Iterable[tuple[int, int]]: ...
+
     def _analyze(self, s: str, lo: int, hi: int, first: bool = False,
-                 text_start: bool = False, want: int = 1 << 62) -> list[tuple[int, int]]:
+                 text_start: bool = False, want: int = 1 << 62, lazy: bool = False
+                 ) -> Iterable[tuple[int, int]]:
         """The cuts of ``s[lo:hi]`` analysed alone, each with the position whose reach bounds
         what decides it (``c - 1``, or ``c`` after a regex gap: module docstring). ``first``:
-        ``s[lo:]`` starts a segment (``lo == 0``)."""
+        ``s[lo:]`` starts a segment (``lo == 0``). ``lazy``: an iterator where the fast split
+        can give one (:meth:`_fast_cuts_iter`), else the list."""
         first = first and lo == 0
         if self._fast is not None and not self._prepends_at_start(s[lo:lo + 1], first,
                                                                    text_start):
+            if lazy and self._lazy_fast():
+                return self._fast_cuts_iter(s, lo, hi)
             return self._fast_analyze(s, lo, hi, want)
         if self._plain:
             _, ctx = self._run_plain(s, lo, hi, want_bad=True)
@@ -521,6 +573,11 @@ class PreTokenizer:
         size = size0
         while start < n:
             hi = min(n, start + size)
+            if hi == n:
+                # the last window: its cuts are all certain, read as they are wanted (the
+                # document's re-split stops after a few)
+                yield from self._analyze(s, start, hi, first, text_start, want, True)
+                return
             found = self._analyze(s, start, hi, first, text_start, want)
             if hi < n:  # certain: decided inside the window; the reach grows with c, so the
                 # certain cuts are a prefix of the window's, found by bisection
@@ -579,8 +636,11 @@ class PreTokenizer:
                 c, at = found[0]
                 # certain when decided inside the window; if not, no cut before it is, and
                 # the horizon is past the window (the reach grows with the cut)
-                if hi == n or self._reach(s, at, hi) <= hi:
-                    return min(self._reach(s, at, limit), beyond)
+                # (one reach for both questions: with the larger bound it is the same value
+                # when it is below ``hi``, and past ``hi`` either way otherwise)
+                r = self._reach(s, at, max(limit, hi))
+                if hi == n or r <= hi:
+                    return min(r, beyond)
             if hi == n:
                 return beyond
             if hi >= limit:

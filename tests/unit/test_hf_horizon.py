@@ -1,0 +1,237 @@
+"""The tight horizon and the lazy split of ``TokenizerJsonEncoding`` (``incremental/hf/
+encoding.py``, module docstring, *Horizon*) against the piece machinery they shortcut.
+
+* ``split`` under the tight rule gives the pieces of ``_scan`` (the general path);
+* every horizon is *sound* (changing the text at or after it leaves the piece at its start
+  alone, the piece found by the general path) and *dominated* (``h_j <= max(h_i, s_i + 4)``);
+* the one-character shortcut of ``SplitHorizon.eot_reach`` equals the readers' bound.
+
+Toy files cover what the real ones do not: a token that is a prefix of a longer one (the
+trie's walk reads past the match), token characters inside words, normalized tokens beside
+raw ones, NFC (its transparent shortcut) and Lowercase (the general path without the token
+terms). A deliberately loose-token horizon (no token reads) fails the checker.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any, Callable
+
+import pytest
+
+from livetok.incremental.hf.pretokenizers import GPT2_PATTERN
+from livetok.incremental.regex_horizon import SplitHorizon, derive
+
+from .._hf_encodings import encoding
+from ..conftest import EXAMPLES, SHARED
+
+tokenizers = pytest.importorskip("tokenizers")
+
+#: text atoms: words, spaces (the look-ahead pattern), digits, token pieces
+ATOMS = ["a", "ab", "bc", "the", "x", "Z", " ", "  ", "   ", "\t", "\n", "\n\n", "1", "42",
+         "'s", "<", ">", "|", "<a", "<a>", "<a>b", "<a>bcd", "<a>bcdefg", "<|x|>", "<|x",
+         "|>", "é", "e\u0301", "\u0301", "中文", "😀", "_", "zz", "Ω", "A", "<|end|>"]
+#: characters probed at and after a horizon
+PROBES = ["a", " ", "\n", "<", ">", "|", "b", "x", "1", "\u0301", "'", "<a>", "<|x|>", "zz", "é"]
+
+Horizon = Callable[[str, int, int], int]
+
+
+def _text(rng: random.Random, k: int = 16) -> str:
+    return "".join(rng.choice(ATOMS) for _ in range(rng.randint(0, k)))
+
+
+def _general_pieces(enc: Any, text: str, pos: int = 0) -> list[tuple[int, int]]:
+    """The pieces of ``text[pos:]`` by the general path (``_scan``)."""
+    out = []
+    a = pos
+    for e, _ in enc._scan(text[pos:], False):
+        out.append((a, pos + e))
+        a = pos + e
+    return out
+
+
+def check(enc: Any, text: str, rng: random.Random, horizon: Horizon | None = None,
+          tries: int = 3) -> None:
+    """Split equality, horizon soundness and dominance on ``text``."""
+    hor = horizon or enc.horizon
+    pieces = _general_pieces(enc, text)
+    assert list(enc.split(text)) == pieces, text
+    # (a horizon past the text's end only says "reads its end": compare them as one value;
+    # a limit past the end asks for the bound itself)
+    hs = [min(hor(text, s, len(text) + 2), len(text) + 1) for s, _ in pieces]
+    for (s, _), h in zip(pieces, hs):
+        # with a nearer limit, a bound past it must still be reported past it
+        lim = rng.randint(s + 1, len(text) + 1)
+        if h > lim:
+            assert hor(text, s, lim) > lim, ("limit", text, s, h, lim)
+    for k, (s, e) in enumerate(pieces):
+        assert hs[k] > s, (text, s, hs[k])
+        for i in range(k + 1, len(pieces)):
+            si = pieces[i][0]
+            assert hs[k] <= max(hs[i], si + 4), ("dominance", text, s, hs[k], si, hs[i])
+    for (s, e), h in zip(pieces, hs):
+        if h > len(text):
+            continue
+        for _ in range(tries):
+            tail = "".join(rng.choice(PROBES) for _ in range(rng.randint(0, 4)))
+            variants = [text[:h] + tail, text[:h] + tail + text[h:], text[:h] + text[h + 1:]]
+            j = rng.randrange(h, len(text) + 1)
+            variants.append(text[:j] + rng.choice(PROBES) + text[j:])
+            for t2 in variants:
+                got = _general_pieces(enc, t2, s)[0]
+                assert got == (s, e), ("soundness", text, s, e, h, t2, got)
+
+
+def _toy(added: list[dict[str, Any]], normalizer: Any = None) -> Any:
+    from livetok.incremental.hf.reader import tokenizer_from_dict
+
+    vocab = {c: i for i, c in enumerate(
+        "abcdefghijklmnopqrstuvwxyz <>|_ABCDEFGHIJKLMNOPQRSTUVWXYZ\t\n'0123456789")}
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE(vocab=vocab, merges=[], unk_token="_"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Split(
+        tokenizers.Regex(GPT2_PATTERN), "isolated")
+    if normalizer is not None:
+        tok.normalizer = normalizer
+    tok.add_tokens([tokenizers.AddedToken(**a) for a in added])
+    enc = tokenizer_from_dict(json.loads(tok.to_str()), name="toy", source="toy.json")
+    assert enc._tight
+    return enc
+
+
+_RAW = [dict(content=c, normalized=False) for c in ("<a>", "<a>bcdefgh", "<|x|>", "zz",
+                                                       "<|end|>")]
+TOYS = {
+    "raw": lambda: _toy(_RAW),
+    "raw+normalized": lambda: _toy(_RAW[:3] + [dict(content="[n]", normalized=True)]),
+    "nfc": lambda: _toy(_RAW, tokenizers.normalizers.NFC()),
+    "lowercase": lambda: _toy(_RAW, tokenizers.normalizers.Lowercase()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TOYS))
+def test_toy_tight_horizon_and_split(name: str) -> None:
+    enc = TOYS[name]()
+    rng = random.Random(17)
+    for _ in range(max(20, EXAMPLES * 2)):
+        check(enc, _text(rng), rng)
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen3", "deepseek_v3"])
+def test_real_tight_horizon_and_split(name: str) -> None:
+    enc = encoding(name)
+    assert enc._tight
+    rng = random.Random(5)
+    extra = [t.content for t in enc.added[:20]] + ["<|", "<｜", "|>", "<|end", "'LL", "ſ"]
+    for _ in range(max(10, EXAMPLES)):
+        parts = [rng.choice(ATOMS + extra) for _ in range(rng.randint(0, 14))]
+        check(enc, "".join(parts), rng, tries=2)
+
+
+def test_a_horizon_without_the_token_reads_is_caught() -> None:
+    """The pre-tokenizer's horizon alone (what the tight rule adds dropped) is unsound: a
+    token completed right after it ends the segment and changes the piece."""
+    enc = TOYS["raw"]()
+
+    def loose(text: str, start: int, limit: int) -> int:
+        if enc._tok.token.match(text, start):
+            return enc._tok.token.match(text, start).end()
+        return int(enc.pre_tokenizer.horizon(text, start, limit))
+
+    rng = random.Random(3)
+    caught = 0
+    for _ in range(300):
+        try:
+            check(enc, _text(rng), rng, horizon=loose)
+        except AssertionError:
+            caught += 1
+    assert caught > 0
+
+
+def test_eot_reach_shortcut_equals_the_readers() -> None:
+    data = SHARED / "data" / "splitRegexPatterns.json"
+    pats = [p["pattern"] for p in json.loads(data.read_text("utf-8"))["patterns"]] \
+        if data.is_file() else []
+    pats.append(GPT2_PATTERN)
+    rng = random.Random(9)
+    alphabet = " \t\n\r'aZ1é中😀.,-_\u0301\u00a0" + "\u3000"
+    for pat in pats:
+        try:
+            d = derive(pat)
+        except ValueError:
+            continue
+        if d.fallback is not None:
+            continue
+        h = SplitHorizon(d)
+        for _ in range(30):
+            s = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+            end = rng.randint(0, len(s))
+            for q in range(len(s) + 1):
+                assert h.eot_reach(s, q, end) == h.eot_reach_slow(s, q, end), (pat, s, q, end)
+
+
+@pytest.mark.parametrize("behavior, invert", [("isolated", False), ("removed", True),
+                                              ("removed", False), ("isolated", True)])
+def test_lazy_fast_analysis_equals_the_span_list(behavior: str, invert: bool) -> None:
+    """``PreTokenizer._fast_analyze_lazy`` gives the cuts of the list-based analysis."""
+    from livetok.incremental.hf.pretokenizers import build_pre_tokenizer
+
+    rng = random.Random(11)
+    pats = [GPT2_PATTERN, r"\s+(?!\S)|\s+|\p{L}+|\p{N}{1,3}|[^\s\p{L}\p{N}]+", r"\p{L}+|\s+$"]
+    for pat in pats:
+        pre = build_pre_tokenizer({"type": "Split", "pattern": {"Regex": pat},
+                                   "behavior": behavior, "invert": invert}, source="t")
+        split = pre._fast
+        assert split is not None
+        for _ in range(60):
+            s = _text(rng, 10)
+            lo = rng.randint(0, len(s))
+            hi = rng.randint(lo, len(s))
+            want = rng.choice([1, 2, 1 << 62])
+            lazy = pre._fast_analyze_lazy(s, lo, hi, want)
+            # the list-based analysis (these behaviours keep every span's end)
+            spans = split.spans_in(s, lo, hi)
+            assert {e for _, e, _ in split.group(spans)} == {e for _, e, _ in spans}
+            h = split.horizon if split.horizon is not None and split.horizon.has_eot else None
+            want_list: list[tuple[int, int]] = []
+            for a, b, is_match in spans:
+                real = is_match != split.invert
+                inner = (range(a + 1, b + 1) if not real and behavior == "removed" and invert
+                         else range(b, b + 1))
+                for c in inner:
+                    if c <= lo or c > hi:
+                        continue
+                    if h is not None and c < hi and h.eot_reach_slow(
+                            s, a if real else c - 1, hi) > c:
+                        continue
+                    want_list.append((c, c - 1 if real else c))
+            assert lazy == want_list[:want], (pat, s, lo, hi)
+
+
+@pytest.mark.parametrize("name", sorted(TOYS))
+def test_plain_piece_run_equals_the_pipeline(name: str) -> None:
+    enc = TOYS[name]()
+    rng = random.Random(23)
+    for _ in range(max(40, EXAMPLES * 3)):
+        text = _text(rng)
+        for a, b in enc.split(text):
+            piece = text[a:b]
+            fast = enc._run_plain_piece(piece)
+            if fast is not None:
+                ids, cps = enc._run(piece, seg_start=False, text_start=False, want=True)
+                assert fast == (ids, cps), piece
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen3"])
+def test_plain_piece_run_equals_the_pipeline_real(name: str) -> None:
+    enc = encoding(name)
+    rng = random.Random(29)
+    for _ in range(max(20, EXAMPLES)):
+        text = "".join(rng.choice(ATOMS) for _ in range(rng.randint(0, 14)))
+        for a, b in enc.split(text):
+            piece = text[a:b]
+            fast = enc._run_plain_piece(piece)
+            for at in (False, True):
+                ids, cps = enc._run(piece, seg_start=at, text_start=at, want=True)
+                assert fast is None or fast == (ids, cps), piece
