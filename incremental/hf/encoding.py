@@ -211,16 +211,19 @@ class TokenizerJsonEncoding:
         self._cache = GenerationalCache()
         self._lead: array[int] | None = None
         #: the tight horizon applies (module docstring, *Horizon*): no token options, no
-        #: merge, a pre-tokenizer without prepends or model cuts, and one set of added tokens
-        #: (or two that scan as one: :func:`_one_scan`)
+        #: merge, a pre-tokenizer without prepends, and one set of added tokens (or two that
+        #: scan as one: :func:`_one_scan`)
         self._tight = bool(
             not self._raw.has_options and not self._norm_tokens.has_options
-            and not self._merge and not self._local
+            and not self._merge
             and not getattr(pre_tokenizer, "has_prepend", True)
             and (not self._norm_tokens or (self.normalizer is None and _one_scan(raw, norm))))
-        #: ``transparent(text, a, b)`` of the normalizer, when it has one
-        self._transparent: Callable[[str, int, int], bool] | None = getattr(
-            self.normalizer, "transparent", None)
+        #: ``transparent(text, a, b)`` of the normalizer, when it has one and the pieces are
+        #: the pre-tokenizer's (no model cuts)
+        self._transparent: Callable[[str, int, int], bool] | None = None if self._model_cuts \
+            else getattr(self.normalizer, "transparent", None)
+        #: pieces are the pre-tokenizer's cuts between the tokens where the text is left alone
+        self._pre_only = self.normalizer is None and not self._model_cuts
         self._tok: _TokenReads | None = None
         #: token id -> (bytes, characters starting in it, spelling) for byte-level pipelines
         self._byte_info: dict[int, tuple[int, int, str]] = {}
@@ -403,7 +406,7 @@ class TokenizerJsonEncoding:
         if tk is not None and tk.first_re.search(piece) is not None:
             return None
         tr = self._transparent
-        if self.normalizer is not None and (tr is None or not tr(piece, 0, len(piece))):
+        if not self._pre_only and (tr is None or not tr(piece, 0, len(piece))):
             return None
         ids: list[int] = []
         cps: list[int] = []
@@ -505,7 +508,7 @@ class TokenizerJsonEncoding:
         n = len(sub)
         cuts = self.pre_tokenizer.cuts
         tr = self._transparent
-        plain = self.normalizer is None
+        plain = self._pre_only
         a = 0
         seg_start = False
         matches = tk.token.finditer(sub) if tk is not None and tk.first_re.search(sub) else ()
@@ -550,7 +553,7 @@ class TokenizerJsonEncoding:
                 return max(b, tk.prefix.match(text, start).end() + 1)  # type: ignore[union-attr]
         # y: what the pre-tokenizer (and normalizer) read, as if the segment went on
         tr = self._transparent
-        if self.normalizer is None:
+        if self._pre_only:
             y = self.pre_tokenizer.horizon(text, start, limit)
         elif tr is not None and tr(text, start, min(n, (
                 hb := self.pre_tokenizer.horizon(text, start, limit)) + 2)):
@@ -559,11 +562,10 @@ class TokenizerJsonEncoding:
             y = self._region_horizon(text, start, limit, False)
         if tk is None:
             return max(b, y)
-        if y >= limit:
-            return max(b, y + 1)  # (past the limit: the token reads add at least one)
         best = max(b, y + 1)
         seen = b
-        for m in tk.first_re.finditer(text, start, min(n, y + 1)):
+        # (positions past ``limit`` need no look: a token starting there gives more than it)
+        for m in tk.first_re.finditer(text, start, min(n, y + 1, limit + 1)):
             q = m.start()
             k_end = tk.prefix.match(text, q).end() + 1  # type: ignore[union-attr]
             if q > start and tk.token.match(text, q) is not None:
@@ -585,7 +587,10 @@ class TokenizerJsonEncoding:
         ``tok`` False, without the added-token terms (a segment that ends at a token at
         ``M`` gives ``M + 1``: the tight rule adds the token reads)."""
         n = len(text)
-        size = max(limit, start + 1) - start + _HORIZON_MARGIN
+        # the first piece's reads are usually a few characters past its start (plus the
+        # longest added token with ``tok``): a small region first, grown 4x
+        size = min(max(limit, start + 1) - start,
+                   (self._max_added if tok else 0) + 8) + _HORIZON_MARGIN // 2
         while True:
             t_end = min(n, start + size)
             region = text[start:t_end]
@@ -596,7 +601,7 @@ class TokenizerJsonEncoding:
             if t_end >= n:
                 return max(start + h, n + 1)
             if t_end >= limit:
-                return t_end
+                return t_end + 1  # it reads past the region, which reaches the limit
             size *= 4
 
     # -- pieces ----------------------------------------------------------------------------------

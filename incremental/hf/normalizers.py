@@ -644,6 +644,10 @@ class Prepend:
     def cut_ok(self, text: str, i: int) -> bool:
         return 0 < i < len(text)
 
+    #: ``keeps(text, p)`` is ``keeps_from <= p < len(text)`` (:meth:`Sequence.cut_ok` asks the
+    #: bounds instead of each position)
+    keeps_from = 1
+
     def keeps(self, text: str, p: int) -> bool:
         return 1 <= p < len(text)
 
@@ -809,6 +813,11 @@ class Sequence:
         for step, r in zip(self.steps, self._radii):
             if i - r < 0 or i + r > len(text):
                 return False
+            kf: int | None = getattr(step, "keeps_from", None)
+            if kf is not None:
+                if i - r < kf:  # (every position of the window from kf on is kept)
+                    return False
+                continue
             for q in range(i - r, i + r):
                 if not step.keeps(text, q):
                     return False

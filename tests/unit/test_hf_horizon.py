@@ -29,7 +29,7 @@ from ..conftest import EXAMPLES, SHARED
 tokenizers = pytest.importorskip("tokenizers")
 
 #: text atoms: words, spaces (the look-ahead pattern), digits, token pieces
-ATOMS = ["a", "ab", "bc", "the", "x", "Z", " ", "  ", "   ", "\t", "\n", "\n\n", "1", "42",
+ATOMS = ["a", "ab", "abc", "the", "\u2581", "\u2581\u2581", "bc", "the", "x", "Z", " ", "  ", "   ", "\t", "\n", "\n\n", "1", "42",
          "'s", "<", ">", "|", "<a", "<a>", "<a>b", "<a>bcd", "<a>bcdefg", "<|x|>", "<|x",
          "|>", "é", "e\u0301", "\u0301", "中文", "😀", "_", "zz", "Ω", "A", "<|end|>"]
 #: characters probed at and after a horizon
@@ -84,18 +84,26 @@ def check(enc: Any, text: str, rng: random.Random, horizon: Horizon | None = Non
                 assert got == (s, e), ("soundness", text, s, e, h, t2, got)
 
 
-def _toy(added: list[dict[str, Any]], normalizer: Any = None) -> Any:
+def _toy(added: list[dict[str, Any]], normalizer: Any = None, local: bool = False) -> Any:
+    """A small BPE file with the GPT-2 split (``local``: Gemma's ``Split(" ")`` and merges,
+    so that the model's cuts make pieces)."""
     from livetok.incremental.hf.reader import tokenizer_from_dict
 
     vocab = {c: i for i, c in enumerate(
-        "abcdefghijklmnopqrstuvwxyz <>|_ABCDEFGHIJKLMNOPQRSTUVWXYZ\t\n'0123456789")}
-    tok = tokenizers.Tokenizer(tokenizers.models.BPE(vocab=vocab, merges=[], unk_token="_"))
-    tok.pre_tokenizer = tokenizers.pre_tokenizers.Split(
-        tokenizers.Regex(GPT2_PATTERN), "isolated")
+        "abcdefghijklmnopqrstuvwxyz <>|_ABCDEFGHIJKLMNOPQRSTUVWXYZ\t\n'0123456789\u2581")}
+    merges = [("a", "b"), ("ab", "c"), ("\u2581", "t"), ("\u2581t", "h"), ("b", "c"),
+              ("\n", "\n")] if local else []
+    for a, b in merges:
+        vocab.setdefault(a + b, len(vocab))
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE(vocab=vocab, merges=merges,
+                                                     unk_token="_"))
+    tok.pre_tokenizer = (tokenizers.pre_tokenizers.Split(" ", "merged_with_previous") if local
+                         else tokenizers.pre_tokenizers.Split(
+                             tokenizers.Regex(GPT2_PATTERN), "isolated"))
     if normalizer is not None:
         tok.normalizer = normalizer
     tok.add_tokens([tokenizers.AddedToken(**a) for a in added])
-    enc = tokenizer_from_dict(json.loads(tok.to_str()), name="toy", source="toy.json")
+    enc: Any = tokenizer_from_dict(json.loads(tok.to_str()), name="toy", source="toy.json")
     assert enc._tight
     return enc
 
@@ -107,6 +115,9 @@ TOYS = {
     "raw+normalized": lambda: _toy(_RAW[:3] + [dict(content="[n]", normalized=True)]),
     "nfc": lambda: _toy(_RAW, tokenizers.normalizers.NFC()),
     "lowercase": lambda: _toy(_RAW, tokenizers.normalizers.Lowercase()),
+    "gemma-like": lambda: _toy(_RAW + [dict(content="\n\n", normalized=False),
+                                       dict(content="\u2581\u2581", normalized=False)],
+                               tokenizers.normalizers.Replace(" ", "\u2581"), local=True),
 }
 
 
@@ -118,7 +129,7 @@ def test_toy_tight_horizon_and_split(name: str) -> None:
         check(enc, _text(rng), rng)
 
 
-@pytest.mark.parametrize("name", ["llama3", "qwen3", "deepseek_v3"])
+@pytest.mark.parametrize("name", ["llama3", "qwen3", "deepseek_v3", "gemma3"])
 def test_real_tight_horizon_and_split(name: str) -> None:
     enc = encoding(name)
     assert enc._tight
@@ -135,8 +146,9 @@ def test_a_horizon_without_the_token_reads_is_caught() -> None:
     enc = TOYS["raw"]()
 
     def loose(text: str, start: int, limit: int) -> int:
-        if enc._tok.token.match(text, start):
-            return enc._tok.token.match(text, start).end()
+        m = enc._tok.token.match(text, start)
+        if m:
+            return int(m.end())
         return int(enc.pre_tokenizer.horizon(text, start, limit))
 
     rng = random.Random(3)
