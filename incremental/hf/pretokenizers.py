@@ -430,9 +430,34 @@ class PreTokenizer:
         return (split is not None and split.behavior in ("isolated", "removed")
                 and not split.nullable)
 
-    def _fast_cuts_iter(self, s: str, lo: int, hi: int) -> Iterator[tuple[int, int]]:
-        """The cuts of :meth:`_fast_analyze_lazy`, one at a time."""
-        split = self._fast
+    def _plain_shortcut(self, s: str, lo: int, hi: int) -> Iterator[tuple[int, int]] | None:
+        """The cuts of a splits-only sequence (DeepSeek's digits, CJK runs, main pattern) when
+        no step before the last matches in ``s[lo:hi]``, else None. Each such step (Isolated,
+        not inverted, no end-of-text-sensitive read) then leaves the window one gap: it marks
+        no position, and every position follows its gap (the reach is taken at ``c``). So the
+        analysis is the last step's alone, as :meth:`_fast_cuts_iter` reads it, each cut
+        decided at ``c`` (:meth:`_analyze` of :meth:`_run_plain`, which a test compares)."""
+        steps = self._steps
+        if len(steps) < 2:
+            return None
+        last = steps[-1]
+        if not isinstance(last, _RegexSplit) or last.nullable or \
+                last.behavior not in ("isolated", "removed") or (
+                    last.horizon is not None and last.horizon.fallback is not None):
+            return None
+        for st in steps[:-1]:
+            h = st.horizon
+            if not isinstance(st, _RegexSplit) or st.nullable or st.behavior != "isolated" \
+                    or st.invert or h is None or h.fallback is not None or h.has_eot \
+                    or st.regex.search(s, lo, hi) is not None:
+                return None
+        return ((c, c) for c, _ in self._fast_cuts_iter(s, lo, hi, last))
+
+    def _fast_cuts_iter(self, s: str, lo: int, hi: int, split: _RegexSplit | None = None
+                        ) -> Iterator[tuple[int, int]]:
+        """The cuts of :meth:`_fast_analyze_lazy` (of ``split``, default the fast split), one
+        at a time."""
+        split = split or self._fast
         assert split is not None
         h = split.horizon if split.horizon is not None and split.horizon.has_eot else None
         eot = h.eot_reach if h is not None else None
@@ -543,6 +568,9 @@ class PreTokenizer:
                 return self._fast_cuts_iter(s, lo, hi)
             return self._fast_analyze(s, lo, hi, want)
         if self._plain:
+            sc = self._plain_shortcut(s, lo, hi)
+            if sc is not None:
+                return sc if lazy else list(itertools.islice(sc, want))
             _, ctx = self._run_plain(s, lo, hi, want_bad=True)
         else:
             _, ctx = self._run(s, lo, hi, first=first, text_start=text_start, want_bad=True)

@@ -247,3 +247,35 @@ def test_plain_piece_run_equals_the_pipeline_real(name: str) -> None:
             for at in (False, True):
                 ids, cps = enc._run(piece, seg_start=at, text_start=at, want=True)
                 assert fast is None or fast == (ids, cps), piece
+
+
+def test_plain_shortcut_equals_the_general_analysis() -> None:
+    """A splits-only sequence whose first steps find nothing in the window: the last step's
+    cuts, each decided at ``c`` (``PreTokenizer._plain_shortcut``), are the general ones."""
+    from livetok.incremental.hf.pretokenizers import build_pre_tokenizer
+
+    main = r"\s+(?!\S)|\s+|\p{L}+|[^\s\p{L}\p{N}]+"
+    seqs = [[r"\p{N}{1,3}", r"[一-龥]+", main], [r"\p{N}{1,3}", GPT2_PATTERN]]
+    rng = random.Random(31)
+    for pats in seqs:
+        for behavior, invert in (("Isolated", False), ("Removed", True)):
+            steps = [{"type": "Split", "pattern": {"Regex": p}, "behavior": "Isolated",
+                      "invert": False} for p in pats[:-1]]
+            steps.append({"type": "Split", "pattern": {"Regex": pats[-1]},
+                          "behavior": behavior, "invert": invert})
+            pre = build_pre_tokenizer({"type": "Sequence", "pretokenizers": steps}, source="t")
+            used = 0
+            for _ in range(150):
+                s = _text(rng, 10)
+                lo = rng.randint(0, len(s))
+                hi = rng.randint(lo, len(s))
+                sc = pre._plain_shortcut(s, lo, hi)
+                if sc is None:
+                    continue
+                used += 1
+                _, ctx = pre._run_plain(s, lo, hi, want_bad=True)
+                assert ctx.bad is not None and ctx.after_gap is not None
+                general = [(c, c if ctx.after_gap[c - lo] else c - 1)
+                           for c in range(lo + 1, hi + 1) if not ctx.bad[c - lo]]
+                assert list(sc) == general, (pats, s, lo, hi)
+            assert used > 20
