@@ -225,6 +225,13 @@ class TokenizerJsonEncoding:
         #: pieces are the pre-tokenizer's cuts between the tokens where the text is left alone
         self._pre_only = self.normalizer is None and not self._model_cuts
         self._tok: _TokenReads | None = None
+        #: the vocabulary's lookup when the model takes a pre-token that is a token whole
+        #: (BPE ``ignore_merges``, as HF's ``BPE::tokenize`` does first)
+        self._whole_ids: Callable[[str], int | None] | None = (
+            model.token_to_id.get if getattr(model, "ignore_merges", False) else None)
+        #: ``one_pretoken`` of the pre-tokenizer (a text it certainly leaves whole), if any
+        self._one_pretoken: Callable[[str], bool] = getattr(
+            pre_tokenizer, "one_pretoken", lambda s: False)
         #: token id -> (bytes, characters starting in it, spelling) for byte-level pipelines
         self._byte_info: dict[int, tuple[int, int, str]] = {}
         self._tok_ready = False
@@ -239,6 +246,11 @@ class TokenizerJsonEncoding:
         model = self.model
         if self.byte_level:
             mapped = byte_level_map(pt)
+            if self._whole_ids is not None:
+                # ignore_merges: a pre-token that is a token is that token, all its characters
+                tid = self._whole_ids(mapped)
+                if tid is not None:
+                    return [tid], [len(pt)]
             ids = model.tokenize(mapped)
             if not want_lens:
                 return ids, []
@@ -408,8 +420,12 @@ class TokenizerJsonEncoding:
         tr = self._transparent
         if not self._pre_only and (tr is None or not tr(piece, 0, len(piece))):
             return None
-        ids: list[int] = []
-        cps: list[int] = []
+        if self._pre_only and self._one_pretoken(piece):
+            # the usual piece: one pre-token, the model's ids of it alone (as the loop below)
+            ids, cps = self._pretoken_ids(piece, True)
+            return (ids, cps) if ids else None
+        ids = []
+        cps = []
         pos = 0
         for pt, (a, b) in self.pre_tokenizer.pre_tokenize(piece, first=False, text_start=False):
             if a != pos or b - a != len(pt):

@@ -351,6 +351,29 @@ class PreTokenizer:
         #: a prepend step (ByteLevel add_prefix_space, Metaspace): pieces and horizons depend
         #: on ``first`` / ``text_start``
         self.has_prepend = not self._plain
+        #: the last split when it decides the usual piece alone, lazy (Isolated or Removed,
+        #: never empty) and derived: the whole pre-tokenizer (Llama 3, Qwen, gpt-oss, GPT-4o,
+        #: Tekken), or the last of a splits-only sequence whose earlier steps qualify for
+        #: :meth:`_plain_shortcut` (DeepSeek V3) when none of them matches near the piece
+        #: (:attr:`_solo_before`). :meth:`horizon` answers the usual case in one frame.
+        self._solo: _RegexSplit | None = None
+        #: the earlier steps of the sequence (:meth:`_plain_shortcut`)
+        self._solo_before: list[_RegexSplit] = []
+        #: the solo split's regex when its matches are the pre-tokens (Isolated, or Removed
+        #: with ``invert``): a text it matches whole is one pre-token (:meth:`one_pretoken`)
+        self._whole_re: regex.Pattern[str] | None = None
+        last = steps[-1] if steps else None
+        if self._plain and isinstance(last, _RegexSplit) and not last.nullable \
+                and last.behavior in ("isolated", "removed") and last.horizon is not None \
+                and last.horizon.fallback is None:
+            before = [st for st in steps[:-1] if isinstance(st, _RegexSplit)]
+            if len(before) == len(steps) - 1 and all(
+                    not st.nullable and st.behavior == "isolated" and not st.invert
+                    and st.horizon is not None and st.horizon.fallback is None
+                    and not st.horizon.has_eot for st in before):
+                self._solo, self._solo_before = last, before
+                if (last.behavior == "isolated") != last.invert:
+                    self._whole_re = last.regex
 
     @staticmethod
     def _fast_split(steps: list[_Step]) -> _RegexSplit | None:
@@ -431,27 +454,45 @@ class PreTokenizer:
                 and not split.nullable)
 
     def _plain_shortcut(self, s: str, lo: int, hi: int) -> Iterator[tuple[int, int]] | None:
-        """The cuts of a splits-only sequence (DeepSeek's digits, CJK runs, main pattern) when
-        no step before the last matches in ``s[lo:hi]``, else None. Each such step (Isolated,
-        not inverted, no end-of-text-sensitive read) then leaves the window one gap: it marks
-        no position, and every position follows its gap (the reach is taken at ``c``). So the
-        analysis is the last step's alone, as :meth:`_fast_cuts_iter` reads it, each cut
-        decided at ``c`` (:meth:`_analyze` of :meth:`_run_plain`, which a test compares)."""
-        steps = self._steps
-        if len(steps) < 2:
+        """The cuts of ``s[lo:hi]`` for a splits-only sequence whose steps before the last are
+        Isolated, not inverted, never empty and read nothing past their match (DeepSeek's
+        digits and CJK runs before its main pattern: :attr:`_solo_before`), lazily; else None.
+
+        Such steps leave the window as their first matches' *regions*: from a boundary
+        ``pos``, the first match of any of them (``d``: each step searched up to the previous
+        one's match, as it runs on the pieces the previous one left) is a piece boundary, so
+
+        * ``[pos, d)`` is one gap for each of them: it marks no position there and every
+          position follows its gap, so the cuts are the last step's on ``[pos, d)`` read as a
+          text of its own (:meth:`_fast_cuts_iter`), ending with ``d``, each decided at ``c``;
+        * the match ``[d, e)`` is one piece (its step marks the inside), so ``e`` is the one
+          cut, taken as decided at ``e`` (the general analysis says ``e`` or ``e - 1``: the
+          larger is sound, the reach growing with the position);
+
+        and the analysis restarts at ``e`` (no step reads left of a match). The cuts are the
+        general analysis's (:meth:`_run_plain`; a test compares them)."""
+        last = self._solo
+        before = self._solo_before
+        if last is None or not before:
             return None
-        last = steps[-1]
-        if not isinstance(last, _RegexSplit) or last.nullable or \
-                last.behavior not in ("isolated", "removed") or (
-                    last.horizon is not None and last.horizon.fallback is not None):
-            return None
-        for st in steps[:-1]:
-            h = st.horizon
-            if not isinstance(st, _RegexSplit) or st.nullable or st.behavior != "isolated" \
-                    or st.invert or h is None or h.fallback is not None or h.has_eot \
-                    or st.regex.search(s, lo, hi) is not None:
-                return None
-        return ((c, c) for c, _ in self._fast_cuts_iter(s, lo, hi, last))
+        return self._plain_cuts_iter(s, lo, hi, last, before)
+
+    def _plain_cuts_iter(self, s: str, lo: int, hi: int, last: _RegexSplit,
+                         before: list[_RegexSplit]) -> Iterator[tuple[int, int]]:
+        pos = lo
+        while pos < hi:
+            d = e = hi
+            for st in before:
+                m = st.regex.search(s, pos, d)
+                if m is not None:
+                    d, e = m.span()
+            if d > pos:
+                for c, _ in self._fast_cuts_iter(s, pos, d, last):
+                    yield c, c
+                pos = d
+            else:
+                yield e, e
+                pos = e
 
     def _fast_cuts_iter(self, s: str, lo: int, hi: int, split: _RegexSplit | None = None
                         ) -> Iterator[tuple[int, int]]:
@@ -652,6 +693,54 @@ class PreTokenizer:
 
         Runtime complexity: ``O(piece + horizon)`` characters.
         """
+        solo = self._solo
+        if solo is not None:
+            # the usual cases of the loop below, inline. The window's first certain cut: the
+            # earlier steps of a sequence (which read nothing past their match) leave
+            # [start, d) to the last one as a text of its own, ``d`` their first match in the
+            # window (a cut, decided at d); in it, consecutive matches from ``start`` (no gap)
+            # until one's cut is certain (_fast_cuts_iter's first: (y, y - 1), or (y, y)
+            # after the gaps of earlier steps). Then its reach, all inside the first window;
+            # anything else (a gap, the window's end, a match at ``start``) takes the loop,
+            # which finds the same cut (a test compares them)
+            n = len(s)
+            hi = min(n, start + _HORIZON_WINDOW)
+            before = self._solo_before
+            d = hi
+            for st in before:
+                if (m := st.regex.search(s, start, d)) is not None:
+                    d = m.start()
+            h = solo.horizon
+            assert h is not None
+            match = solo.regex.match
+            x = start
+            while x < d and (m := match(s, x, d)) is not None:
+                y = m.end()
+                if y >= hi:
+                    if y == n:
+                        return n + 1  # the first cut is the text's end: reads to the end
+                    break
+                if y == d or not h.has_eot or h.eot_reach(s, x, d) <= y:
+                    r = self._reach(s, y if before else y - 1, max(limit, hi))
+                    if r <= hi or hi == n:
+                        return r if r <= n else n + 1
+                    break
+                x = y
+        return self._horizon_loop(s, start, limit, first, text_start)
+
+    def one_pretoken(self, s: str) -> bool:
+        """Whether ``s`` is certainly one pre-token of itself: the solo split matches it
+        whole (False: not known; ``pre_tokenize`` tells). ``O(len(s))``, one C call."""
+        w = self._whole_re
+        if w is None:
+            return False
+        m = w.match(s)
+        return m is not None and m.end() == len(s) and not any(
+            st.regex.search(s) for st in self._solo_before)
+
+    def _horizon_loop(self, s: str, start: int, limit: int, first: bool, text_start: bool
+                      ) -> int:
+        """:meth:`horizon` by windows grown 4x (the general way)."""
         beyond = len(s) + 1  # reads to the end of the text (any larger bound means the same)
         if self.fallback is not None:
             return beyond

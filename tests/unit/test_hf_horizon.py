@@ -250,8 +250,10 @@ def test_plain_piece_run_equals_the_pipeline_real(name: str) -> None:
 
 
 def test_plain_shortcut_equals_the_general_analysis() -> None:
-    """A splits-only sequence whose first steps find nothing in the window: the last step's
-    cuts, each decided at ``c`` (``PreTokenizer._plain_shortcut``), are the general ones."""
+    """A splits-only sequence (DeepSeek's shape): the lazy analysis by the earlier steps'
+    match regions (``PreTokenizer._plain_shortcut``) gives the general analysis's cuts, each
+    decided at the same position or, at the end of an earlier step's match, one later (the
+    sound side); where the earlier steps find nothing, exactly the general one."""
     from livetok.incremental.hf.pretokenizers import build_pre_tokenizer
 
     main = r"\s+(?!\S)|\s+|\p{L}+|[^\s\p{L}\p{N}]+"
@@ -264,18 +266,102 @@ def test_plain_shortcut_equals_the_general_analysis() -> None:
             steps.append({"type": "Split", "pattern": {"Regex": pats[-1]},
                           "behavior": behavior, "invert": invert})
             pre = build_pre_tokenizer({"type": "Sequence", "pretokenizers": steps}, source="t")
-            used = 0
-            for _ in range(150):
+            used = crossed = 0
+            for _ in range(max(150, EXAMPLES * 4)):
                 s = _text(rng, 10)
+                for _ in range(rng.randint(0, 2)):  # digits and CJK: the earlier steps' matches
+                    k = rng.randint(0, len(s))
+                    s = s[:k] + rng.choice(["7", "1234", "中", "九九"]) + s[k:]
                 lo = rng.randint(0, len(s))
                 hi = rng.randint(lo, len(s))
                 sc = pre._plain_shortcut(s, lo, hi)
                 if sc is None:
                     continue
-                used += 1
                 _, ctx = pre._run_plain(s, lo, hi, want_bad=True)
                 assert ctx.bad is not None and ctx.after_gap is not None
                 general = [(c, c if ctx.after_gap[c - lo] else c - 1)
                            for c in range(lo + 1, hi + 1) if not ctx.bad[c - lo]]
-                assert list(sc) == general, (pats, s, lo, hi)
-            assert used > 20
+                got = list(sc)
+                assert [c for c, _ in got] == [c for c, _ in general], (pats, s, lo, hi)
+                assert all(g <= at <= c for (c, at), (_, g) in zip(got, general)), (pats, s)
+                quiet = all(st.regex.search(s, lo, hi) is None for st in pre._solo_before)
+                if quiet:
+                    assert got == general, (pats, s, lo, hi)
+                used += 1
+                crossed += not quiet
+            assert used > 100 and crossed > 20, (used, crossed)
+
+
+def _solo_pre_tokenizers() -> list[tuple[str, Any]]:
+    """Pre-tokenizers with a solo split (``PreTokenizer._solo``): toy ones over the Hub's
+    patterns in each lazy behaviour, and the real files' (Llama 3, gpt-oss, Tekken)."""
+    from livetok.incremental.hf.pretokenizers import build_pre_tokenizer
+
+    pats = [GPT2_PATTERN, r"\s+(?!\S)|\s+|\p{L}+|\p{N}{1,3}|[^\s\p{L}\p{N}]+", r"\p{L}+|\s+$"]
+    data = SHARED / "data" / "splitRegexPatterns.json"
+    if data.is_file():
+        pats += [p["pattern"] for p in json.loads(data.read_text("utf-8"))["patterns"]][::7]
+    out = []
+    for pat in pats:
+        for behavior, invert in (("Isolated", False), ("Removed", True), ("Removed", False)):
+            try:
+                pre = build_pre_tokenizer({"type": "Split", "pattern": {"Regex": pat},
+                                           "behavior": behavior, "invert": invert}, source="t")
+            except ValueError:
+                continue
+            if pre._solo is not None:
+                out.append((f"{pat[:30]}/{behavior}/{invert}", pre))
+        # a splits-only sequence (DeepSeek's shape): digits, then the pattern
+        seq = build_pre_tokenizer({"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": r"\p{N}{1,3}"}, "behavior": "Isolated",
+             "invert": False},
+            {"type": "Split", "pattern": {"Regex": pat}, "behavior": "Isolated",
+             "invert": False}]}, source="t")
+        if seq._solo is not None:
+            out.append((f"digits+{pat[:30]}", seq))
+    for name in ("llama3", "gptoss", "mistral_nemo", "deepseek_v3"):
+        try:
+            enc = encoding(name)
+        except pytest.skip.Exception:
+            continue
+        assert enc.pre_tokenizer._solo is not None, name
+        out.append((name, enc.pre_tokenizer))
+    return out
+
+
+def test_solo_split_horizon_and_one_pretoken_equal_the_general_way() -> None:
+    """``PreTokenizer.horizon``'s inline cases give the window loop's value at every start
+    and limit, and ``one_pretoken`` is True only for a text ``pre_tokenize`` leaves whole."""
+    rng = random.Random(37)
+    pres = _solo_pre_tokenizers()
+    assert len(pres) >= 6
+    inline = calls = looped = 0
+    for label, pre in pres:
+        loop = pre._horizon_loop
+        for _ in range(max(12, EXAMPLES // 4)):
+            s = _text(rng, 24) + rng.choice(["", " " * rng.randint(1, 60), "x" * 50])
+            for start in range(len(s) + 1):
+                limit = rng.randint(start, len(s) + 2)
+                box = [0]
+
+                def counted(*args: Any, box: list[int] = box) -> int:
+                    box[0] += 1
+                    return loop(*args)  # type: ignore[no-any-return]
+
+                pre._horizon_loop = counted
+                try:
+                    got = pre.horizon(s, start, limit)
+                finally:
+                    del pre._horizon_loop
+                want = loop(s, start, limit, True, False)
+                assert got == want, (label, s, start, limit)
+                calls += 1
+                looped += box[0]
+            for a in range(0, len(s), 3):
+                piece = s[a:a + rng.randint(1, 8)]
+                if pre.one_pretoken(piece):
+                    inline += 1
+                    toks = pre.pre_tokenize(piece, first=False, text_start=False)
+                    assert toks == [(piece, (0, len(piece)))], (label, piece)
+    # both ways were taken: the inline cases are compared, not assumed
+    assert inline > 0 and 0 < looped < calls, (inline, looped, calls)
