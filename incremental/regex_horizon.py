@@ -1013,13 +1013,31 @@ class SplitHorizon:
         #: reader is possessive optional steps (or a ``.{0,w}+`` skip), so it matches empty
         #: at ``q`` exactly when no step matches ``text[q]``: the one character decides
         self._eot_quiet: dict[str, bool] = {}
+        #: the same for all the readers (:meth:`reach`), and ``reach(q) - q`` then
+        self._quiet: dict[str, bool] = {}
+        self._quiet_reach = max([max(self._base, 0)] + [k for _, k in self._readers])
 
     def reach(self, text: str, q: int, end: int) -> int:
         """Exclusive bound on what a match attempt at ``q`` reads (``>= end`` when it reaches
         ``end``: the scan stops there).
 
-        Runtime complexity: ``O(H(q) - q)``, at most ``O(end - q)``.
+        Runtime complexity: ``O(H(q) - q)``, at most ``O(end - q)``; one lookup when no
+        reader consumes ``text[q]`` (a digits step at a letter).
         """
+        if self.fallback is None:
+            if q >= end:
+                return q + self._quiet_reach
+            ch = text[q]
+            quiet = self._quiet.get(ch)
+            if quiet is None:
+                quiet = self._quiet[ch] = all(
+                    r.match(ch).end() == 0 for r, _ in self._readers)  # type: ignore[union-attr]
+            if quiet:
+                return q + self._quiet_reach
+        return self._bound(self._readers, self._base, text, q, end)
+
+    def reach_slow(self, text: str, q: int, end: int) -> int:
+        """:meth:`reach` without the one-character shortcut (the reference for tests)."""
         return self._bound(self._readers, self._base, text, q, end)
 
     def eot_reach(self, text: str, q: int, end: int) -> int:

@@ -162,6 +162,7 @@ def test_a_horizon_without_the_token_reads_is_caught() -> None:
 
 
 def test_eot_reach_shortcut_equals_the_readers() -> None:
+    """The one-character shortcuts of ``eot_reach`` and ``reach`` give the readers' bound."""
     data = SHARED / "data" / "splitRegexPatterns.json"
     pats = [p["pattern"] for p in json.loads(data.read_text("utf-8"))["patterns"]] \
         if data.is_file() else []
@@ -181,6 +182,7 @@ def test_eot_reach_shortcut_equals_the_readers() -> None:
             end = rng.randint(0, len(s))
             for q in range(len(s) + 1):
                 assert h.eot_reach(s, q, end) == h.eot_reach_slow(s, q, end), (pat, s, q, end)
+                assert h.reach(s, q, end) == h.reach_slow(s, q, end), (pat, s, q, end)
 
 
 @pytest.mark.parametrize("behavior, invert", [("isolated", False), ("removed", True),
