@@ -1024,17 +1024,8 @@ class SplitHorizon:
         Runtime complexity: ``O(H(q) - q)``, at most ``O(end - q)``; one lookup when no
         reader consumes ``text[q]`` (a digits step at a letter).
         """
-        if self.fallback is None:
-            if q >= end:
-                return q + self._quiet_reach
-            ch = text[q]
-            quiet = self._quiet.get(ch)
-            if quiet is None:
-                quiet = self._quiet[ch] = all(
-                    r.match(ch).end() == 0 for r, _ in self._readers)  # type: ignore[union-attr]
-            if quiet:
-                return q + self._quiet_reach
-        return self._bound(self._readers, self._base, text, q, end)
+        return self._quick(self._readers, self._base, self._quiet, self._quiet_reach,
+                           text, q, end)
 
     def reach_slow(self, text: str, q: int, end: int) -> int:
         """:meth:`reach` without the one-character shortcut (the reference for tests)."""
@@ -1043,21 +1034,29 @@ class SplitHorizon:
     def eot_reach(self, text: str, q: int, end: int) -> int:
         """Exclusive bound on the end-of-text-sensitive reads of an attempt at ``q`` (look-around,
         anchors, atomic choices); ``q`` or less when there are none."""
-        if self.fallback is None:
-            if q >= end:
-                return q + self._eot_quiet_reach
-            ch = text[q]
-            quiet = self._eot_quiet.get(ch)
-            if quiet is None:
-                quiet = self._eot_quiet[ch] = all(
-                    r.match(ch).end() == 0 for r, _ in self._eot)  # type: ignore[union-attr]
-            if quiet:
-                return q + self._eot_quiet_reach
-        return self._bound(self._eot, self._eot_base, text, q, end)
+        return self._quick(self._eot, self._eot_base, self._eot_quiet, self._eot_quiet_reach,
+                           text, q, end)
 
     def eot_reach_slow(self, text: str, q: int, end: int) -> int:
         """:meth:`eot_reach` without the one-character shortcut (the reference for tests)."""
         return self._bound(self._eot, self._eot_base, text, q, end)
+
+    def _quick(self, readers: list[tuple[regex.Pattern[str], int]], base: int,
+               quiet_chars: dict[str, bool], quiet_reach: int, text: str, q: int, end: int
+               ) -> int:
+        """:meth:`_bound`, from one lookup when no reader consumes ``text[q]`` (or ``q`` is at
+        ``end``): each reader then matches empty at ``q`` (the ``_eot_quiet`` argument)."""
+        if self.fallback is None:
+            if q >= end:
+                return q + quiet_reach
+            ch = text[q]
+            quiet = quiet_chars.get(ch)
+            if quiet is None:
+                quiet = quiet_chars[ch] = all(
+                    r.match(ch).end() == 0 for r, _ in readers)  # type: ignore[union-attr]
+            if quiet:
+                return q + quiet_reach
+        return self._bound(readers, base, text, q, end)
 
     def _bound(self, readers: list[tuple[regex.Pattern[str], int]], base: int, text: str,
                q: int, end: int) -> int:
