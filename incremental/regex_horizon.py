@@ -616,7 +616,40 @@ def translate(pattern: str, flavour: Flavour = "oniguruma") -> str:
 
     Runtime complexity: ``O(len(pattern))``.
     """
-    return _render(parse(pattern, flavour))
+    return _form(parse(pattern, flavour), flavour)
+
+
+def _form(tree: Node, flavour: Flavour) -> str:
+    """The ``regex`` form of a parsed pattern. Oniguruma, as HF runs it, folds case *fully*
+    under ``(?i)`` (``ss`` matches ``ß``), the Rust crates of tiktoken simply: an Oniguruma
+    pattern with case-insensitive parts gets the ``regex`` package's ``FULLCASE`` flag
+    (``(?f)``, which acts only where ``(?i)`` does). A case-insensitive character of the
+    pattern that folds to several (``ß``, ``ﬁ``) is refused: the ``regex`` package does not
+    match it as Oniguruma does (``(?fi:ß)`` misses ``ß`` itself), and it would widen a match
+    past what the derivation reads."""
+    form = _render(tree)
+    if flavour != "oniguruma":
+        return form
+    ci = [n for n in _walk(tree) if isinstance(n, Chars) and n.ci]
+    if not ci:
+        return form
+    multi = sorted({c for n in ci for c in _spelled(n.matcher) if len(c.casefold()) > 1})
+    if multi:
+        raise PatternError(
+            f"case-insensitive {''.join(multi)!r}: Oniguruma folds it to several characters "
+            "(full case folding), which the regex package does not reproduce")
+    return "(?f)" + form
+
+
+_ESCAPED = regex.compile(r"\\(?:x\{([0-9A-Fa-f]+)\}|x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4}))")
+
+
+def _spelled(matcher: str) -> set[str]:
+    """The characters a single-character matcher names itself (literally or by a hex
+    escape), not those of its properties (``\\p{L}`` matches ``ß`` as one character)."""
+    out = set(_ESCAPED.sub("", matcher))
+    out.update(chr(int(next(g for g in m.groups() if g), 16)) for m in _ESCAPED.finditer(matcher))
+    return out
 
 
 # --- widths -------------------------------------------------------------------------------
@@ -958,7 +991,7 @@ def derive(pattern: str, flavour: Flavour = "oniguruma") -> Derivation:
     Runtime complexity: ``O(len(pattern))`` (at most 32 sequences per alternation product).
     """
     tree = parse(pattern, flavour)
-    form = _render(tree)
+    form = _form(tree, flavour)
     regex.compile(form)
     min_width = _width(tree)[0]
     try:

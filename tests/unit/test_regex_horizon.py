@@ -23,7 +23,7 @@ if __name__ == "__main__":  # run as a script: the doc writer
 
 from livetok.incremental.bytelevel.pretokenize import _READERS, _SLACK, PATTERNS
 from livetok.incremental.hf.pretokenizers import build_pre_tokenizer
-from livetok.incremental.regex_horizon import SplitHorizon, derive, translate
+from livetok.incremental.regex_horizon import PatternError, SplitHorizon, derive, translate
 
 from tests._split_checks import (
     ALPHABET,
@@ -51,10 +51,10 @@ HAND_WRITTEN = {
     ],
 }
 
-#: patterns whose translation still splits differently from HF (the data file marks them
-#: ``knownDivergence`` too): Oniguruma's (?i) folds "ss" to match "ß" (a multi-character
-#: case folding the regex package does not do on a pattern's literals)
-DIVERGENT = {"edge-ci-full-fold"}
+#: patterns whose translation still splits differently from HF (the data file marks some
+#: ``knownDivergence``): none since the translation asks for full case folding under (?i), as
+#: Oniguruma does (``edge-ci-full-fold``: "ss" matches "ß")
+DIVERGENT: set[str] = set()
 
 
 @lru_cache(maxsize=1)
@@ -353,11 +353,12 @@ def render_doc() -> str:
     summary = [f"{n_derived} of {total} patterns derive readers; {total - n_derived} fall back:",
                ""]
     summary += [f"- {why}: {n}" for why, n in sorted(reasons.items(), key=lambda kv: -kv[1])]
-    divergent = ", ".join(f"`{pid}`" for pid in sorted(DIVERGENT))
-    summary += ["", f"Patterns whose translation still splits differently from HF: {divergent} "
-                "(Oniguruma's `(?i)` lets `ss` match `ß`; the fixtures mark it "
-                "`knownDivergence`). The fixtures' other `knownDivergence` patterns split like "
-                "HF here.", ""]
+    divergent = ", ".join(f"`{pid}`" for pid in sorted(DIVERGENT)) or "none"
+    summary += ["", f"Patterns whose translation still splits differently from HF: {divergent}. "
+                "The fixtures' `knownDivergence` patterns split like HF here (`edge-ci-full-fold`"
+                ": Oniguruma's `(?i)` folds case fully, so `ss` matches `ß`; the translation "
+                "asks the `regex` package for full case folding, `(?f)`, and refuses a "
+                "case-insensitive character that folds to several, such as `ß` itself).", ""]
     patterns = ["", "The patterns, by id:", ""] + [
         f"- `{p['id']}`: {_cell(p['pattern'])}" for p in _data()["patterns"]]
     return _HEAD + "\n" + "\n".join(summary + rows + patterns) + "\n"
@@ -392,3 +393,22 @@ if __name__ == "__main__":
         print(f"wrote {DOC}")
     else:
         print("usage: python tests/unit/test_regex_horizon.py --write", file=sys.stderr)
+
+
+def test_case_insensitive_parts_fold_fully_as_oniguruma_does() -> None:
+    """HF's Oniguruma folds case fully under ``(?i)``: ``ss`` matches ``ß`` and ``ẞ``; the
+    translation does too (tiktoken's fancy-regex folds simply: unchanged), and refuses a
+    case-insensitive character that folds to several, which ``regex`` cannot match so."""
+    tokenizers = pytest.importorskip("tokenizers")
+    text = "ß ẞ ss SS K \u212a st"
+    hf = tokenizers.pre_tokenizers.Split(tokenizers.Regex("(?i:ss|k)"), behavior="isolated")
+    want = [span for _, span in hf.pre_tokenize_str(text)]
+    mine = build_pre_tokenizer({"type": "Split", "pattern": {"Regex": "(?i:ss|k)"},
+                                "behavior": "Isolated", "invert": False}, source="t")
+    assert [span for _, span in mine.pre_tokenize(text, first=True, text_start=True)] == want
+    assert translate("(?i:ss|k)").startswith("(?f)")
+    assert "(?f)" not in translate("(?i:ss|k)", "fancy")
+    assert "(?f)" not in translate(r"\p{L}+|\s+")
+    for bad in ("(?i:ß)", "(?i:[ßa])", "(?i:ﬁ)"):
+        with pytest.raises(PatternError, match="folds it to several"):
+            derive(bad)
