@@ -48,6 +48,7 @@ __all__ = [
     "find_mistral_v1",
     "find_tekken",
     "find_hf_tokenizer",
+    "find_mistral_data",
     "list_hf_tokenizers",
     "hub_cache_dir",
     "HF_PREFIX",
@@ -271,10 +272,20 @@ def find_tekken(version: str) -> Path | None:
 
     Runtime complexity: ``O(len(sys.path))`` file checks.
     """
-    found = _package_file("mistral_common", "data", f"tekken_{version}.json")
+    return find_mistral_data(f"tekken_{version}.json")
+
+
+def find_mistral_data(filename: str) -> Path | None:
+    """Path of the file ``filename`` in ``mistral-common``'s ``data`` folder (its Tekken and
+    SentencePiece vocabularies, Apache-2.0), found without importing the package; ``None``
+    when it is missing.
+
+    Runtime complexity: ``O(len(sys.path))`` file checks.
+    """
+    found = _package_file("mistral_common", "data", filename)
     if found is not None:
         return found
-    rel = Path("mistral_common") / "data" / f"tekken_{version}.json"
+    rel = Path("mistral_common") / "data" / filename
     for entry in sys.path:
         cand = Path(entry) / rel
         if cand.is_file():

@@ -24,8 +24,8 @@ from typing import Any, Callable, TypeVar
 from .bytelevel.encoding import Encoding
 from .bytelevel.pretokenize import PATTERNS
 from . import vocab_cache
-from .find import (HF_PREFIX, find_hf_tokenizer, find_mistral_v1, find_tekken, find_vocabulary,
-                   list_hf_tokenizers, split_model_id)
+from .find import (HF_PREFIX, find_hf_tokenizer, find_mistral_data, find_mistral_v1,
+                   find_vocabulary, list_hf_tokenizers, split_model_id)
 from .load import (VocabularyError, check_byte_level, load_gpt2_files, load_tiktoken_file,
                    read_limited, vocabulary_limit)
 from .protocol import PieceEncoding, check_encoding
@@ -90,7 +90,8 @@ _FILE_ONLY = {"p50k_base": "p50k_base", "p50k_edit": "p50k_base"}
 _P50K_URL = "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken"
 
 #: other names users type for the same encodings
-ALIASES = {"gpt-4o": "o200k_base", "gpt-4": "cl100k_base", "mistral-nemo": "mistral-tekken-240718"}
+ALIASES = {"gpt-4o": "o200k_base", "gpt-4": "cl100k_base", "mistral-nemo": "mistral-tekken-240718",
+           "mistral-v2": "mistral-sp-240216"}
 
 #: one line about each built-in encoding (:func:`describe_encodings`, the editors' pickers)
 _DESCRIPTIONS = {
@@ -103,10 +104,15 @@ _DESCRIPTIONS = {
     "mistral-7b-v0.1": "Mistral 7B v0.1 (SentencePiece BPE; pip install mistral-common)",
     "mistral-tekken-240718": "Mistral Nemo, Tekken v3 (pip install mistral-common)",
     "mistral-tekken-240911": "Mistral's multimodal Tekken v3, Pixtral (pip install mistral-common)",
+    "mistral-sp-240216": "Mistral's SentencePiece tokenizer v2 of February 2024 (pip install "
+                         "mistral-common)",
 }
 
 #: the Tekken vocabularies of ``mistral-common`` (``data/tekken_<version>.json``) by name
 _TEKKEN = {"mistral-tekken-240718": "240718", "mistral-tekken-240911": "240911"}
+#: ``mistral-common``'s SentencePiece models by name, those the SentencePiece family reads
+#: exactly (v3 and v7 have user-defined pieces, which it does not match yet)
+_MISTRAL_SP = {"mistral-sp-240216": "mistral_instruct_tokenizer_240216.model.v2"}
 
 
 def _tiktoken_style(name: str) -> Callable[[], Any]:
@@ -156,6 +162,32 @@ def _mistral() -> Any:
                                  source=str(path))
 
 
+def _mistral_sp(name: str) -> Callable[[], Any]:
+    """The factory of one of ``mistral-common``'s SentencePiece models (:data:`_MISTRAL_SP`),
+    read by the SentencePiece family; without the package the error says how to install it."""
+    filename = _MISTRAL_SP[name]
+
+    def build() -> Any:
+        from .sentencepiece.encoding import SentencePieceEncoding
+
+        path = _mistral_file(name, filename)
+        return SentencePieceEncoding(_sentencepiece_model(str(path)), name=name,
+                                     source=str(path))
+
+    return build
+
+
+def _mistral_file(name: str, filename: str) -> Path:
+    """``mistral-common``'s data file ``filename`` for the encoding ``name``, or the error
+    that says how to install the package (not a dependency)."""
+    path = find_mistral_data(filename)
+    if path is None:
+        raise VocabularyError(
+            f"{name} needs Mistral's {filename} from the mistral-common package "
+            "(Apache-2.0), which is not installed: pip install mistral-common")
+    return path
+
+
 def _tekken(name: str) -> Callable[[], Any]:
     """The factory of a Tekken encoding: ``mistral-common``'s file, converted in memory to its
     ``tokenizer.json`` form (:mod:`.hf.tekken`; the converted form is kept in the vocabulary
@@ -166,12 +198,7 @@ def _tekken(name: str) -> Callable[[], Any]:
     def build() -> Any:
         import json
 
-        path = find_tekken(version)
-        if path is None:
-            raise VocabularyError(
-                f"{name} needs Mistral's tekken_{version}.json from the mistral-common package "
-                "(Apache-2.0), which is not installed: pip install mistral-common"
-            )
+        path = _mistral_file(name, f"tekken_{version}.json")
         from .hf import models, tekken, tokenizer_from_dict
 
         limit = vocabulary_limit()
@@ -226,6 +253,7 @@ _FACTORIES: dict[str, Callable[[], Any]] = {
     "bert-base-uncased": _bert,
     "mistral-7b-v0.1": _mistral,
     **{name: _tekken(name) for name in _TEKKEN},
+    **{name: _mistral_sp(name) for name in _MISTRAL_SP},
 }
 #: the one cache of loaded encodings: ``name -> encoding`` for :func:`get_encoding`, and
 #: ``(name, kind) -> object`` for what other modules derive from one (:func:`derived`)

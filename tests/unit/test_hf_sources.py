@@ -20,7 +20,7 @@ import pytest
 from livetok.incremental import get_encoding, list_encodings
 from livetok.incremental import hf, registry
 from livetok.incremental.bytelevel.encoding import Encoding
-from livetok.incremental.find import (find_hf_tokenizer, hub_cache_dir, list_hf_tokenizers,
+from livetok.incremental.find import (find_hf_tokenizer, find_tekken, hub_cache_dir, list_hf_tokenizers,
                                       split_model_id)
 from livetok.incremental.load import VocabularyError
 
@@ -243,7 +243,7 @@ def test_unknown_name_mentions_files() -> None:
 
 
 def test_tekken_without_mistral_common(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "find_tekken", lambda version: None)
+    monkeypatch.setattr(registry, "find_mistral_data", lambda filename: None)
     with pytest.raises(VocabularyError, match="pip install mistral-common"):
         registry._tekken("mistral-tekken-240718")()
 
@@ -265,7 +265,7 @@ def test_tekken_encodings_equal_huggingface(name: str) -> None:
     tokenizers = pytest.importorskip("tokenizers")
     from livetok.incremental.hf import tekken
 
-    path = registry.find_tekken(registry._TEKKEN[name])
+    path = find_tekken(registry._TEKKEN[name])
     assert path is not None
     data = tekken.tekken_to_dict(json.loads(path.read_bytes()))
     ref = tokenizers.Tokenizer.from_str(json.dumps(data))
