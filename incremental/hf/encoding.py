@@ -108,6 +108,7 @@ from ..text import require_str, sanitize
 from .added import AddedMatcher, AddedToken, Match, trie_pattern
 from .errors import UnsupportedComponent
 from .models import Model, byte_level_map
+from .normalizers import Sequence as NormSequence
 
 __all__ = ["TokenizerJsonEncoding", "NormalizerLike", "PreTokenizerLike"]
 
@@ -732,7 +733,8 @@ class TokenizerJsonEncoding:
                 drop = c[0] < len(norm) and any(p <= c[0] <= q for p, q in nrej)
                 keep.append((c[0], c[1], c[2], drop))
             cands = _join_dropped(keep)
-        return self._map_back(text, a, b, seg, norm, align, cands, want_h, seg_end_h, big)
+        return self._map_back(text, a, b, seg, norm, align, cands, want_h, seg_end_h, big,
+                              seg_start)
 
     def _sub_cuts(self, sub: str, base: int, first: bool, want_h: bool, nbig: int,
                   end_h: int) -> list[tuple[int, int, bool]]:
@@ -783,9 +785,14 @@ class TokenizerJsonEncoding:
 
     def _map_back(self, text: str, a: int, b: int, seg: str, norm: str,
                   align: list[int] | None, cands: list[tuple[int, int, bool]], want_h: bool,
-                  seg_end_h: int, big: int) -> list[tuple[int, int]]:
+                  seg_end_h: int, big: int, seg_start: bool = True) -> list[tuple[int, int]]:
         """Candidates in normalized coordinates -> pieces of the original text: only clean
-        ends where the normalizer may cut (decided from the piece's own start)."""
+        ends where the normalizer may cut (decided from the piece's own start).
+
+        A cut's window starts at the piece's start or inside it; only a window at the start
+        of a segment the scan takes as one (``seg_start``: after an added token; never the
+        scan's own start, as for a re-split from a boundary inside a segment, so both scans
+        decide alike) is a segment start for ``Sequence.cut_ok``'s Prepend."""
         out: list[tuple[int, int]] = []
         nlen = len(norm)
         norm_obj = self.normalizer
@@ -822,7 +829,9 @@ class TokenizerJsonEncoding:
             if norm_obj is not None:
                 lo = max(prev, i - ctx)
                 hi = min(len(seg), i + ctx)
-                if not norm_obj.cut_ok(seg[lo:hi], i - lo):
+                if not (norm_obj.cut_ok(seg[lo:hi], i - lo, start=seg_start and lo == 0)
+                        if isinstance(norm_obj, NormSequence)
+                        else norm_obj.cut_ok(seg[lo:hi], i - lo)):
                     continue
                 if want_h:
                     h_acc = max(h_acc, a + i + ctx + 1)

@@ -805,7 +805,13 @@ class Sequence:
             align = _compose(align, a)
         return text, align
 
-    def cut_ok(self, text: str, i: int) -> bool:
+    def cut_ok(self, text: str, i: int, *, start: bool = True) -> bool:
+        """See the class docstring. ``start`` False: ``text[0]`` is not taken as a segment
+        start. A step that acts only there (``Prepend``: ``keeps_from``) then keeps every
+        position of the window when the steps after it have context 1 (its radius ``r``):
+        inside a segment it is the identity; at the text's start (which a memoryless scan
+        does not mark) its prefix and ``text[0]`` stay left of any cut ``i >= 1``, and steps
+        that each decide one character at a time cannot join them across the cut."""
         if not 0 < i < len(text):
             return False
         if not self.steps:
@@ -815,7 +821,7 @@ class Sequence:
                 return False
             kf: int | None = getattr(step, "keeps_from", None)
             if kf is not None:
-                if i - r < kf:  # (every position of the window from kf on is kept)
+                if (start or r > 1) and i - r < kf:  # (every position from kf on is kept)
                     return False
                 continue
             for q in range(i - r, i + r):

@@ -188,3 +188,28 @@ def test_spans_that_alternate_classes_are_tested_whole() -> None:
     for s in ("xy" * 40 + "A" * 64, "xy" * 40 + "▁" + "ACGT" * 20 + "xy", "x" * 40 + "y" * 40,
               "A" * 100 + "xy" * 30 + "C" * 50):
         assert model._run_cuts(s, pairs) == _plain_cuts(s, pairs), s
+
+
+@settings(max_examples=EXAMPLES)
+@given(text=st.lists(st.sampled_from(["a", " ", "  ", "中", "\u2581", "b c", "é"]),
+                     min_size=1, max_size=12).map("".join),
+       seg_start=st.booleans())
+def test_prepend_sequence_cuts_off_a_segment_start_are_sound(text: str, seg_start: bool) -> None:
+    """Llama 2's normalizer (Prepend, then a one-character Replace): a cut that
+    ``Sequence.cut_ok`` allows with ``start=False`` splits the normalization in two, both
+    inside a segment and at the start of one (the text's start, which a scan does not mark);
+    with ``start=True`` no cut is allowed at 1, and a longer Replace keeps the strict rule."""
+    from livetok.incremental.hf.normalizers import Prepend, Replace, Sequence
+
+    seq = Sequence([Prepend("\u2581"), Replace(" ", "\u2581")])
+    for i in range(1, len(text)):
+        if seq.cut_ok(text, i, start=False):
+            whole = seq.normalize(text, segment_start=seg_start)
+            parts = (seq.normalize(text[:i], segment_start=seg_start)
+                     + seq.normalize(text[i:], segment_start=False))
+            assert parts == whole, (text, i)
+    if len(text) > 1:
+        assert not seq.cut_ok(text, 1, start=True)
+    wide = Sequence([Prepend("\u2581"), Replace("ab", "x")])
+    assert all(wide.cut_ok(text, i, start=False) == wide.cut_ok(text, i)
+               for i in range(1, min(3, len(text))))
