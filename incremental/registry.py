@@ -91,7 +91,8 @@ _P50K_URL = "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tikt
 
 #: other names users type for the same encodings
 ALIASES = {"gpt-4o": "o200k_base", "gpt-4": "cl100k_base", "mistral-nemo": "mistral-tekken-240718",
-           "mistral-v2": "mistral-sp-240216"}
+           "mistral-v2": "mistral-sp-240216", "mistral-v3": "mistral-sp-240323",
+           "mistral-v7": "mistral-sp-241114"}
 
 #: one line about each built-in encoding (:func:`describe_encodings`, the editors' pickers)
 _DESCRIPTIONS = {
@@ -106,13 +107,19 @@ _DESCRIPTIONS = {
     "mistral-tekken-240911": "Mistral's multimodal Tekken v3, Pixtral (pip install mistral-common)",
     "mistral-sp-240216": "Mistral's SentencePiece tokenizer v2 of February 2024 (pip install "
                          "mistral-common)",
+    "mistral-sp-240323": "Mistral's SentencePiece tokenizer v3 of March 2024, with user-defined "
+                         "[REFERENCE_DOC_n] pieces (pip install mistral-common)",
+    "mistral-sp-241114": "Mistral's SentencePiece tokenizer v7 of November 2024, with user-defined "
+                         "[REF] and [REFERENCE_DOC_n] pieces (pip install mistral-common)",
 }
 
 #: the Tekken vocabularies of ``mistral-common`` (``data/tekken_<version>.json``) by name
 _TEKKEN = {"mistral-tekken-240718": "240718", "mistral-tekken-240911": "240911"}
-#: ``mistral-common``'s SentencePiece models by name, those the SentencePiece family reads
-#: exactly (v3 and v7 have user-defined pieces, which it does not match yet)
-_MISTRAL_SP = {"mistral-sp-240216": "mistral_instruct_tokenizer_240216.model.v2"}
+#: ``mistral-common``'s SentencePiece models by name, read exactly by the SentencePiece family
+#: (v3 and v7 with their user-defined pieces; ``.v7m1`` is the same file as ``.v7``)
+_MISTRAL_SP = {"mistral-sp-240216": "mistral_instruct_tokenizer_240216.model.v2",
+               "mistral-sp-240323": "mistral_instruct_tokenizer_240323.model.v3",
+               "mistral-sp-241114": "mistral_instruct_tokenizer_241114.model.v7"}
 
 
 def _tiktoken_style(name: str) -> Callable[[], Any]:

@@ -4,14 +4,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from ..text import sanitize
 
 if TYPE_CHECKING:
     from .encoding import SentencePieceEncoding
 
-__all__ = ["sp_bpe_naive", "encode_reference"]
+__all__ = ["sp_bpe_naive", "encode_reference", "prefix_match_naive"]
 
 
 def sp_bpe_naive(s: str, piece_ids: Mapping[str, int], neg_scores: Sequence[float]) -> list[str]:
@@ -36,17 +36,49 @@ def sp_bpe_naive(s: str, piece_ids: Mapping[str, int], neg_scores: Sequence[floa
     return parts
 
 
+def prefix_match_naive(s: str, user_defined: Iterable[str]) -> list[tuple[str, bool]]:
+    """Reference for SentencePiece's ``PrefixMatcher`` scan (``bpe::Model::Encode``'s initial
+    symbols): at each position the longest user-defined piece starting there, frozen, else one
+    character; then on after it.
+
+    >>> prefix_match_naive("a[R][REF]", ["[R", "[REF]"])
+    [('a', False), ('[R', True), (']', False), ('[REF]', True)]
+
+    Runtime complexity: ``O(n * u)`` for ``u`` user-defined pieces.
+    """
+    ud = list(user_defined)
+    out: list[tuple[str, bool]] = []
+    i = 0
+    while i < len(s):
+        best = max((p for p in ud if s.startswith(p, i)), key=len, default="")
+        w = best or s[i]
+        out.append((w, bool(best)))
+        i += len(w)
+    return out
+
+
 def encode_reference(enc: SentencePieceEncoding, text: str) -> list[int]:
-    """Slow reference for ``enc.encode(text)``: BPE of the *whole* normalized text by
-    :func:`sp_bpe_naive`; no splitting, no cache, no UNUSED resegmentation: the
+    """Slow reference for ``enc.encode(text)``: the user-defined pieces of the *whole*
+    normalized text by :func:`prefix_match_naive`, then BPE of each run of characters between
+    them by :func:`sp_bpe_naive`; no splitting, no cache, no UNUSED resegmentation: the
     obviously-correct Definition 3.
 
     Runtime complexity: ``O(n^2)``.
     """
     norm = enc.normalize(sanitize(text))
+    words: list[str] = []
+    run = ""
+    for w, frozen in prefix_match_naive(norm, enc.user_defined):
+        if frozen:
+            words += sp_bpe_naive(run, enc._piece_ids, enc._neg_scores) if run else []
+            words.append(w)
+            run = ""
+        else:
+            run += w
+    words += sp_bpe_naive(run, enc._piece_ids, enc._neg_scores) if run else []
     out: list[int] = []
     prev_unk = False
-    for w in sp_bpe_naive(norm, enc._piece_ids, enc._neg_scores):
+    for w in words:
         pid = enc.piece_to_id(w)
         if pid == enc.unk_id and enc.byte_fallback:
             out.extend(enc._byte_ids[b] for b in w.encode("utf-8"))

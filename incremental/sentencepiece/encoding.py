@@ -37,6 +37,44 @@ from the vocabulary itself: a *piece boundary* is every position whose character
 their ``unk`` tokens would be fused). This is finer than splitting by whitespace (most CJK
 characters are pieces of their own and split too) and needs one character of look-ahead, so
 ``horizon(start) = end of the piece + 1``.
+
+**User-defined pieces** (type USER_DEFINED; Mistral's v3 model has ``[REFERENCE_DOC_0]`` ...
+``[REFERENCE_DOC_19]``, v7 also ``[REF]`` and ``[/REF]``). SentencePiece builds a
+``PrefixMatcher`` (a trie) of them (``ModelInterface::InitializePieces``) and
+``bpe::Model::Encode`` starts by cutting the *normalized* text into initial symbols with it:
+at each position the longest user-defined piece that starts there is one symbol, marked
+``freeze``, otherwise one character is; the scan then continues after the symbol (leftmost
+longest, greedy, never overlapping). ``MaybeAddNewSymbolPair`` never pairs a frozen symbol, so a
+user-defined match is one token of its own and the BPE runs on the text between matches; the
+pieces stay in ``pieces_`` (they are NORMAL for the id lookup and the BPE). The normalizer uses
+the same matcher (``Normalizer::NormalizePrefix``) only to copy a match through unnormalized;
+with the identity normalizer that changes nothing but the space escaping, so user-defined
+pieces holding a space or ``▁`` are refused (the matcher would then see text the raw text
+does not spell) and the matches of the normalized text are those of the raw text. We scan
+with one regular expression, the pieces longest first (:attr:`SentencePieceEncoding._ud_re`):
+``finditer`` takes the first alternative that matches at each position and resumes after it,
+which is the same scan.
+
+*Pieces with user-defined pieces.* (a) The scan is synchronised at every pair boundary: a
+match is an occurrence of a vocabulary piece, so its inner pairs are joinable and no match
+spans a boundary; the scan reaches the boundary, and left of it the longest match at each
+position fits on the left side. So each piece of the pair split is encoded on its own as
+before, its matches being those of the whole text. (b) :meth:`SentencePieceEncoding.split`
+also cuts *before and after every match*: a match start is a point where the scan resumes
+(so the right side scans the same), a match end is where it resumes after the frozen symbol,
+and no merge crosses a frozen symbol; a user-defined token is known, so no ``unk`` run fuses
+across it either. A piece is thus a single match or has no match at all, and the piece at
+``start`` is still a function of the text up to the end of its pair piece plus one character
+(the scan inside that pair piece reads nothing beyond it), so ``horizon`` is unchanged and
+dominated as before (the pieces of one pair piece share its horizon). (c) Algorithm 1 (the
+glue of long pieces, ``supports_glue``) stays exact: a glued piece with no match holds no
+occurrence of any user-defined piece at all (the scan tried every position), nor does any of
+its substrings, so on it and on the old tokens of its prefix and suffix the encoding is the
+plain BPE the theorem is about. A single match is one token; a model whose user-defined piece
+is as long as ``GLUE_MIN_CP`` turns the glue off rather than glue inside a match. Without the
+cuts of (b) the glue is wrong (measured, v7): replacing the ``x`` of ``([`` * 30 + ``[REFx``
++ ``)`` * 60, one piece, by ``]`` glues the old tokens ``…([``, ``[`` to a window that starts
+``REF``, ``]))`` while SentencePiece gives ``[REF]``, ``))))``.
 """
 
 from __future__ import annotations
@@ -49,6 +87,7 @@ import regex
 
 from ..cache import GenerationalCache
 from ..find import MISTRAL_V1_ENV, find_mistral_v1
+from ..glue import GLUE_MIN_CP
 from ..text import require_str, sanitize
 from .bpe import sp_bpe
 from .model_proto import (
@@ -106,11 +145,13 @@ def _check_supported(model: SentencePieceModel, name: str) -> None:
         raise SentencePieceModelError(
             f"{name}: treat_whitespace_as_suffix=true is not supported"
         )
-    if any(t == PieceType.USER_DEFINED for t in model.types):
-        raise SentencePieceModelError(
-            f"{name}: the model has user-defined pieces, which SentencePiece matches "
-            "before BPE; livetok does not implement that matcher yet"
-        )
+    for p, t in zip(model.pieces, model.types):
+        if t == PieceType.USER_DEFINED and (" " in p or SPACE in p):
+            raise SentencePieceModelError(
+                f"{name}: user-defined piece {p!r} holds whitespace; SentencePiece matches "
+                "user-defined pieces on both the raw and the normalized text, which differ "
+                "there, and livetok does not reproduce that (Mistral's have none)"
+            )
 
 
 def _piece_tables(model: SentencePieceModel, name: str) -> tuple[dict[str, int], dict[str, int], int]:
@@ -213,6 +254,15 @@ class SentencePieceEncoding:
             p for p in self._reserved if len(p) == 1
         )
         self._join_unknown = not self.byte_fallback
+        # user-defined pieces: SentencePiece's PrefixMatcher (module docstring), longest first
+        ud = sorted(
+            (p for p, t in zip(self._pieces, self._types) if t == PieceType.USER_DEFINED),
+            key=lambda p: (-len(p), p),
+        )
+        self.user_defined: tuple[str, ...] = tuple(ud)
+        self._ud_re = regex.compile("|".join(regex.escape(p) for p in ud)) if ud else None
+        #: Algorithm 1 stays exact unless a glued piece could be one user-defined match
+        self.supports_glue = not ud or len(ud[0]) < GLUE_MIN_CP
         self.max_piece_len = max(len(p) for p in self._piece_ids) if self._piece_ids else 1
         # Coarse words: a whitespace run starts a new word when no formable piece has the
         # space symbol after another character (checked here, true for Llama/Mistral); the
@@ -288,7 +338,10 @@ class SentencePieceEncoding:
 
     def _ids_and_lens(self, norm: str) -> tuple[list[int], list[int]]:
         """Ids of a normalized string and the normalized code points each id covers."""
-        spans = sp_bpe(norm, self._piece_ids, self._neg_scores, self._unused)
+        if self._ud_re is None:
+            spans = sp_bpe(norm, self._piece_ids, self._neg_scores, self._unused)
+        else:
+            spans = self._ud_spans(norm, self._ud_re)
         ids: list[int] = []
         lens: list[int] = []
         get = self._piece_ids.get
@@ -317,6 +370,26 @@ class SentencePieceEncoding:
                 lens.append(e - s)
                 prev_unk = False
         return ids, lens
+
+    def _ud_spans(self, norm: str, ud_re: regex.Pattern[str]) -> list[tuple[int, int]]:
+        """The final symbols of ``norm`` with user-defined pieces: each match of the prefix
+        matcher's scan is one frozen symbol, the BPE runs on the text between matches."""
+        spans: list[tuple[int, int]] = []
+        at = 0
+        for m in ud_re.finditer(norm):
+            s, e = m.span()
+            if s > at:
+                spans.extend((at + a, at + b) for a, b in self._bpe(norm[at:s]))
+            spans.append((s, e))
+            at = e
+        if at == 0:
+            return self._bpe(norm)
+        if at < len(norm):
+            spans.extend((at + a, at + b) for a, b in self._bpe(norm[at:]))
+        return spans
+
+    def _bpe(self, s: str) -> list[tuple[int, int]]:
+        return sp_bpe(s, self._piece_ids, self._neg_scores, self._unused)
 
     def _encode_piece_cached(self, piece: str, at_text_start: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
         key = (piece, at_text_start)
@@ -455,7 +528,8 @@ class SentencePieceEncoding:
         return a not in self._known_chars and b not in self._known_chars
 
     def _word_pieces(self, word: str) -> tuple[tuple[int, int], ...]:
-        """Finest pieces of one coarse word, as spans relative to the word (cached)."""
+        """Finest pieces of one coarse word, as spans relative to the word (cached): cut at
+        each non-joinable pair, and around each user-defined match (module docstring)."""
         cuts = self._cut_cache.recall(word)
         if cuts is None:
             joinable = self._joinable
@@ -465,6 +539,12 @@ class SentencePieceEncoding:
                 if word[i - 1 : i + 1] not in pairs and not joinable(word[i - 1], word[i]):
                     cl.append(i)
             cl.append(len(word))
+            if self._ud_re is not None:
+                # subtle: one scan of the whole word is the scan of each pair piece, as the
+                # scan is synchronised at every pair boundary (module docstring, (a))
+                more = {i for m in self._ud_re.finditer(word) for i in m.span()}
+                if more:
+                    cl = sorted(more.union(cl))
             cuts = tuple(cl)
             if len(word) <= _LONG_WORD:
                 self._cut_cache.put(word, cuts)
@@ -473,7 +553,8 @@ class SentencePieceEncoding:
     def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
         """Yield ``(start_cp, end_cp)`` of each piece of ``text[pos:]`` (``pos`` a boundary).
 
-        A boundary is every position whose character pair is not joinable (module docstring),
+        A boundary is every position whose character pair is not joinable, and each edge of a
+        user-defined match (module docstring); the matcher's scan resumes at every boundary,
         so ``split(text, pos)`` is the tail of ``split(text)`` for every boundary ``pos``.
 
         >>> enc = load_mistral_v1()                  # doctest: +SKIP
@@ -488,7 +569,9 @@ class SentencePieceEncoding:
                 yield s0 + a, s0 + b
 
     def horizon(self, text: str, start: int, limit: int) -> int:
-        """End of the piece at ``start`` plus one (the character that ends it), or ``>= limit``.
+        """End of the pair piece at ``start`` plus one (the character that ends it), or
+        ``>= limit``. With user-defined pieces the piece at ``start`` may end earlier, at a
+        match's edge, which the scan decides inside the pair piece: the same bound holds.
 
         Runtime complexity: ``O(min(h, limit) - start)``.
         """
@@ -516,6 +599,8 @@ class SentencePieceEncoding:
             assert self._pieces[i] == p, (p, i)
         assert len(self._piece_ids) + len(self._reserved) == self.n_vocab
         assert self._types[self.unk_id] == PieceType.UNKNOWN
+        for p in self.user_defined:
+            assert self._types[self._piece_ids[p]] == PieceType.USER_DEFINED, p
         for (piece, _first), (ids, lens) in self._cache.items():
             assert len(ids) == len(lens) and sum(lens) == len(piece), (piece, ids, lens)
 
