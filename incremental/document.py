@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple, Optional, Sequence,
 from .counting import RangeCounter
 from .gcpause import collector_paused as _collector_paused
 from .glue import GLUE_MIN_CP, glue
-from .protocol import ByteLevelEncoding, PieceEncoding, byte_level, check_encoding
+from .protocol import ByteLevelEncoding, PieceEncoding, byte_level, check_encoding, quiet_side
 from .registry import get_encoding
 from .text import sanitize
 from .tokenseq import CLEAN, PIECE_START, PLACEHOLDER, SeqView, TokenSeq
@@ -80,6 +80,8 @@ class EditStats:
     glued_pieces: int = 0
     glue_widenings: int = 0
     window_retries: int = 0
+    #: edits inside a long piece whose boundaries stayed (:meth:`Document._stretch`)
+    stretched: int = 0
 
 
 #: code points per block of a byte-level document's first build (see ``_build_bytelevel``)
@@ -143,6 +145,9 @@ class Document:
         self._clean = bl.clean_starts if bl is not None else None
         #: long changed pieces are glued (Algorithm 1) rather than encoded whole
         self._glue = enc.supports_glue
+        #: the encoding's local boundaries (:class:`.protocol.QuietEncoding`), for edits deep
+        #: inside a long piece (:meth:`_stretch`); None when it does not offer them
+        self._quiet = quiet_side(enc) if self._glue else None
         # a byte-level token covers at most as many characters as it has bytes: one byte each
         byte_cps = self._lead is not None and self._lead.typecode == "B"
         self._seq = TokenSeq(load, cps_type="B" if byte_cps else "I")
@@ -436,10 +441,47 @@ class Document:
         """The edit's four steps (module docstring); returns (tokens removed, tokens added)."""
         # every query of the steps is about the neighbourhood of the edit: answered in one chunk
         v = SeqView(self._seq, start)
+        if self._quiet is not None:
+            done = self._stretch(v, start, end, new_text)
+            if done is not None:
+                return done
         r_tok, r = self._restart(v, start)
         rs = self._resplit(v, r_tok, r, start, end, new_text)
         segs = self._segments(v, r, rs, start, end, new_text)
         return self._splice(v, r, r_tok, rs, segs, start, end)
+
+    def _stretch(self, v: SeqView, start: int, end: int, new_text: str
+                 ) -> tuple[int, int] | None:
+        """Steps 1-4 for an edit at least ``2 M`` inside a long old piece ``[a, b)`` whose new
+        text around it is quiet (:class:`.protocol.QuietEncoding`, ``M`` its margin): the
+        boundaries are the old ones, the piece becomes ``[a, b + delta)``, and Algorithm 1
+        re-tokenizes it from the edit outwards (:meth:`_glue_piece`) over the new text read
+        lazily (:class:`_EditedText`), so nothing is read or split to the piece's ends. None
+        when the edit does not qualify (the general steps then run).
+
+        Runtime complexity: ``O(log n + M + len(new_text))`` plus the glue's window.
+        """
+        seq = self._seq
+        q = self._quiet
+        assert q is not None
+        if start >= seq.total_cp:
+            return None
+        m2 = 2 * q.quiet_margin
+        p_tok, a = v.piece_holding(start)
+        if start - a < m2:
+            return None
+        b = self._old_piece_end(v, p_tok)
+        if b - end < m2 or b - a < GLUE_MIN_CP:
+            return None
+        if not q.quiet(v.slice_text(start - m2, start) + new_text + v.slice_text(end, end + m2)):
+            return None
+        delta = len(new_text) - (end - start)
+        view = _EditedText(v, a, b, start, end, new_text)
+        segs = self._glue_piece(a, b + delta, view, start, end, delta)  # type: ignore[arg-type]
+        q_tok = v.next_piece_start(p_tok)
+        self.stats.stretched += 1
+        return self._splice(v, a, p_tok, (view, [(0, b + delta - a)], q_tok, b),  # type: ignore[arg-type]
+                            segs, start, end)
 
     def _restart(self, v: SeqView, start: int) -> tuple[int, int]:
         """Step 1: the first token and the code point of the piece the re-split starts at: the
@@ -739,6 +781,41 @@ def _new_tokens(lead: array[int], clean: bytearray, ids: Sequence[int], piece_st
     if piece_start and flags:
         flags[0] |= PIECE_START
     return (1, 0, 0, ids, [lead[i] for i in ids], flags)
+
+
+class _EditedText:
+    """The new text of the old span ``[a, b)`` of a document after an edit ``[start, end) ->
+    new_text`` inside it, read slice by slice from the old text (``SeqView.slice_text``) and
+    ``new_text``: what :meth:`Document._glue_piece` and :meth:`Document._splice` read of a
+    stretched piece, without building the whole piece (``str``'s ``len`` and slices)."""
+
+    __slots__ = ("_v", "_a", "_start", "_end", "_new", "_cut", "_n")
+
+    def __init__(self, v: SeqView, a: int, b: int, start: int, end: int, new_text: str) -> None:
+        self._v, self._a, self._start, self._end, self._new = v, a, start, end, new_text
+        self._cut = start - a  # where the new text begins (relative)
+        self._n = b - a + len(new_text) - (end - start)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, key: slice) -> str:
+        i, j, step = key.indices(self._n)
+        assert step == 1, "only plain slices"
+        if i >= j:
+            return ""
+        cut, k = self._cut, len(self._new)
+        a, v = self._a, self._v
+        parts = []
+        if i < cut:
+            parts.append(v.slice_text(a + i, a + min(j, cut)))
+        if j > cut and i < cut + k:
+            parts.append(self._new[max(i, cut) - cut: min(j, cut + k) - cut])
+        if j > cut + k:
+            # after the new text, relative position p is old position a + p - delta
+            old = a - (k - (self._end - self._start))
+            parts.append(v.slice_text(old + max(i, cut + k), old + j))
+        return "".join(parts)
 
 
 def _take(it: Iterator[_T], n: int) -> Iterator[_T]:

@@ -29,7 +29,8 @@ from __future__ import annotations
 from array import array
 from typing import Callable, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
-__all__ = ["PieceEncoding", "ByteLevelEncoding", "check_encoding", "byte_level"]
+__all__ = ["PieceEncoding", "ByteLevelEncoding", "QuietEncoding", "check_encoding", "byte_level",
+           "quiet_side"]
 
 
 @runtime_checkable
@@ -150,6 +151,47 @@ class ByteLevelEncoding(PieceEncoding, Protocol):
     def split_blocks(self, text: str, size: int) -> list[str]:
         """The slices of :meth:`iter_blocks` as a list."""
         ...
+
+
+@runtime_checkable
+class QuietEncoding(PieceEncoding, Protocol):
+    """An optional capability: piece boundaries decided *locally*, so that an edit deep inside
+    a long piece that creates no boundary near itself leaves every boundary where it was (the
+    piece only stretches) and the document re-tokenizes it by Algorithm 1 without re-splitting
+    it to its end. Gemma's pieces, whose pre-tokenizer never splits a line without spaces and
+    whose vocabulary has every pair of ``ACGT`` as a token, are what it is for.
+
+    With ``M = quiet_margin``, the encoding guarantees, for every text:
+
+    1. the horizon of every piece is at most its end plus ``M``;
+    2. whether a position ``c`` is a piece boundary is a function of ``text[c - M : c + M]``
+       (and of the piece's own start only through cuts closer than ``M``, of which a quiet
+       stretch has none);
+    3. ``quiet(w)`` true means: wherever ``w`` occurs, at ``[x, x + len(w))``, no position of
+       ``[x + M, x + len(w) - M]`` is a piece boundary.
+
+    The document (``Document._stretch``) asks ``quiet`` of the new text around an edit that
+    lies at least ``2 M`` inside its old piece: by 2 the boundaries left of the edit and right
+    of it are the old ones, shifted; by 3 none is new near it; by 1 no earlier piece reads the
+    edit.
+    """
+
+    #: ``M`` above, in code points
+    quiet_margin: int
+
+    def quiet(self, text: str) -> bool:
+        """Whether ``text`` certainly holds no piece boundary ``M`` or more from its ends (3.
+        above); False when unsure."""
+        ...
+
+
+def quiet_side(enc: PieceEncoding) -> QuietEncoding | None:
+    """``enc`` as a :class:`QuietEncoding` when it offers the capability (its ``quiet_margin``
+    is positive: an encoding may offer it for some pipelines only), else None."""
+    margin = getattr(enc, "quiet_margin", 0)
+    if isinstance(margin, int) and margin > 0 and callable(getattr(enc, "quiet", None)):
+        return enc  # type: ignore[return-value]  # checked: the two members
+    return None
 
 
 def _members(proto: type) -> list[str]:

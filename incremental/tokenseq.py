@@ -286,6 +286,9 @@ class TokenSeq:
         self._fpos = _Prefix([len(c.text) << POS_SHIFT | len(c.ids) for c in self.chunks])
         self._fcount = _Prefix([c.ncounted for c in self.chunks])
         self._flen = _Prefix([len(c.ids) for c in self.chunks])
+        #: 1 per chunk holding a piece start (``has_ps``): :meth:`next_piece_start` and
+        #: :meth:`prev_piece_start` skip the chunks of a long piece in ``O(log C)``
+        self._fps = _Prefix([int(c.has_ps) for c in self.chunks])
 
     def _chunk_at_cp(self, cp: int) -> tuple[int, int]:
         """Chunk index holding code point ``cp`` and the cp offset of that chunk's start.
@@ -367,17 +370,20 @@ class TokenSeq:
             return self.total_tokens
         ci, j = self.token_global(index + 1)
         chunks = self.chunks
-        # (the chunks of one long piece have no piece start: the loop only reads has_ps, and
-        # the tokens before the chunk found are summed once, at the end)
-        while ci < len(chunks):
+        # this chunk and the next one (the usual case), then the next chunk that has a piece
+        # start by the per-chunk flags' sums (the chunks of one long piece have none)
+        for ci in range(ci, min(ci + 2, len(chunks))):
             ch = chunks[ci]
             if ch.has_ps:
                 k = _find_ps(ch.flags, j, ch.ncounted != len(ch.ids))
                 if k >= 0:
                     return self._flen.prefix(ci) + k
-            ci += 1
             j = 0
-        return self.total_tokens
+        ci, _ = self._fps.find(self._fps.prefix(ci + 1))
+        if ci >= len(chunks):
+            return self.total_tokens
+        ch = chunks[ci]
+        return self._flen.prefix(ci) + _find_ps(ch.flags, 0, ch.ncounted != len(ch.ids))
 
     def prev_piece_start(self, index: int) -> int:
         """Index of the last piece-start token at or before ``index`` (0 if none).
@@ -391,15 +397,20 @@ class TokenSeq:
         ci, j = self.token_global(index)
         chunks = self.chunks
         end: int | None = j + 1
-        while ci >= 0:
+        # this chunk and the one before, then the last earlier chunk that has a piece start
+        for ci in range(ci, max(ci - 2, -1), -1):
             ch = chunks[ci]
             if ch.has_ps:
                 k = _rfind_ps(ch.flags, end, ch.ncounted != len(ch.ids))
                 if k >= 0:
                     return self._flen.prefix(ci) + k
-            ci -= 1
             end = None  # the whole chunk
-        return 0
+        before = self._fps.prefix(ci)
+        if before == 0:
+            return 0
+        ci, _ = self._fps.find(before - 1)
+        ch = chunks[ci]
+        return self._flen.prefix(ci) + _rfind_ps(ch.flags, None, ch.ncounted != len(ch.ids))
 
     def token_global(self, index: int) -> tuple[int, int]:
         """``(chunk_index, local_index)`` of the token at sequence index ``index``."""
@@ -683,6 +694,7 @@ class TokenSeq:
         self._fpos.splice(ci, cj + 1, [len(p.text) << POS_SHIFT | len(p) for p in pieces])
         self._fcount.splice(ci, cj + 1, [p.ncounted for p in pieces])
         self._flen.splice(ci, cj + 1, [len(p) for p in pieces])
+        self._fps.splice(ci, cj + 1, [int(p.has_ps) for p in pieces])
         self._account(
             len(new_text) - sum(len(c.text) for c in old),
             sum(p.ncounted for p in pieces) - sum(c.ncounted for c in old),
@@ -718,7 +730,10 @@ class TokenSeq:
         ch._cum = None
         dcount = len(ids) - flags.count(_PH) - (j1 - j0 - removed_ph)
         ch.ncounted += dcount
+        had = ch.has_ps
         ch.has_ps = _PS in fl or _PH in fl
+        if had != ch.has_ps:
+            self._fps.add(ci, 1 if ch.has_ps else -1)
         dcp = len(text) - (c1 - c0)
         dlen = len(ids) - (j1 - j0)
         self._add(ci, dcp, dcount, dlen)
@@ -764,15 +779,17 @@ class TokenSeq:
             assert chunks[ci] is ch, "hint: chunk"
             assert cp0 == sum(len(c.text) for c in chunks[:ci]), "hint: code points"
             assert t0 == sum(len(c) for c in chunks[:ci]), "hint: tokens"
-        cp = tokens = counted = 0
+        cp = tokens = counted = ps = 0
         for k in range(len(chunks) + 1):  # running sums: O(C) prefix queries, not O(C^2) sums
             assert self._fpos.prefix(k) == cp << POS_SHIFT | tokens, "prefix sums (cp, tokens)"
             assert self._flen.prefix(k) == tokens, "prefix sums (len)"
             assert self._fcount.prefix(k) == counted, "prefix sums (count)"
+            assert self._fps.prefix(k) == ps, "prefix sums (piece-start chunks)"
             if k < len(chunks):
                 cp += len(chunks[k].text)
                 tokens += len(chunks[k])
                 counted += chunks[k].ncounted
+                ps += chunks[k].has_ps
 
 
 class SeqView:

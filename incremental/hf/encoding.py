@@ -236,6 +236,17 @@ class TokenizerJsonEncoding:
         #: token id -> (bytes, characters starting in it, spelling) for byte-level pipelines
         self._byte_info: dict[int, tuple[int, int, str]] = {}
         self._tok_ready = False
+        #: :class:`~livetok.incremental.protocol.QuietEncoding` (:meth:`quiet`): offered by
+        #: the glued pipelines whose pieces are the model's cuts (Gemma): ``M`` covers the
+        #: longest added token's scan, the normalizer's context and the local pre-tokenizer's
+        #: reads (0: not offered)
+        self.quiet_margin = 0
+        self._quiet_chars: re.Pattern[str] | None = None
+        if self.supports_glue and self._model_cuts and not getattr(model, "ignore_merges", True):
+            self.quiet_margin = self._max_added + self._ctx + 8
+            chars = {ch for t in self.added for ch in t.content}
+            chars.update(ch for p in patterns for ch in p)
+            self._quiet_chars = re.compile(_char_set(chars)) if chars else None
 
     def __repr__(self) -> str:
         return f"<TokenizerJsonEncoding {self.name!r} n_vocab={self.n_vocab}>"
@@ -591,6 +602,40 @@ class TokenizerJsonEncoding:
             seen = max(seen, k_end)
             best = max(best, k_end)
         return best
+
+    def quiet(self, text: str) -> bool:
+        """``QuietEncoding.quiet``: ``text`` holds no added token's character (so no token
+        match reaches into it: a match holds one of its characters), and neither the
+        pre-tokenizer nor the model cuts its normalized form ``M`` or more from its ends.
+
+        *Locality* (the capability's condition 2), for the pipelines that offer it (glued:
+        a character-for-character normalizer, a local pre-tokenizer, no token options, no
+        segment-start dependence; pieces cut by the model, without ``ignore_merges``): a
+        boundary is an added token's edge (the leftmost-longest scan decides a match from the
+        characters it spans, and a chain of overlapping candidates runs only through token
+        characters), a pre-tokenizer cut (one character's class) or a model cut (the pair
+        test, :meth:`.bpe.BPEModel.cuts`), each accepted by the normalizer's ``cut_ok`` on a
+        window of its context from the previous cut, which in a quiet stretch lies further
+        than that. *Horizon* (condition 1): the tight rule's terms are at most the piece's end
+        plus the longest token, the normalizer's context and 4 (module docstring).
+
+        Runtime complexity: ``O(len(text))``, a few C calls and the pair test.
+        """
+        m = self.quiet_margin
+        if m <= 0:
+            return False
+        qc = self._quiet_chars
+        if qc is not None and qc.search(text) is not None:
+            return False
+        norm_obj = self._norm_any
+        norm = norm_obj.normalize(text, segment_start=False) if norm_obj is not None else text
+        if len(norm) != len(text) or (qc is not None and qc.search(norm) is not None):
+            return False
+        lo, hi = m, len(text) - m
+        if any(lo <= c <= hi for c in self.pre_tokenizer.cuts(norm, 0)):
+            return False
+        cuts = self.model.cuts(norm)
+        return cuts is not None and not any(lo <= c <= hi for c in cuts)
 
     def _token_reads(self) -> _TokenReads | None:
         """The added-token regexes of the tight horizon (built on first use)."""

@@ -281,3 +281,39 @@ def test_replace_across_one_chunk_boundary_rewrites_both_chunks_in_place(with_vi
         if head_left >= load // 4 and len(chunks[ci + 1]) - (t1 - start) >= load // 4:
             # the in-place path: the same chunk objects, the same number of chunks
             assert seq.chunks == chunks and all(a is b for a, b in zip(seq.chunks, chunks))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_piece_starts_are_found_across_long_pieces(seed: int) -> None:
+    """``next_piece_start`` and ``prev_piece_start`` equal a scan of every flag when pieces
+    span many chunks (the per-chunk sums skip them), through replacements that add and remove
+    piece starts and chunks (the sums follow: ``_check``)."""
+    rng = random.Random(seed)
+    seq = TokenSeq(load=rng.choice([4, 8, 32]))
+
+    def tokens(k: int, p_start: float) -> tuple[list[int], list[int], bytearray, str]:
+        cps = [rng.randint(1, 3) for _ in range(k)]
+        flags = bytearray(PIECE_START | CLEAN if rng.random() < p_start else CLEAN
+                          for _ in range(k))
+        return list(range(k)), cps, flags, "".join("x" * w for w in cps)
+
+    ids, cps, flags, text = tokens(rng.randint(200, 900), 0.01)
+    if flags:
+        flags[0] = PIECE_START | CLEAN
+    seq.replace(0, 0, ids, cps, flags, text)
+    for _ in range(40):
+        all_flags = bytearray(b"".join(bytes(c.flags) for c in seq.chunks))
+        starts = [i for i, f in enumerate(all_flags) if f & PIECE_START]
+        n = seq.total_tokens
+        for i in sorted({0, n - 1, *rng.sample(range(n), min(n, 25))}):
+            nxt = next((s for s in starts if s > i), n)
+            prv = max((s for s in starts if s <= i), default=0)
+            assert seq.next_piece_start(i) == nxt, (i, starts[:10])
+            assert seq.prev_piece_start(i) == prv, (i, starts[:10])
+        # replace a run of whole pieces (piece start to piece start) by new tokens
+        t0 = seq.prev_piece_start(rng.randrange(n))
+        t1 = seq.next_piece_start(t0) if rng.random() < 0.7 else n
+        ids, cps, flags, text = tokens(rng.randint(1, 120), rng.choice([0.0, 0.02, 0.3]))
+        flags[0] = PIECE_START | CLEAN
+        seq.replace(t0, t1, ids, cps, flags, text)
+        seq._check()

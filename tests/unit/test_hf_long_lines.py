@@ -213,3 +213,51 @@ def test_prepend_sequence_cuts_off_a_segment_start_are_sound(text: str, seg_star
     wide = Sequence([Prepend("\u2581"), Replace("ab", "x")])
     assert all(wide.cut_ok(text, i, start=False) == wide.cut_ok(text, i)
                for i in range(1, min(3, len(text))))
+
+
+def test_edits_deep_inside_a_quiet_piece_stretch_it_exactly() -> None:
+    """Gemma 3 offers local boundaries (``QuietEncoding``): an edit ``2 M`` inside a long
+    ``ACGT`` piece keeps every boundary and is glued without re-splitting the line
+    (``Document._stretch``); ids equal HF's after each, also in a run of one letter, where
+    Algorithm 1 widens to the whole run; an edit that is not quiet (a space, a ``<``) takes
+    the general way."""
+    enc = encoding("gemma3")
+    m = enc.quiet_margin
+    assert m > 0
+    rng = random.Random(43)
+    for line in ("".join(rng.choice("ACGT") for _ in range(1500)), "C" * 700):
+        text = "Some words first.\n" + line + "\nthen more words.\n"
+        lo, hi = 18 + 2 * m + 1, 18 + len(line) - 2 * m - 2
+        edits = [(p, p + rng.randint(0, 2), rng.choice(["", "A", "GT", "C"]))
+                 for p in (rng.randint(lo, hi) for _ in range(12))]
+        edits += [(lo + 5, lo + 5, " "), (lo + 5, lo + 6, ""), (hi - 3, hi - 3, "<")]
+        doc = Document(text, encoding=enc)
+        for s, e, ins in edits:
+            doc.edit(s, e, ins)
+            text = text[:s] + ins + text[e:]
+            assert doc.token_ids() == hf_ids("gemma3", text), (s, e, ins)
+        doc._check()
+        assert 10 <= doc.stats.stretched <= len(edits) - 2, doc.stats
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(runs=st.lists(st.tuples(st.integers(0, 260), st.sampled_from(
+    ["😀", "中文", "ß", "Ω", "é", "1", " ", "\n", "<", "\t", "ACGT", "▁"])), min_size=1,
+    max_size=6), seed=st.integers(0, 2**16), data=st.data())
+def test_quiet_windows_hold_no_boundary_and_horizons_stay_within_the_margin(
+        runs: list[tuple[int, str]], seed: int, data: st.DataObject) -> None:
+    """``quiet(w)`` for a window of a text (long ``ACGT`` runs between other characters):
+    no piece boundary of the whole text lies ``M`` or more inside it; and every piece's
+    horizon is at most its end plus ``M`` (conditions 3 and 1 of ``QuietEncoding``)."""
+    enc = encoding("gemma3")
+    m = enc.quiet_margin
+    rng = random.Random(seed)
+    text = "".join("".join(rng.choice("ACGT") for _ in range(k)) + sep for k, sep in runs)
+    bounds = {e for _, e in enc.split(text)}
+    for s, e in enc.split(text):
+        assert enc.horizon(text, s, len(text) + 1) <= e + m, (text, s, e)
+    for _ in range(20):
+        x = data.draw(st.integers(0, len(text)))
+        y = data.draw(st.integers(x, min(len(text), x + 6 * m)))
+        if enc.quiet(text[x:y]):
+            assert not any(x + m <= c <= y - m for c in bounds), (text, x, y)
