@@ -1,5 +1,6 @@
-"""The tokenizer.json tests' shared data: each real file's livetok encoding and its HuggingFace
-reference, built once per process, and real text to compare them on.
+"""The tokenizer.json tests' shared data: each real file's livetok encoding, its HuggingFace
+reference and its parsed JSON, built once per process (so a pytest-xdist worker loads a file
+once, whichever modules' tests it is given), and real text to compare them on.
 
 Real text, all offline:
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import re
 import sysconfig
 from pathlib import Path
@@ -58,6 +60,14 @@ def reference(name: str) -> Any:
     tok.no_padding()
     tok.no_truncation()
     return tok
+
+
+@functools.lru_cache(maxsize=None)
+def tokenizer_json(name: str) -> dict[str, Any]:
+    """The parsed ``tokenizer.json`` of the real file ``name``, shared: read it, never change
+    it (build a test's own copy of a section to change)."""
+    data: dict[str, Any] = json.loads(tokenizer_file(name).read_bytes())
+    return data
 
 
 def hf_ids(name: str, text: str) -> list[int]:

@@ -4,7 +4,8 @@ Tests are sorted by kind (``tests/README.md``): ``unit/``, ``property/`` (hypoth
 stateful machines, real traces at document level) and ``e2e/`` (processes: the server under
 an LSP client, editors, the browser demo, the command line). Tests marked ``slow`` are skipped
 unless ``LIVETOK_SLOW=1``. Under pytest-xdist (``scripts/test.sh`` runs ``-n auto --dist
-loadgroup``) the files of ``ONE_WORKER`` keep their tests in one worker.
+loadgroup``) the files of ``ONE_WORKER`` keep their tests in one worker, and the tests of
+``ONE_WORKER_PER_FILE`` that use one real tokenizer.json file share a worker.
 
 Hypothesis runs seeded (``derandomize``) with an example count taken from the environment:
 ``LIVETOK_EXAMPLES`` (default 60) so CI stays fast and a long fuzz is one variable away::
@@ -15,6 +16,7 @@ Hypothesis runs seeded (``derandomize``) with an example count taken from the en
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -56,17 +58,51 @@ ONE_WORKER = {
 }
 
 
+#: test files whose tests of one real tokenizer.json file (named in the test's parameters or
+#: its name: ``[gemma3]``, ``test_xlmr_...``) share one worker, a group per file: each worker
+#: loads a file once (tests/_hf_encodings.py caches it per process), so a file's tests on one
+#: worker load it once in all instead of once per worker (Gemma 3: ~3 s a load)
+ONE_WORKER_PER_FILE = {
+    "test_hf_models.py", "test_hf_document.py", "test_hf_encoding.py", "test_hf_horizon.py",
+    "test_hf_pretokenizers.py", "test_hf_normalizers.py", "test_tokenizer_files.py",
+    "test_analyze_tokenizer_json.py",
+}
+
+
+def _file_pattern() -> re.Pattern[str]:
+    from ._tokenizer_files import FILES
+
+    names = sorted(FILES, key=len, reverse=True)  # llama3_1 before llama3
+    return re.compile(r"(?<![A-Za-z0-9])(" + "|".join(map(re.escape, names)) + r")(?![A-Za-z0-9])")
+
+
+def worker_group(nodeid: str, file_name: re.Pattern[str] | None = None) -> str | None:
+    """The ``--dist loadgroup`` group of the test ``nodeid`` (None: a unit of its own)."""
+    path, _, test = nodeid.partition("::")
+    module = path.rsplit("/", 1)[-1]
+    if module in ONE_WORKER:
+        return ONE_WORKER[module]
+    if module in ONE_WORKER_PER_FILE:
+        found = (file_name or _file_pattern()).search(test)
+        if found:
+            return f"tokenizer.json:{found.group(1)}"
+    return None
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadgroup`` whose groups are also the files of ``ONE_WORKER``; any other test
-    is a unit of its own, sent to whichever worker is free."""
+    """``--dist loadgroup`` whose groups are also the files of ``ONE_WORKER`` and the real
+    tokenizer.json files of ``ONE_WORKER_PER_FILE``'s tests; any other test is a unit of its
+    own, sent to whichever worker is free."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling
 
+    file_name = _file_pattern()
+
     class OneWorkerFiles(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            group = ONE_WORKER.get(nodeid.split("::", 1)[0].rsplit("/", 1)[-1])
+            group = worker_group(nodeid, file_name)
             return group if group is not None else super()._split_scope(nodeid)
 
     return OneWorkerFiles(config, log)

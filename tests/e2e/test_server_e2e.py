@@ -7,8 +7,8 @@ slow reference in ``_lsp.py``, not by the server's codec.
 Default run: each shared trace in each position encoding, bounded: a prefix
 (``LIVETOK_TRACE_TXNS``, default 1500 transactions) with emoji, CJK and astral characters typed
 in, and windows around the edits that make the trace what it is (``landmarks``); the full
-traces are replayed at document level in ``tests/property/test_document_traces.py``.
-``LIVETOK_SLOW=1`` replays the full traces through the server in every position encoding.
+traces under ``LIVETOK_SLOW=1``: through the server in every position encoding (below), and at
+document level (``tests/property/test_document_traces.py``).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from .._lsp import (
     token_spans,
 )
 from .._refs import real_text, tiktoken_ref
-from .._traces import TRACE_NAMES, Txn, apply, load_txns, trace_windows
+from .._traces import TRACE_NAMES, Txn, apply, load_txns, named_trace_windows
 from ..conftest import TRACES
 
 UNITS = ["utf-16", "utf-8", "utf-32"]
@@ -135,7 +135,7 @@ async def test_trace_prefix_and_landmarks(name, unit):
                            with_emoji_and_cjk(txns[:PREFIX], start), unit, spans_every=SPANS_EVERY)
         assert re.search(r"[\U00010000-\U0010ffff]", doc.text) and re.search(r"[一-龥]", doc.text)
         await check_spans(client, doc)
-        for k, (text, part) in enumerate(trace_windows(start, txns)):
+        for k, (text, part) in enumerate(named_trace_windows(name)):
             doc = await replay(client, f"file:///trace/{name}-{k}.txt", text, part, unit,
                                spans_every=SPANS_EVERY)
             assert doc.text == apply(text, [p for txn in part for p in txn])

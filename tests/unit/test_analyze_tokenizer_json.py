@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from livetok.incremental.analysis import hf_merges, merge_rules as mr
 from livetok.incremental.analysis.hf_merges import analyze_merges, read_model
 
+from .._hf_encodings import reference
 from .._tokenizer_files import tokenizer_file
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -154,6 +155,6 @@ def test_real_gemma3_32_newlines_differ_and_the_file_follows_definition_3() -> N
     w = "\n" * 32
     sp, hf = mr.tokenize_sp(D, w), mr.tokenize_hf(D, w)
     assert [len(t) for t in sp] == [31, 1] and [len(t) for t in hf] == [16, 16]
-    tok = tokenizers.Tokenizer.from_file(str(path))
+    tok = reference("gemma3")  # Tokenizer.from_file(path), loaded once per process
     assert hf_tokens(tok.model, w) == sp
     assert tok.encode(w, add_special_tokens=False).tokens == list(sp)

@@ -4,7 +4,10 @@ against HuggingFace ``tokenizers``' own models, one pre-token at a time.
 The reference is the real file's model alone: ``Tokenizer.from_file(p).model.tokenize(s)``
 (no normalizer, pre-tokenizer, added tokens or post-processor). Byte-level models get the
 byte-mapped string on both sides, as the pipeline gives it. Each real file is loaded once per
-module (a module-scoped parametrized fixture; pytest groups the tests by file). Synthetic
+test process (``_loaded``, cached; HF's ``Tokenizer`` is ``tests/_hf_encodings.reference``,
+shared with the other modules), however pytest-xdist spreads the tests. gpt-oss and Mistral
+Nemo (``SLOW_NAMES``: byte-level BPE with ``ignore_merges``, as Llama 3's) run under
+``LIVETOK_SLOW=1`` only, their loading being most of their time. Synthetic
 models built with hypothesis cover what the real files do not use (continuing-subword prefix,
 end-of-word suffix, unknowns without byte fallback, missing byte tokens, dropped unknowns,
 repeated merges, score ties).
@@ -12,6 +15,7 @@ repeated merges, score ties).
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from typing import Any, Iterator
@@ -32,6 +36,7 @@ from livetok.incremental.hf.models import (
 )
 from livetok.incremental.hf.unigram import UnigramModel
 
+from .._hf_encodings import params, reference, tokenizer_json
 from .._refs import real_text
 from .._tokenizer_files import tokenizer_file
 from ..conftest import EXAMPLES
@@ -53,12 +58,11 @@ class Loaded:
 
     def __init__(self, name: str) -> None:
         path = str(tokenizer_file(name))
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = tokenizer_json(name)
         self.name = name
         self.byte_level = "ByteLevel" in json.dumps(data.get("pre_tokenizer"))
         self.model: Model = build_model(data["model"], source=path, byte_level=self.byte_level)
-        self.hf = Tokenizer.from_file(path)
+        self.hf = reference(name)  # Tokenizer.from_file(path), padding and truncation off
         self.hf_model = self.hf.model
 
     def feed(self, text: str) -> str:
@@ -82,9 +86,15 @@ class Loaded:
         return list(dict.fromkeys(p for p in pieces if p))
 
 
-@pytest.fixture(scope="module", params=NAMES)
+@functools.lru_cache(maxsize=None)
+def _loaded(name: str) -> Loaded:
+    """``Loaded(name)``, built once per process (a test that changes the model puts it back)."""
+    return Loaded(name)
+
+
+@pytest.fixture(scope="module", params=params(NAMES))
 def loaded(request: pytest.FixtureRequest) -> Iterator[Loaded]:
-    yield Loaded(request.param)
+    yield _loaded(request.param)
 
 
 # -- the real files ---------------------------------------------------------------------------

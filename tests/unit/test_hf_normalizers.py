@@ -19,6 +19,7 @@ from livetok.incremental.hf import normalizers as hn
 from livetok.incremental.hf.errors import UnsupportedComponent
 from livetok.incremental.hf.normalizers import build_normalizer
 from livetok.incremental.hf.precompiled import Charsmap, certain_break
+from tests._hf_encodings import reference, tokenizer_json
 from tests._tokenizer_files import tokenizer_file
 from tests.conftest import EXAMPLES
 
@@ -91,10 +92,10 @@ def _ours(spec: dict[str, Any]) -> hn.Normalizer:
 @pytest.fixture(scope="module")
 def xlmr() -> tuple[hn.Normalizer, Any]:
     path = str(tokenizer_file("xlmr"))
-    data = json.loads(open(path, encoding="utf-8").read())
-    ours = build_normalizer(data["normalizer"], source=path)
+    # the file's JSON and HF's Tokenizer.from_file(path), loaded once per process
+    ours = build_normalizer(tokenizer_json("xlmr")["normalizer"], source=path)
     assert ours is not None
-    return ours, tokenizers.Tokenizer.from_file(path).normalizer
+    return ours, reference("xlmr").normalizer
 
 
 def _check_align(text: str, out: str, align: list[int] | None) -> None:

@@ -26,6 +26,7 @@ from .._split_checks import (
     real_snippets,
     real_text,
 )
+from .._hf_encodings import tokenizer_json
 from .._tokenizer_files import tokenizer_file
 from ..conftest import EXAMPLES
 
@@ -167,7 +168,7 @@ def _real(name: str) -> tuple[PreTokenizer, Any]:
     from tokenizers import Tokenizer
 
     path = tokenizer_file(name)
-    spec = json.loads(path.read_text(encoding="utf-8"))["pre_tokenizer"]
+    spec = tokenizer_json(name)["pre_tokenizer"]  # the file's JSON, parsed once per process
     # HF's pre-tokenizer of the file, without loading its vocabulary (the same JSON section
     # that Tokenizer.from_file(path).pre_tokenizer reads)
     shell = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],

@@ -9,8 +9,9 @@ import unicodedata
 import pytest
 from tokenizers import Tokenizer
 
+from .._hf_encodings import reference
 from .._refs import real_text, tiktoken_ref
-from .._tokenizer_files import FILES, installed, tekken_ranks, tokenizer_file
+from .._tokenizer_files import FILES, installed, tekken_ranks
 
 SAMPLE = (
     "Hello world! It's 2024 and WE'LL see — naïve café, Straße, ΟΔΥΣΣΕΥΣ.\n"
@@ -21,10 +22,10 @@ SAMPLE = (
 
 
 def _load(name: str) -> Tokenizer:
-    tok = Tokenizer.from_file(str(tokenizer_file(name)))
-    # all-MiniLM-L6-v2's file pads and truncates to 128: counts never do
-    tok.no_padding()
-    tok.no_truncation()
+    """``Tokenizer.from_file`` of the verified file, padding and truncation off
+    (all-MiniLM-L6-v2's file pads and truncates to 128: counts never do); loaded once per
+    process and shared with the other tokenizer.json tests (``tests/_hf_encodings.py``)."""
+    tok: Tokenizer = reference(name)
     return tok
 
 
