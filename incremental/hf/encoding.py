@@ -432,8 +432,9 @@ class TokenizerJsonEncoding:
         tr = self._transparent
         if not self._pre_only and (tr is None or not tr(piece, 0, len(piece))):
             return None
-        if self._pre_only and self._one_pretoken(piece):
-            # the usual piece: one pre-token, the model's ids of it alone (as the loop below)
+        if self._one_pretoken(piece):
+            # the usual piece: one pre-token (of the normalized text, which is the piece: no
+            # normalizer, or a transparent one on it), the model's ids of it (as the loop below)
             ids, cps = self._pretoken_ids(piece, True)
             return (ids, cps) if ids else None
         ids = []
