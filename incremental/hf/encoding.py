@@ -108,7 +108,6 @@ from ..text import require_str, sanitize
 from .added import AddedMatcher, AddedToken, Match, trie_pattern
 from .errors import UnsupportedComponent
 from .models import Model, byte_level_map
-from .normalizers import Sequence as NormSequence
 
 __all__ = ["TokenizerJsonEncoding", "NormalizerLike", "PreTokenizerLike"]
 
@@ -130,7 +129,7 @@ class NormalizerLike(Protocol):
     def normalize_aligned(self, text: str, *, segment_start: bool = True
                           ) -> tuple[str, list[int] | None]: ...
 
-    def cut_ok(self, text: str, i: int) -> bool: ...
+    def cut_ok(self, text: str, i: int, *, start: bool = True) -> bool: ...
 
 
 class PreTokenizerLike(Protocol):
@@ -226,10 +225,6 @@ class TokenizerJsonEncoding:
         #: pieces are the pre-tokenizer's cuts between the tokens where the text is left alone
         self._pre_only = self.normalizer is None and not self._model_cuts
         self._tok: _TokenReads | None = None
-        #: the vocabulary's lookup when the model takes a pre-token that is a token whole
-        #: (BPE ``ignore_merges``, as HF's ``BPE::tokenize`` does first)
-        self._whole_ids: Callable[[str], int | None] | None = (
-            model.token_to_id.get if getattr(model, "ignore_merges", False) else None)
         #: ``one_pretoken`` of the pre-tokenizer (a text it certainly leaves whole), if any
         self._one_pretoken: Callable[[str], bool] = getattr(
             pre_tokenizer, "one_pretoken", lambda s: False)
@@ -258,11 +253,6 @@ class TokenizerJsonEncoding:
         model = self.model
         if self.byte_level:
             mapped = byte_level_map(pt)
-            if self._whole_ids is not None:
-                # ignore_merges: a pre-token that is a token is that token, all its characters
-                tid = self._whole_ids(mapped)
-                if tid is not None:
-                    return [tid], [len(pt)]
             ids = model.tokenize(mapped)
             if not want_lens:
                 return ids, []
@@ -875,9 +865,7 @@ class TokenizerJsonEncoding:
             if norm_obj is not None:
                 lo = max(prev, i - ctx)
                 hi = min(len(seg), i + ctx)
-                if not (norm_obj.cut_ok(seg[lo:hi], i - lo, start=seg_start and lo == 0)
-                        if isinstance(norm_obj, NormSequence)
-                        else norm_obj.cut_ok(seg[lo:hi], i - lo)):
+                if not norm_obj.cut_ok(seg[lo:hi], i - lo, start=seg_start and lo == 0):
                     continue
                 if want_h:
                     h_acc = max(h_acc, a + i + ctx + 1)

@@ -12,6 +12,8 @@ Two notions carry the argument:
 
 * ``cut_ok(text, i)``: ``N(text[:i], s) + N(text[i:], False) == N(text, s)`` for every text
   equal to ``text`` on ``[i - context, i + context)`` (positions outside the text are unknown).
+  ``start=False`` says ``text[0]`` is not taken as a segment start (the window begins inside
+  a segment); only :class:`Sequence` reads it (for ``Prepend``, which acts only there).
 * ``keeps(text, p)``: ``text[p]`` is an *isolated fixed point*: for every text equal on
   ``[p - keep_context, p + 1 + keep_context)``, ``N(t) == N(t[:p]) + t[p] + N(t[p+1:])``,
   ``N(t[:p+1]) == N(t[:p]) + t[p]`` and ``N(t[p:]) == t[p] + N(t[p+1:])``.
@@ -78,7 +80,7 @@ class Normalizer(Protocol):
         non-decreasing, ending with len(text)."""
         ...
 
-    def cut_ok(self, text: str, i: int) -> bool: ...
+    def cut_ok(self, text: str, i: int, *, start: bool = True) -> bool: ...
 
     def keeps(self, text: str, p: int) -> bool: ...
 
@@ -236,7 +238,7 @@ class UnicodeNormalizer:
     def _safe_before(self, ch: str) -> bool:
         return ord(ch) not in self._unsafe
 
-    def cut_ok(self, text: str, i: int) -> bool:
+    def cut_ok(self, text: str, i: int, *, start: bool = True) -> bool:
         return 0 < i < len(text) and ord(text[i]) not in self._unsafe
 
     def transparent(self, text: str, a: int, b: int) -> bool:
@@ -304,7 +306,7 @@ class Lowercase:
         parts = [self._table.get(ord(ch), ch) for ch in text]
         return out, _aligned_from_sources(parts, list(range(len(text))), len(text))
 
-    def cut_ok(self, text: str, i: int) -> bool:
+    def cut_ok(self, text: str, i: int, *, start: bool = True) -> bool:
         return 0 < i < len(text)
 
     def keeps(self, text: str, p: int) -> bool:
@@ -353,7 +355,7 @@ class Strip:
         k = len(text) - len(text.lstrip(self._ws)) if self.left else 0
         return out, list(range(k, k + len(out))) + [len(text)]
 
-    def cut_ok(self, text: str, i: int) -> bool:
+    def cut_ok(self, text: str, i: int, *, start: bool = True) -> bool:
         return 0 < i < len(text) and text[i - 1] not in self._ws and text[i] not in self._ws
 
     def keeps(self, text: str, p: int) -> bool:
@@ -424,7 +426,7 @@ class StripAccents:
         keep = [k for k, ch in enumerate(text) if ord(ch) not in marks]
         return out, keep + [len(text)]
 
-    def cut_ok(self, text: str, i: int) -> bool:
+    def cut_ok(self, text: str, i: int, *, start: bool = True) -> bool:
         return 0 < i < len(text)
 
     def keeps(self, text: str, p: int) -> bool:
@@ -592,7 +594,7 @@ class Replace:
         align.append(len(text))
         return out, align
 
-    def cut_ok(self, text: str, i: int) -> bool:
+    def cut_ok(self, text: str, i: int, *, start: bool = True) -> bool:
         test = self._alphabet
         if test is None or not 0 < i < len(text):
             return False
@@ -641,7 +643,7 @@ class Prepend:
             return text, None
         return self.prepend + text, [0] * len(self.prepend) + list(range(len(text) + 1))
 
-    def cut_ok(self, text: str, i: int) -> bool:
+    def cut_ok(self, text: str, i: int, *, start: bool = True) -> bool:
         return 0 < i < len(text)
 
     #: ``keeps(text, p)`` is ``keeps_from <= p < len(text)`` (:meth:`Sequence.cut_ok` asks the
@@ -696,7 +698,7 @@ class BertNormalizer:
             return True
         return bool(self.impl.char_flags(ch) & bert_normalize.CUT_BEFORE_OK)
 
-    def cut_ok(self, text: str, i: int) -> bool:
+    def cut_ok(self, text: str, i: int, *, start: bool = True) -> bool:
         return 0 < i < len(text) and self._before_ok(text[i])
 
     def keeps(self, text: str, p: int) -> bool:
@@ -736,7 +738,7 @@ class Precompiled:
         out, align = self.charsmap.normalize_aligned(text)
         return (out, None) if out == text else (out, align)
 
-    def cut_ok(self, text: str, i: int) -> bool:
+    def cut_ok(self, text: str, i: int, *, start: bool = True) -> bool:
         return certain_break(text, i)
 
     def keeps(self, text: str, p: int) -> bool:
@@ -827,7 +829,7 @@ class Sequence:
             for q in range(i - r, i + r):
                 if not step.keeps(text, q):
                     return False
-        return self.steps[-1].cut_ok(text, i)
+        return self.steps[-1].cut_ok(text, i, start=start)
 
     def keeps(self, text: str, p: int) -> bool:
         for step, r in zip(self.steps, self._keep_radii):

@@ -354,8 +354,8 @@ class PreTokenizer:
         #: the last split when it decides the usual piece alone, lazy (Isolated or Removed,
         #: never empty) and derived: the whole pre-tokenizer (Llama 3, Qwen, gpt-oss, GPT-4o,
         #: Tekken), or the last of a splits-only sequence whose earlier steps qualify for
-        #: :meth:`_plain_shortcut` (DeepSeek V3) when none of them matches near the piece
-        #: (:attr:`_solo_before`). :meth:`horizon` answers the usual case in one frame.
+        #: :meth:`_plain_shortcut` (DeepSeek V3: :attr:`_solo_before`), which it decides in
+        #: the regions those steps leave. :meth:`horizon` answers the usual case in one frame.
         self._solo: _RegexSplit | None = None
         #: the earlier steps of the sequence (:meth:`_plain_shortcut`)
         self._solo_before: list[_RegexSplit] = []
