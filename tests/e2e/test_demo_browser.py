@@ -144,8 +144,13 @@ def expected_ranges(text: str, name: str = "o200k_base") -> list[list]:
 
 
 def wait_coloured(page) -> list[list]:
-    page.wait_for_function("() => document.getElementById('editor').dataset.colouredVersion"
-                           " === String(window.livetokDemo.version)", timeout=20_000)
+    """The coloured spans once they are for the current text and the encoding on screen (an
+    encoding switch keeps the text's version, so the version alone would accept the old
+    encoding's colours)."""
+    page.wait_for_function(
+        "() => { const e = document.getElementById('editor').dataset; "
+        "return e.colouredVersion === String(window.livetokDemo.version) && e.colouredEncoding"
+        " === document.getElementById('encoding-used').dataset.encoding; }", timeout=20_000)
     return page.evaluate("window.livetokDemo.tokenRanges()")
 
 
@@ -293,8 +298,26 @@ def test_screenshot(page, tmp_path):
         shutil.copyfile(shot, docs_img)
 
 
+def slow_colour_replies(page, ms: int) -> None:
+    """Hold every semantic-tokens reply ``ms`` milliseconds in the page before the demo sees
+    it, as a loaded machine may: the race CI once lost."""
+    page.evaluate("""(ms) => {
+        const c = window.livetokDemo.client, request = c.request.bind(c);
+        c.request = async (method, params) => {
+            const r = await request(method, params);
+            if (method === 'textDocument/semanticTokens/range')
+                await new Promise((done) => setTimeout(done, ms));
+            return r;
+        };
+    }""", ms)
+
+
 def test_encoding_switch_and_reload(page):
     assert_count(page)
+    assert wait_coloured(page) == expected_ranges(editor_text(page))
+    # with slow colour replies, o200k's colours are still on screen, for the same text
+    # version, once cl100k's count is shown: the colours must wait for cl100k's
+    slow_colour_replies(page, 400)
     page.select_option("#encoding", "cl100k_base")
     page.wait_for_function(
         "() => document.getElementById('encoding-used').dataset.encoding === 'cl100k_base'")

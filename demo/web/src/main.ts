@@ -232,6 +232,9 @@ async function refreshTokens() {
       tokensAgain = false;
       const doc = view.state.doc;
       const asked = version;
+      // the encoding of the count on screen: the server handles messages in order, so a
+      // request sent once the new encoding's count has arrived is answered in that encoding
+      const askedEncoding = el.encodingUsed.dataset.encoding ?? "";
       let from = 0, to = doc.length;
       if (doc.length >= COLOUR_ALL_BELOW) ({ from, to } = view.viewport);
       const range = { start: position(doc, from), end: position(doc, to) };
@@ -242,10 +245,12 @@ async function refreshTokens() {
         console.warn("semantic tokens:", e);
         break;
       }
-      // a reply for an older text is dropped; the edits since then asked again
-      if (asked === version && view.state.doc === doc) {
+      // a reply for an older text or an older encoding is dropped and asked again
+      if (asked === version && view.state.doc === doc
+          && askedEncoding === (el.encodingUsed.dataset.encoding ?? "")) {
         view.dispatch({ effects: setTokens.of(decorationsFrom(doc, res?.data ?? [])) });
         el.editor.dataset.colouredVersion = String(asked);
+        el.editor.dataset.colouredEncoding = askedEncoding;
         el.editor.dataset.colouredTokens = String(Math.floor((res?.data?.length ?? 0) / 5));
       } else {
         tokensAgain = true;
