@@ -37,7 +37,7 @@ from .answers import FEATURES, feature, uri_of
 from .background import Background
 from .bigtext import TextParts
 from .budget_watch import BudgetWatch
-from .config import DEFAULT_ENCODING, Settings, SettingsError, parse_settings
+from .config import DEFAULT_ENCODING, Settings, SettingsError, parse_settings, workspace_root
 from .documents import (
     CountCallback,
     DocumentFactory,
@@ -97,6 +97,8 @@ class LivetokServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.settings: Settings = Settings()
+        #: the workspace's folder, which relative tokenizer paths in the settings are read from
+        self.root: str | None = None
         #: the thread that loads the default encoding after initialize (see _preload)
         self.preload: threading.Thread | None = None
         self.store = DocumentStore()
@@ -407,8 +409,9 @@ class LivetokServer(LanguageServer):
 @feature(types.INITIALIZE)
 def initialize(ls: LivetokServer, params: types.InitializeParams) -> None:
     """Read ``initializationOptions``, pick the position unit, start loading the encoding."""
+    ls.root = workspace_root(params.workspace_folders, params.root_uri, params.root_path)
     try:
-        ls.settings = parse_settings(params.initialization_options)
+        ls.settings = parse_settings(params.initialization_options, root=ls.root)
     except SettingsError as exc:
         ls.warn(f"livetok: ignoring initializationOptions: {exc}")
     caps = params.capabilities
@@ -538,7 +541,7 @@ def did_change_configuration(ls: LivetokServer,
     if not isinstance(settings, dict) or "livetok" not in settings:
         return  # not ours (clients send every section's changes here)
     try:
-        new = parse_settings(settings["livetok"], ls.settings)
+        new = parse_settings(settings["livetok"], ls.settings, root=ls.root)
     except SettingsError as exc:
         ls.warn(f"livetok: ignoring the new settings: {exc}")
         return

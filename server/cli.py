@@ -142,7 +142,8 @@ def add_encoding_arguments(p: argparse.ArgumentParser, default: str = "o200k_bas
         f"the local Hugging Face cache, never downloaded{cache}".replace("%", "%%"),
     )
     p.add_argument("--tokenizer", metavar="FILE",
-                   help="count with this HuggingFace tokenizer.json (the same as -e FILE)")
+                   help="count with this HuggingFace tokenizer.json, or the one in this model "
+                   "folder (the same as -e FILE)")
     p.set_defaults(_default_encoding=default)
 
 

@@ -294,12 +294,19 @@ def check_vocabulary_file(path: str, option: str = "--vocab") -> None:
 def load_encoding(name: str, vocab: str | None, tokenizer: str | None = None) -> PieceEncoding:
     """The encoding ``name``, its vocabulary from the file ``vocab`` when given: refused
     unless a regular file under the vocabulary bound (``LIVETOK_MAX_VOCAB_BYTES``), and a
-    byte-level BPE vocabulary must hold every single byte. ``tokenizer`` (``--tokenizer``)
-    is checked the same way before ``name`` (its absolute path) is read.
+    byte-level BPE vocabulary must hold every single byte. ``tokenizer`` (``--tokenizer``: a
+    file, or a model's folder and then its ``tokenizer.json``) is checked the same way before
+    ``name`` (its absolute path) is read.
 
     Runtime complexity: ``O(vocabulary)``.
     """
     if tokenizer is not None:
+        if os.path.isdir(tokenizer):  # a model's folder: its tokenizer.json, as -e reads it
+            inside = os.path.join(tokenizer, "tokenizer.json")
+            if not os.path.exists(inside):
+                raise ValueError(f"{tokenizer}: a folder without a tokenizer.json; --tokenizer "
+                                 "takes a HuggingFace tokenizer.json or its model's folder")
+            tokenizer = inside
         check_vocabulary_file(tokenizer, "--tokenizer")
     if vocab is None:
         enc = get_encoding(name)

@@ -9,12 +9,13 @@ Settings arrive as ``initializationOptions`` (either the section itself or ``{"l
     or ``[``: ``"**/*.rs"``) and ``"default"``. Globs win over language ids, in the order
     given; then the language id; then ``tokenizer``; then ``"default"``. A name may be any
     that ``livetok.incremental.get_encoding`` takes: ``hf:ORG/NAME`` (a model whose
-    ``tokenizer.json`` is in the local Hugging Face cache) or a ``tokenizer.json`` path.
+    ``tokenizer.json`` is in the local Hugging Face cache) or a ``tokenizer.json`` path (or
+    its model's folder), resolved as ``tokenizer`` is.
 ``tokenizer``
-    the path of a HuggingFace ``tokenizer.json`` (``~`` expanded, relative to the server's
-    working folder, which editors set to the workspace's): when set (not ``""`` or
-    ``null``), documents without a glob or language entry are counted with it instead of the
-    default ``encoding``.
+    the path of a HuggingFace ``tokenizer.json``, or of a model folder holding one (``~``
+    expanded; a relative path is relative to the workspace's first folder, or without one to
+    the server's working folder): when set (not ``""`` or ``null``), documents without a glob
+    or language entry are counted with it instead of the default ``encoding``.
 ``encodingByLanguage``
     a map from language ids to encoding names (what the VS Code extension sends); its
     entries are merged over the language ids of ``encoding``.
@@ -49,7 +50,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, TypeVar
 from urllib.parse import unquote, urlparse
 
-__all__ = ["Settings", "SettingsError", "parse_settings"]
+__all__ = ["Settings", "SettingsError", "parse_settings", "workspace_root"]
 
 DEFAULT_ENCODING = "o200k_base"
 _GLOB_CHARS = frozenset("*?[")
@@ -130,7 +131,61 @@ def _int_setting(raw: Mapping[str, Any], key: str, current: _Unset, null: _Unset
     return null if value is None else _int(value, key, minimum=minimum)
 
 
-def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
+def workspace_root(folders: Any, root_uri: Any, root_path: Any = None) -> str | None:
+    """The folder relative setting paths are resolved against: the first workspace folder's,
+    else ``rootUri``'s, else ``rootPath`` (``initialize``'s fields, in LSP's order of
+    preference); ``None`` when none is a local folder (the server's working folder is used).
+
+    >>> workspace_root([{"uri": "file:///w/a%20b", "name": "a b"}], "file:///other")
+    '/w/a b'
+    >>> workspace_root(None, None, "/p"), workspace_root(None, "untitled:x") is None
+    ('/p', True)
+
+    Runtime complexity: ``O(len(folders))``.
+    """
+    for f in folders or ():
+        uri = f.get("uri") if isinstance(f, Mapping) else getattr(f, "uri", None)
+        path = _file_path(uri)
+        if path is not None:
+            return path
+    path = _file_path(root_uri)
+    if path is not None:
+        return path
+    return root_path if isinstance(root_path, str) and os.path.isabs(root_path) else None
+
+
+def _file_path(uri: Any) -> str | None:
+    if not isinstance(uri, str):
+        return None
+    u = urlparse(uri)
+    if u.scheme != "file" or not u.path:
+        return None
+    return os.path.normpath(unquote(u.path))
+
+
+def _is_path(name: str) -> bool:
+    """Whether the encoding name ``name`` is a file path (as ``registry.is_file_name`` reads
+    it, ``hf:`` ids aside), kept here so settings parse without importing the core."""
+    return (not name.startswith("hf:")
+            and (name.lower().endswith(".json") or "/" in name or os.sep in name))
+
+
+def _path(name: str, root: str | None) -> str:
+    """``name`` as an absolute path (``~`` expanded, relative to ``root`` when given, else to
+    the working folder), so the server reads it whatever its working folder."""
+    p = os.path.expanduser(name)
+    if root is not None and not os.path.isabs(p):
+        p = os.path.join(root, p)
+    return os.path.abspath(p)
+
+
+def _resolve(name: str, root: str | None) -> str:
+    """A path-like encoding name as :func:`_path` makes it; other names unchanged."""
+    return _path(name, root) if _is_path(name) else name
+
+
+def parse_settings(raw: Any, base: Settings | None = None, *,
+                   root: str | None = None) -> Settings:
     """Settings from a ``livetok`` section (a dict), on top of ``base`` (defaults if None).
 
     Keys not given keep ``base``'s value; ``null`` resets a key to its default (for
@@ -161,7 +216,8 @@ def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
             out = replace(out, encoding=defaults.encoding, encoding_by_language={},
                           encoding_by_glob=())
         elif isinstance(enc, str):
-            out = replace(out, encoding=enc, encoding_by_language={}, encoding_by_glob=())
+            out = replace(out, encoding=_resolve(enc, root), encoding_by_language={},
+                          encoding_by_glob=())
         elif isinstance(enc, Mapping):
             langs: dict[str, str] = {}
             globs: list[tuple[str, str]] = []
@@ -171,6 +227,7 @@ def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
                     raise SettingsError(
                         f"livetok.encoding[{key!r}] must be an encoding name, got {name!r}"
                     )
+                name = _resolve(name, root)
                 if key in ("default", ""):
                     default = name
                 elif _GLOB_CHARS & set(key):
@@ -189,7 +246,7 @@ def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
         if v is not None and not isinstance(v, str):
             raise SettingsError(f"livetok.tokenizer must be the path of a tokenizer.json, got {v!r}")
         # an absolute path: a path to get_encoding, whatever the file is called
-        out = replace(out, tokenizer=os.path.abspath(os.path.expanduser(v)) if v else None)
+        out = replace(out, tokenizer=_path(v, root) if v else None)
     if "encodingByLanguage" in raw:
         v = raw["encodingByLanguage"] or {}
         if not isinstance(v, Mapping) or not all(
@@ -199,6 +256,7 @@ def parse_settings(raw: Any, base: Settings | None = None) -> Settings:
                 "livetok.encodingByLanguage must map language ids to encoding names, "
                 f"got {v!r}"
             )
+        v = {k: _resolve(x, root) for k, x in v.items()}
         out = replace(out, encoding_by_language={**out.encoding_by_language, **v})
     # integer settings: null turns a limit off, and gives progressThreshold its default
     out = replace(

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 from urllib.parse import unquote, urlparse
 
-from .config import DEFAULT_ENCODING, SettingsError, parse_settings
+from .config import DEFAULT_ENCODING, SettingsError, parse_settings, workspace_root
 from .framing import MAX_JSON_DEPTH, Frame, Framer, nesting_exceeds
 from .version import livetok_version
 
@@ -296,9 +296,13 @@ class EarlyCounts:
     """
 
     def __init__(self, params: Any, write: Callable[[bytes], None]) -> None:
-        options = params.get("initializationOptions") if isinstance(params, dict) else None
+        options, root = None, None
+        if isinstance(params, dict):  # relative paths read as the full server reads them
+            options = params.get("initializationOptions")
+            root = workspace_root(params.get("workspaceFolders"), params.get("rootUri"),
+                                  params.get("rootPath"))
         try:
-            self.settings = parse_settings(options)
+            self.settings = parse_settings(options, root=root)
         except SettingsError:
             self.settings = parse_settings(None)  # the server ignores them too
         self._write = write

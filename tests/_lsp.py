@@ -16,6 +16,7 @@ import re
 import sys
 import uuid
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, AsyncIterator
 
 from lsprotocol import types
@@ -102,8 +103,10 @@ async def session(
     args: tuple[str, ...] = (),
     progress: bool = False,
     env: dict[str, str] | None = None,
+    root: str | None = None,
 ) -> AsyncIterator[LanguageClient]:
-    """A started and initialized client talking to a fresh server subprocess."""
+    """A started and initialized client talking to a fresh server subprocess (with
+    ``root``, a folder path, as its one workspace folder)."""
     config = ClientServerConfig(server_command=[*SERVER, *args],
                                 server_env={**os.environ, **(env or {})})
     client = await config.start()
@@ -118,6 +121,8 @@ async def session(
         result = await asyncio.wait_for(client.initialize_session(types.InitializeParams(
             capabilities=capabilities(unit, progress=progress),
             initialization_options=options,
+            workspace_folders=None if root is None else [
+                types.WorkspaceFolder(uri=Path(root).as_uri(), name=Path(root).name)],
         )), TIMEOUT)
         client.init_result = result  # type: ignore[attr-defined]
         yield client

@@ -64,6 +64,7 @@ def test_count_with_a_tokenizer_json(tmp_path: Path) -> None:
     hub = _fake_hub(tmp_path / "hub", "meta-llama/Meta-Llama-3-8B", path)
     env = {"HF_HUB_CACHE": str(hub)}
     for args in (["--tokenizer", str(path)], ["-e", str(path)],
+                 ["--tokenizer", str(path.parent)],  # the model's folder
                  ["-e", "hf:meta-llama/Meta-Llama-3-8B"]):
         r = livetok("count", *args, str(f), env=env)
         assert r.returncode == 0, r.stderr
@@ -123,6 +124,29 @@ async def test_server_counts_with_livetok_tokenizer(tmp_path: Path) -> None:
                                   "encoding": "hf:meta-llama/Meta-Llama-3-8B"}}))
         got = await token_count(client, doc.uri)
         assert got["encoding"] == "hf:meta-llama/Meta-Llama-3-8B"
+        assert got["tokens"] == _hf_count(path, doc.text)
+
+
+async def test_server_reads_relative_tokenizer_paths_from_the_workspace(tmp_path: Path) -> None:
+    """A relative ``livetok.tokenizer`` (here a model folder) and a relative tokenizer.json
+    encoding are the workspace folder's files, not the server's working folder's."""
+    path = tokenizer_file("llama3")
+    ws = tmp_path / "ws"
+    (ws / "models" / "llama3").mkdir(parents=True)
+    (ws / "models" / "llama3" / "tokenizer.json").symlink_to(path)
+    want = _hf_count(path, TEXT)
+    async with session("utf-16", options={"tokenizer": "models/llama3"}, root=str(ws)) as client:
+        doc = ClientDoc(client, (ws / "notes.md").as_uri(), TEXT, "utf-16",
+                        language_id="markdown")
+        got = await token_count(client, doc.uri)
+        assert (got["encoding"], got["tokens"]) == (
+            str(ws / "models" / "llama3" / "tokenizer.json"), want)  # the folder's file
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+            settings={"livetok": {"tokenizer": None,
+                                  "encoding": {"markdown": "models/llama3/tokenizer.json"}}}))
+        doc.change([(0, 0, "Bonjour ")])
+        got = await token_count(client, doc.uri)
+        assert got["encoding"] == str(ws / "models" / "llama3" / "tokenizer.json")
         assert got["tokens"] == _hf_count(path, doc.text)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import re
 
@@ -250,6 +251,31 @@ def test_settings_parsing():
     assert s.context_window is None and s.budget == 10 and s.semantic_tokens
     with pytest.raises(ValueError, match="livetok.semanticTokens must be true or false"):
         parse_settings({"semanticTokens": "yes"})
+
+
+def test_settings_paths_are_read_from_the_workspace(tmp_path, monkeypatch):
+    """Relative tokenizer paths are the workspace folder's (else the working folder's);
+    built-in names and hf: ids are left alone."""
+    from livetok.server.config import workspace_root
+
+    root = workspace_root([{"uri": (tmp_path / "w s").as_uri(), "name": "w s"}], None)
+    assert root == str(tmp_path / "w s")
+    s = parse_settings({"tokenizer": "m", "encoding": {"default": "cl100k_base",
+                                                         "rust": "m/tokenizer.json",
+                                                         "**/*.md": "hf:Org/Model",
+                                                         "c": "~/t.json"},
+                        "encodingByLanguage": {"go": "../x/tokenizer.json"}}, root=root)
+    assert s.tokenizer == str(tmp_path / "w s" / "m")
+    assert s.encoding_for("file:///a.rs", "rust") == str(tmp_path / "w s" / "m" / "tokenizer.json")
+    assert s.encoding_for("file:///a.md", "markdown") == "hf:Org/Model"
+    assert s.encoding_for("file:///a.c", "c") == os.path.join(os.path.expanduser("~"), "t.json")
+    assert s.encoding_for("file:///a.go", "go") == str(tmp_path / "x" / "tokenizer.json")
+    assert s.encoding == "cl100k_base"
+    # later settings without a root, and no workspace: the working folder
+    monkeypatch.chdir(tmp_path)
+    assert parse_settings({"tokenizer": "t.json"}, s).tokenizer == str(tmp_path / "t.json")
+    assert workspace_root([{"uri": "untitled:1"}], "vscode-vfs://x/y") is None
+    assert workspace_root([], "file:///r") == "/r"
 
 
 def test_trace_recorder_round_trip(tmp_path):
