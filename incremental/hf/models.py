@@ -8,7 +8,9 @@
 * ``Unigram`` -> :class:`.unigram.UnigramModel`, the Viterbi of ``Unigram::encode``;
 * ``WordPiece`` -> :class:`WordPieceModel`, the LinMaxMatch of *Fast WordPiece Tokenization*
   (``wordpiece.linmaxmatch``), equal to HuggingFace's greedy longest match;
-* anything else (``WordLevel``, a BPE with ``dropout``) -> :class:`.errors.UnsupportedComponent`.
+* ``WordLevel`` -> :class:`WordLevelModel`, ``WordLevel::tokenize``: a pre-token is one
+  token, its vocabulary id or the unknown token's;
+* anything else (a BPE with ``dropout``) -> :class:`.errors.UnsupportedComponent`.
 
 Byte-level pipelines (a ``ByteLevel`` pre-tokenizer or decoder) give the model the pre-token's
 UTF-8 bytes spelled with GPT-2's printable characters (:func:`bytes_to_unicode`), as the
@@ -30,6 +32,7 @@ __all__ = [
     "BPEModel",
     "UnigramModel",
     "WordPieceModel",
+    "WordLevelModel",
     "build_model",
     "model_tables",
     "model_from_tables",
@@ -120,6 +123,48 @@ class WordPieceModel:
         return None
 
 
+class WordLevelModel:
+    """A ``tokenizer.json`` ``WordLevel`` model: each pre-token is one token, its id in the
+    vocabulary or else the unknown token's (HuggingFace's ``WordLevel::tokenize``).
+
+    >>> wl = WordLevelModel({"vocab": {"<unk>": 0, "hello": 1}}, source="t.json")
+    >>> wl.tokenize("hello"), wl.tokenize("world"), wl.token_lengths("world", [0])
+    ([1], [0], [5])
+
+    Runtime complexity: ``O(n)`` per pre-token of ``n`` characters (one hash lookup).
+    """
+
+    supports_glue = False
+
+    def __init__(self, spec: Mapping[str, Any], *, source: str) -> None:
+        self.source = source
+        vocab, unk = _check_vocab_and_unk(spec, source, "WordLevel", "<unk>")
+        self.token_to_id: dict[str, int] = vocab
+        self.id_to_token = id_list(vocab)
+        self.unk_id = vocab[unk]
+
+    def tokenize(self, pretoken: str) -> list[int]:
+        """The pre-token's one id.
+
+        Runtime complexity: ``O(n)``.
+        """
+        return [self.token_to_id.get(pretoken, self.unk_id)]
+
+    def token_lengths(self, pretoken: str, ids: Sequence[int]) -> list[int]:
+        """The one token covers the whole pre-token.
+
+        Runtime complexity: ``O(1)``.
+        """
+        if len(ids) != 1:
+            raise ValueError("token_lengths: a WordLevel pre-token is one token; pass the ids "
+                             "tokenize(pretoken) returned")
+        return [len(pretoken)]
+
+    def cuts(self, pretoken: str) -> list[int] | None:
+        """None: the pre-token is one token."""
+        return None
+
+
 def build_model(spec: Mapping[str, Any], *, source: str, byte_level: bool = False) -> Model:
     """The model a ``tokenizer.json``'s ``model`` section describes; ``source`` names the file
     in errors; ``byte_level``: the pipeline maps bytes to characters before the model.
@@ -128,10 +173,10 @@ def build_model(spec: Mapping[str, Any], *, source: str, byte_level: bool = Fals
     ...                 source="t.json")
     >>> m.tokenize("aab")
     [0, 2]
-    >>> build_model({"type": "WordLevel", "vocab": {}}, source="t.json")
+    >>> build_model({"type": "BPE", "vocab": {}, "merges": [], "dropout": 0.1}, source="t.json")
     Traceback (most recent call last):
       ...
-    livetok.incremental.hf.errors.UnsupportedComponent: t.json: model WordLevel: not implemented; livetok reads the models BPE, Unigram and WordPiece
+    livetok.incremental.hf.errors.UnsupportedComponent: t.json: model BPE with dropout=0.1: not implemented (random merges cannot be counted exactly); set dropout to null
 
     Runtime complexity: ``O(V + R)`` for ``V`` tokens and ``R`` merges.
     """
@@ -143,7 +188,7 @@ def model_tables(spec: Mapping[str, Any], *, source: str) -> dict[str, Any]:
     """The section read and checked into plain values that ``marshal`` writes (what the
     vocabulary cache keeps, :mod:`.reader`): ``{"type": ..., **tables}`` where the tables are
     :func:`.bpe.bpe_tables`' or :func:`.unigram.unigram_tables`' (WordPiece: the section's
-    four fields, its LinMaxMatch trie is built on every load).
+    four fields, its LinMaxMatch trie is built on every load; WordLevel: its two).
     :func:`model_from_tables` makes the model of them in ``O(V)`` at most.
 
     Runtime complexity: ``O(V + R)`` for ``V`` tokens and ``R`` merges.
@@ -161,25 +206,36 @@ def model_tables(spec: Mapping[str, Any], *, source: str) -> dict[str, Any]:
         fields = {k: spec[k] for k in _WORDPIECE_FIELDS if k in spec}
         _check_wordpiece(fields, source)
         return {"type": kind, **fields}
+    if kind == "WordLevel":
+        fields = {k: spec[k] for k in ("vocab", "unk_token") if k in spec}
+        _check_vocab_and_unk(fields, source, "WordLevel", "<unk>")
+        return {"type": kind, **fields}
     raise UnsupportedComponent(
-        f"{source}: model {kind}: not implemented; livetok reads the models BPE, Unigram and "
-        "WordPiece"
+        f"{source}: model {kind}: not implemented; livetok reads the models BPE, Unigram, "
+        "WordPiece and WordLevel"
     )
 
 
 def _check_wordpiece(spec: Mapping[str, Any], source: str) -> tuple[dict[str, int], str]:
     """``(vocab, unk_token)`` of a WordPiece section, or the error that says what is wrong."""
+    return _check_vocab_and_unk(spec, source, "WordPiece", "[UNK]")
+
+
+def _check_vocab_and_unk(spec: Mapping[str, Any], source: str, kind: str, default_unk: str
+                         ) -> tuple[dict[str, int], str]:
+    """``(vocab, unk_token)`` of a WordPiece or WordLevel section (``unk_token`` defaults to
+    HuggingFace's ``default_unk``), or the error that says what is wrong."""
     vocab = spec.get("vocab")
     if not _is_vocab(vocab):
         raise UnsupportedComponent(
-            f"{source}: model WordPiece: 'vocab' must be an object of token -> integer id "
-            "(>= 0)"
+            f"{source}: model {kind}: 'vocab' must be an object of token -> integer id (>= 0)"
         )
-    unk = spec.get("unk_token", "[UNK]")
+    unk = spec.get("unk_token", default_unk)
     if unk not in vocab:
         raise UnsupportedComponent(
-            f"{source}: model WordPiece: unk_token {unk!r} is not in the vocabulary "
-            "(HuggingFace fails on the first word it cannot match)"
+            f"{source}: model {kind}: unk_token {unk!r} is not in the vocabulary "
+            "(HuggingFace fails on the first word it cannot match); add it to the vocabulary "
+            "or name one that is there"
         )
     return vocab, unk
 
@@ -200,20 +256,25 @@ def model_from_tables(tables: Mapping[str, Any], *, source: str, byte_level: boo
         return BPEModel.from_tables(tables, source=source, byte_level=byte_level)
     if kind == "Unigram":
         return UnigramModel.from_tables(tables, source=source)
+    if kind == "WordLevel":
+        return WordLevelModel(tables, source=source)
     return WordPieceModel(tables, source=source)
 
 
 def _infer_type(spec: Mapping[str, Any]) -> str:
     """The model type of a section without ``type``: HuggingFace tries each model's fields
     (checked with tokenizers 0.23: merges -> BPE, a list vocabulary -> Unigram, WordPiece's
-    three options -> WordPiece; a bare vocabulary with unk_token is its WordLevel)."""
+    three options -> WordPiece; a vocabulary object with unk_token -> WordLevel; anything
+    else fails to load there)."""
     if "merges" in spec:
         return "BPE"
     if isinstance(spec.get("vocab"), list):
         return "Unigram"
     if {"unk_token", "continuing_subword_prefix", "max_input_chars_per_word"} <= spec.keys():
         return "WordPiece"
-    return "(no type field; HuggingFace would read WordLevel or fail)"
+    if isinstance(spec.get("vocab"), Mapping) and "unk_token" in spec:
+        return "WordLevel"
+    return "(no type field, and not the fields of one HuggingFace reads)"
 
 
 def bytes_to_unicode() -> dict[int, str]:

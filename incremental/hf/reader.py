@@ -183,7 +183,8 @@ def _is_payload(value: object) -> bool:
     if "bert" in value:
         return type(value["bert"]) is dict
     model = value.get("model")
-    return (type(model) is dict and model.get("type") in ("BPE", "Unigram", "WordPiece")
+    return (type(model) is dict
+            and model.get("type") in ("BPE", "Unigram", "WordPiece", "WordLevel")
             and type(value.get("added")) is list and type(value.get("model_cuts")) is bool)
 
 

@@ -194,7 +194,7 @@ def _minimal(**sections):
 @pytest.mark.parametrize("section, spec, word", [
     ("normalizer", {"type": "Nmt"}, "Nmt"),
     ("pre_tokenizer", {"type": "UnicodeScripts"}, "UnicodeScripts"),
-    ("model", {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}, "WordLevel"),
+    ("model", {"type": "WordLevel", "vocab": {"a": 0}}, "WordLevel"),  # no unknown token
 ])
 def test_unknown_component_names_itself_and_the_file(section, spec, word) -> None:
     from livetok.incremental.hf.reader import tokenizer_from_dict

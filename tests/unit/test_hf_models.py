@@ -29,6 +29,7 @@ from livetok.incremental.hf.bpe import BPEModel, merge_heap, merge_scan
 from livetok.incremental.hf.errors import UnsupportedComponent
 from livetok.incremental.hf.models import (
     Model,
+    WordLevelModel,
     WordPieceModel,
     build_model,
     byte_level_map,
@@ -429,8 +430,10 @@ def test_ignore_merges_drops_cuts_beside_unreachable_tokens() -> None:
 
 
 def test_unsupported_components_are_named() -> None:
-    with pytest.raises(UnsupportedComponent, match=r"x\.json: model WordLevel"):
+    with pytest.raises(UnsupportedComponent, match=r"x\.json: model WordLevel: unk_token '<unk>'"):
         build_model({"type": "WordLevel", "vocab": {"a": 0}}, source="x.json")
+    with pytest.raises(UnsupportedComponent, match=r"x\.json: model Nope: not implemented"):
+        build_model({"type": "Nope", "vocab": {"a": 0}}, source="x.json")
     with pytest.raises(UnsupportedComponent, match="dropout"):
         build_model({"type": "BPE", "vocab": {"a": 0}, "merges": [], "dropout": 0.1},
                     source="x.json")
@@ -532,12 +535,15 @@ def test_sections_without_a_type_are_read_as_huggingface_reads_them() -> None:
         ({"unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0]]}, UnigramModel),
         ({"vocab": {"[UNK]": 0, "a": 1}, "unk_token": "[UNK]", "continuing_subword_prefix": "##",
           "max_input_chars_per_word": 100}, WordPieceModel),
+        ({"vocab": {"[UNK]": 0, "ab": 1}, "unk_token": "[UNK]"}, WordLevelModel),
+        ({"vocab": {"[UNK]": 0, "b": 1}, "unk_token": "[UNK]", "continuing_subword_prefix": "##"},
+         WordLevelModel),
     ):
         hf, model = _both(spec, kind)
         assert type(hf).__name__ == kind.__name__.replace("Model", "")
         assert model.tokenize("ab") == _hf_ids(hf, "ab")
-    with pytest.raises(UnsupportedComponent, match="WordLevel"):
-        build_model({"vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}, source="t.json")
+    with pytest.raises(UnsupportedComponent, match="not the fields of one"):
+        build_model({"vocab": {"[UNK]": 0}}, source="t.json")
 
 
 def test_tokenizers_merges_by_definition_3_not_4() -> None:
