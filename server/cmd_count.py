@@ -26,6 +26,7 @@ from livetok.incremental.load import MAX_VOCAB_BYTES, check_byte_level, size_lim
 from livetok.incremental.stream import MAX_PIECE_CP, check_pieces, count_stream
 
 from .cli import INPUT_ERRORS, Subparsers, add_encoding_arguments, encoding_name, input_error
+from .forked import forked_map
 from .parallel_open import available_cores
 
 #: regular files up to this many bytes are read whole (the fast paths need the whole text:
@@ -73,21 +74,18 @@ def default_jobs() -> int:
     return max(1, min(4, available_cores()))
 
 
-#: what the forked workers count: set by :func:`count_parallel` before it forks them
-_WORK: tuple[PieceEncoding, list[str]] | None = None
-
-
-def _count_part(i: int) -> tuple[int, int]:
-    enc, parts = _WORK  # type: ignore[misc]  # set before the fork
+def _count_part(work: tuple[PieceEncoding, list[str]], i: int) -> tuple[int, int]:
+    """Code points and tokens of part ``i`` (in a forked process)."""
+    enc, parts = work
     return len(parts[i]), len(enc.encode(parts[i]))
 
 
 def count_parallel(
     enc: PieceEncoding, text: str, jobs: int, progress: Callable[[int], object] | None = None
 ) -> int | None:
-    """Token count of ``text`` by ``jobs`` forked processes, or ``None`` when that is not
-    possible (not on Linux, not a byte-level :class:`Encoding`, a text without cut
-    points, no process to be had), for the caller to count in this process.
+    """Token count of ``text`` by ``jobs`` forked processes (:func:`.forked.forked_map`), or
+    ``None`` when that is not possible (not on Linux, not a byte-level :class:`Encoding`, a
+    text without cut points, no process to be had), for the caller to count in this process.
 
     Exact: the text is cut only where no piece can span (``Encoding.split_blocks``), so the
     parts' counts add up to ``len(enc.encode(text))``. Each process encodes whole parts with
@@ -95,33 +93,15 @@ def count_parallel(
 
     Runtime complexity: ``O(len(text) / jobs)`` wall time plus the start of the processes.
     """
-    global _WORK
-    import multiprocessing
-
-    # fork only where it is the platform's own default (Linux): macOS offers it but warns
-    # that system libraries may crash in a forked child
     if jobs < 2 or not isinstance(enc, Encoding) or not sys.platform.startswith("linux"):
         return None
     parts = enc.split_blocks(text, max(_PART_CHARS, len(text) // (4 * jobs)))
     if len(parts) < 2:
         return None
-    _WORK = (enc, parts)
-    try:
-        # subtle: fork, so the workers share the loaded vocabulary and the parts instead of
-        # loading and receiving them (the progress bar runs no thread: monitor_interval = 0)
-        try:
-            pool = multiprocessing.get_context("fork").Pool(min(jobs, len(parts)))
-        except OSError:  # no processes to be had (a limit on them): count in this one
-            return None
-        with pool:
-            total = 0
-            for n_cp, n in pool.imap_unordered(_count_part, range(len(parts))):
-                total += n
-                if progress is not None:
-                    progress(n_cp)
-            return total
-    finally:
-        _WORK = None
+    # the progress bar runs no thread while the processes fork (monitor_interval = 0)
+    done = forked_map(_count_part, (enc, parts), len(parts), jobs, ordered=False,
+                      each=None if progress is None else (lambda r: progress(r[0])))
+    return None if done is None else sum(n for _, n in done)
 
 
 def count_text(enc: PieceEncoding, text: str,

@@ -18,7 +18,6 @@ own process unless ``LIVETOK_OPEN_JOBS`` says otherwise.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import sys
@@ -29,15 +28,14 @@ from livetok.incremental.bytelevel.encoding import Encoding
 from livetok.incremental.document import BlockTokens, block_cps_type, block_tokens
 from livetok.incremental.load import size_limit
 
+from .forked import forked_map
+
 __all__ = ["PARALLEL_MIN_CHARS", "available_cores", "open_jobs", "parallel_block_tokens"]
 
 log = logging.getLogger(__name__)
 
 #: texts of at least this many code points are encoded by forked processes
 PARALLEL_MIN_CHARS = 4 << 20
-
-#: what the forked processes encode: set by :func:`parallel_block_tokens` before it forks them
-_WORK: tuple[Encoding, Sequence[str], str] | None = None
 
 
 def available_cores() -> int:
@@ -60,40 +58,26 @@ def open_jobs() -> int:
         return default
 
 
-def _encode(i: int) -> BlockTokens:
-    enc, blocks, cps_type = _WORK  # type: ignore[misc]  # set before the fork
+def _encode(work: tuple[Encoding, Sequence[str], str], i: int) -> BlockTokens:
+    """Block ``i``'s tokens (in a forked process)."""
+    enc, blocks, cps_type = work
     return block_tokens(enc, blocks[i], cps_type)
 
 
 def parallel_block_tokens(enc: PieceEncoding, blocks: Sequence[str], jobs: int | None = None,
                           ) -> list[BlockTokens] | None:
-    """Each block's tokens, computed by ``jobs`` (:func:`open_jobs`) forked processes; None,
-    for the caller to encode in this process, when that is not possible or not worth it: one
-    core, fewer than two blocks, not Linux (macOS offers fork but warns that system libraries
-    may crash in a forked child), not a byte-level ``Encoding``, no process to be had.
+    """Each block's tokens, computed by ``jobs`` (:func:`open_jobs`) forked processes
+    (:func:`.forked.forked_map`, each moving what it inherits out of the garbage collector's
+    reach); None, for the caller to encode in this process, when that is not possible or not
+    worth it: one core, fewer than two blocks, not Linux, not a byte-level ``Encoding``, no
+    process to be had.
 
     Runtime complexity: ``O(n / jobs)`` wall time plus the processes' start and the arrays'
     trip back (``O(tokens)``).
     """
-    global _WORK
-    import multiprocessing
-
     jobs = open_jobs() if jobs is None else jobs
     if (jobs < 2 or len(blocks) < 2 or not isinstance(enc, Encoding)
             or not sys.platform.startswith("linux")):
         return None
-    _WORK = (enc, blocks, block_cps_type(enc))
-    try:
-        try:
-            # subtle: each process first moves the objects it inherits out of the garbage
-            # collector's reach (gc.freeze): its full collections walked the server's objects,
-            # writing to them and so copying their pages (measured: twice the CPU time a block)
-            pool = multiprocessing.get_context("fork").Pool(min(jobs, len(blocks)),
-                                                            initializer=gc.freeze)
-        except OSError as exc:  # no processes to be had (a limit on them)
-            log.info("encoding in this process: cannot fork (%s)", exc)
-            return None
-        with pool:
-            return pool.map(_encode, range(len(blocks)), chunksize=1)
-    finally:
-        _WORK = None
+    return forked_map(_encode, (enc, blocks, block_cps_type(enc)), len(blocks), jobs,
+                      freeze=True)

@@ -128,7 +128,7 @@ def test_count_parallel_equals_encode(jobs, monkeypatch):
     processes: the sum is ``len(encode(text))``, every code point is reported once; it declines
     (``None``) where it cannot help, and the caller then counts in its own process."""
     from livetok.incremental import get_encoding
-    from livetok.server import cmd_count
+    from livetok.server import cmd_count, forked
 
     monkeypatch.setattr(cmd_count, "_PART_CHARS", 20_000)
     text = real_text(300_000) + "\n".join(["中文 😀 x\r\n", "Word  'll\n"] * 200)
@@ -141,7 +141,7 @@ def test_count_parallel_equals_encode(jobs, monkeypatch):
     assert cmd_count.count_parallel(enc, text, 1) is None
     assert cmd_count.count_parallel(enc, "x" * 100_000, jobs) is None  # no cut point
     assert cmd_count.count_parallel(get_encoding("bert-base-uncased"), text, jobs) is None
-    assert cmd_count._WORK is None
+    assert forked._TASK is None
 
 
 def test_count_parallel_without_processes_counts_here(monkeypatch):
@@ -149,17 +149,17 @@ def test_count_parallel_without_processes_counts_here(monkeypatch):
     import multiprocessing
 
     from livetok.incremental import get_encoding
-    from livetok.server import cmd_count
+    from livetok.server import cmd_count, forked
 
     class NoPool:
-        def Pool(self, n):  # noqa: N802 (multiprocessing's name)
+        def Pool(self, n, **options):  # noqa: N802 (multiprocessing's name)
             raise OSError(11, "Resource temporarily unavailable")
 
     monkeypatch.setattr(multiprocessing, "get_context", lambda method: NoPool())
     monkeypatch.setattr(cmd_count, "_PART_CHARS", 20_000)
     enc = get_encoding("o200k_base")
     assert cmd_count.count_parallel(enc, real_text(100_000), 2) is None
-    assert cmd_count._WORK is None
+    assert forked._TASK is None
 
 
 def test_count_jobs_in_process(tmp_path, monkeypatch, capsys):
