@@ -4,10 +4,10 @@ own normalizer, pre-tokenizer, model and added tokens.
 
 ``hf`` composes the families: it may import the core and the tokenizer families
 (``bytelevel``, ``wordpiece``, ``sentencepiece``) to reuse their algorithms, and no family
-imports it (``tests/unit/test_layout.py``). ``normalizers``, ``pretokenizers`` and ``models``
-mirror the file's sections; ``added`` splits the text on added tokens; ``encoding`` puts them
-behind the shared ``PieceEncoding`` protocol; ``reader`` reads the file and says what it does
-not implement.
+imports it (``tests/unit/test_layout.py``). ``normalizers``, ``pretokenizers``, ``models`` and
+``decoders`` mirror the file's sections; ``added`` splits the text on added tokens;
+``encoding`` puts them behind the shared ``PieceEncoding`` protocol; ``reader`` reads the file
+and says what it does not implement.
 """
 
 from __future__ import annotations

@@ -96,6 +96,7 @@ pre-token (cached); an edit re-splits and re-encodes only the pieces near it.
 
 from __future__ import annotations
 
+import operator
 import re
 from array import array
 from typing import Callable, Iterator, Protocol, Sequence
@@ -106,6 +107,7 @@ from ..cache import GenerationalCache
 from ..glue import GLUE_MIN_CP
 from ..text import require_str, sanitize
 from .added import AddedMatcher, AddedToken, Match, trie_pattern
+from .decoders import Decoder, decode_tokens
 from .errors import UnsupportedComponent
 from .models import Model, byte_level_map
 
@@ -150,7 +152,9 @@ class TokenizerJsonEncoding:
     ``Tokenizer.encode(text, add_special_tokens=False).ids``.
 
     Built by :func:`.reader.load_tokenizer_json` / :func:`.reader.tokenizer_from_dict`, which
-    read the file and decide the flags below from its sections.
+    read the file and decide the flags below from its sections; :meth:`decode` applies the
+    file's ``decoder`` (:mod:`.decoders`) and equals HuggingFace's ``Tokenizer.decode(ids,
+    skip_special_tokens=False)``.
     """
 
     def __init__(
@@ -166,9 +170,12 @@ class TokenizerJsonEncoding:
         local_pre_tokenizer: bool,
         charwise_normalizer: bool,
         use_model_cuts: bool,
+        decoder: Decoder | None,
     ) -> None:
         self.name = name
         self.source = source
+        #: the file's ``decoder`` (None: the file has none, and HF joins tokens with spaces)
+        self.decoder = decoder
         self.normalizer = normalizer if normalizer is not None and normalizer.changes_text else None
         #: the normalizer object whatever it does (``normalize`` is still called when present)
         self._norm_any = normalizer
@@ -493,12 +500,48 @@ class TokenizerJsonEncoding:
         return tok.encode("utf-8")
 
     def decode(self, ids: Sequence[int]) -> str:
-        """Text of ``ids``: their bytes joined (invalid UTF-8 as U+FFFD); ``▁`` stays ``▁``
-        (the file's decoder, which would turn it into a space, is not applied).
+        """Text of ``ids`` as HuggingFace's ``Tokenizer.decode(ids, skip_special_tokens=False)``
+        gives it: each id's token string (an added token's content, else the model's entry)
+        through the file's ``decoder`` (:mod:`.decoders`; Llama 2's ``▁Hello`` becomes
+        ``Hello``), or joined with spaces when the file has none.
 
-        Runtime complexity: ``O(total bytes)``.
+        Special tokens are kept, as tiktoken's ``decode`` keeps them (``<s>`` decodes to
+        ``<s>``) and as every id :meth:`encode` gives must decode; their contents go through
+        the decoder like any token, as in HF. An id that neither the added tokens nor the model
+        hold is skipped, as HF skips it.
+
+        >>> from livetok.incremental.hf.reader import tokenizer_from_dict
+        >>> enc = tokenizer_from_dict({"model": {"type": "BPE", "vocab": {"\u2581a": 0,
+        ...     "\u2581b": 1}, "merges": []}, "decoder": {"type": "Metaspace",
+        ...     "replacement": "\u2581"}}, name="toy", source="toy.json")
+        >>> enc.decode([0, 1, 0])
+        'a b a'
+
+        Raises :class:`~.errors.UnsupportedComponent` naming the decoder and the file when the
+        file's ``decoder`` is one livetok does not implement (the encoding loads and counts
+        all the same); ``TypeError`` for an id that is not an integer, ``ValueError`` for one
+        outside ``0..2**32 - 1`` (HF's ``u32``).
+
+        Runtime complexity: ``O(total length of the tokens)``.
         """
-        return b"".join(self.token_bytes(i) for i in ids).decode("utf-8", errors="replace")
+        return decode_tokens(self.decoder, [t for t in map(self._token_string, ids)
+                                            if t is not None])
+
+    def _token_string(self, token_id: int) -> str | None:
+        """HF's token string of ``token_id`` (``simple_id_to_token``, else the model's
+        ``id_to_token``; None: neither holds it)."""
+        try:
+            i = operator.index(token_id)
+        except TypeError:
+            raise TypeError(f"decode: token ids are ints, not {type(token_id).__name__} "
+                            f"({token_id!r})") from None
+        if not 0 <= i < 1 << 32:
+            raise ValueError(f"decode: token id {i} is outside 0..2**32 - 1")
+        t = self._added_by_id.get(i)
+        if t is not None:
+            return t.content
+        table = self.model.id_to_token
+        return table[i] if i < len(table) else None
 
     def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
         """Yield ``(start_cp, end_cp)`` of the pieces of ``text[pos:]`` (``pos`` a boundary).

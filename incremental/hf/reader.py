@@ -9,15 +9,18 @@ vocabulary cache (:mod:`..vocab_cache`) keeps for the next load of the same byte
 
 * a BERT pipeline (``WordPiece`` model with ``BertPreTokenizer``) goes to the WordPiece family
   (:mod:`..wordpiece.load`, the LinMaxMatch encoder and its incremental splitter);
-* anything else becomes a :class:`.encoding.TokenizerJsonEncoding` of the file's normalizer
-  (:func:`.normalizers.build_normalizer`), pre-tokenizer
-  (:func:`.pretokenizers.build_pre_tokenizer`), model (:func:`.models.build_model`) and added
-  tokens (:mod:`.added`).
+* anything else (and a BERT pipeline whose decoder the WordPiece family does not read: one
+  neither ``WordPiece`` nor null) becomes a :class:`.encoding.TokenizerJsonEncoding` of the
+  file's normalizer (:func:`.normalizers.build_normalizer`), pre-tokenizer
+  (:func:`.pretokenizers.build_pre_tokenizer`), model (:func:`.models.build_model`), added
+  tokens (:mod:`.added`) and decoder (:func:`.decoders.build_decoder`, for ``decode`` only).
 
-Counts are of ``encode(text, add_special_tokens=False)``: the ``post_processor``, ``decoder``,
+Counts are of ``encode(text, add_special_tokens=False)``: the ``post_processor``,
 ``truncation`` and ``padding`` sections are read by nobody (BERT's fixed padding to 128 would
 make every count 128). A component livetok does not implement raises
-:class:`.errors.UnsupportedComponent` naming it and the file; nothing is approximated.
+:class:`.errors.UnsupportedComponent` naming it and the file; nothing is approximated. The
+exception is the ``decoder``, which counting never uses: an unsupported one leaves the file
+loadable, and only ``decode`` raises that error (:class:`.decoders.Refused`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from ..load import VocabularyError, _inflated, _read_as, json_object, vocabulary
 from ..protocol import PieceEncoding
 from .added import parse_added_tokens, token_rows, tokens_of_rows
 from .bpe import joinable_pairs
+from .decoders import Decoder, Refused, build_decoder
 from .encoding import TokenizerJsonEncoding
 from .errors import UnsupportedComponent
 from .models import model_from_tables, model_tables
@@ -93,9 +97,10 @@ def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str) -> Piec
 def prepare(data: dict[str, Any], *, source: str) -> dict[str, Any]:
     """The parsed ``tokenizer.json`` checked and reduced to what :func:`from_prepared` builds
     the encoding of, in plain values that ``marshal`` writes (what the vocabulary cache
-    keeps): the normalizer and pre-tokenizer sections as they are (built on every load: cheap),
-    the model's tables (:func:`.models.model_tables`), the added tokens as tuples; for a BERT
-    pipeline, the parsed file itself (the WordPiece family builds its trie from it).
+    keeps): the normalizer, pre-tokenizer and decoder sections as they are (built on every
+    load: cheap), the model's tables (:func:`.models.model_tables`), the added tokens as
+    tuples; for a BERT pipeline, the parsed file itself (the WordPiece family builds its trie
+    from it).
 
     Raises what :func:`tokenizer_from_dict` raises for the object, in the same order.
 
@@ -120,7 +125,7 @@ def _prepare(data: dict[str, Any], source: str) -> tuple[dict[str, Any], _Parts]
                                    "(it needs at least a model section)")
     norm_spec = data.get("normalizer")
     pre_spec = data.get("pre_tokenizer")
-    if _is_bert(norm_spec, pre_spec, model_spec):
+    if _is_bert(norm_spec, pre_spec, model_spec, data.get("decoder")):
         return {"bert": data}, None
     for key in ("normalizer", "pre_tokenizer"):
         if data.get(key) is not None and not isinstance(data.get(key), Mapping):
@@ -141,6 +146,9 @@ def _prepare(data: dict[str, Any], source: str) -> tuple[dict[str, Any], _Parts]
         "added": token_rows(added),
         # the model's cuts serve pieces unless merges are ignored (a whole token wins)
         "model_cuts": model_cuts,
+        # JSON values (marshal writes them); built on each load, an unsupported one refused
+        # only by decode
+        "decoder": data.get("decoder"),
     }
     return payload, (normalizer, pre)
 
@@ -172,7 +180,17 @@ def from_prepared(payload: Mapping[str, Any], *, name: str, source: str,
         local_pre_tokenizer=_local_pre_tokenizer(pre_spec),
         charwise_normalizer=_charwise(norm_spec),
         use_model_cuts=payload["model_cuts"] and not pre.byte_level,
+        decoder=_decoder(payload["decoder"], source),
     )
+
+
+def _decoder(spec: Any, source: str) -> Decoder | None:
+    """The file's decoder, or a :class:`.decoders.Refused` one saying why it is not
+    implemented (decoding raises that; loading and counting go on)."""
+    try:
+        return build_decoder(spec, source=source)
+    except UnsupportedComponent as exc:
+        return Refused(str(exc))
 
 
 def _is_payload(value: object) -> bool:
@@ -185,7 +203,8 @@ def _is_payload(value: object) -> bool:
     model = value.get("model")
     return (type(model) is dict
             and model.get("type") in ("BPE", "Unigram", "WordPiece", "WordLevel")
-            and type(value.get("added")) is list and type(value.get("model_cuts")) is bool)
+            and type(value.get("added")) is list and type(value.get("model_cuts")) is bool
+            and "decoder" in value)
 
 
 def _code_files() -> list[str]:
@@ -197,11 +216,14 @@ def _code_files() -> list[str]:
             added.__file__]
 
 
-def _is_bert(norm: Any, pre: Any, model: Mapping[str, Any]) -> bool:
-    """A BERT pipeline: WordPiece after BertPreTokenizer (BertNormalizer or none)."""
+def _is_bert(norm: Any, pre: Any, model: Mapping[str, Any], decoder: Any) -> bool:
+    """A BERT pipeline: WordPiece after BertPreTokenizer (BertNormalizer or none), with the
+    WordPiece decoder or none (the decoders the WordPiece family reads)."""
     return (model.get("type") == "WordPiece" and isinstance(pre, Mapping)
             and pre.get("type") == "BertPreTokenizer"
-            and (norm is None or isinstance(norm, Mapping) and norm.get("type") == "BertNormalizer"))
+            and (norm is None or isinstance(norm, Mapping) and norm.get("type") == "BertNormalizer")
+            and (decoder is None or isinstance(decoder, Mapping)
+                 and decoder.get("type") == "WordPiece"))
 
 
 def _bert(data: dict[str, Any], name: str, source: str) -> PieceEncoding:
