@@ -197,24 +197,24 @@ def _mistral_file(name: str, filename: str) -> Path:
 
 def _tekken(name: str) -> Callable[[], Any]:
     """The factory of a Tekken encoding: ``mistral-common``'s file, converted in memory to its
-    ``tokenizer.json`` form (:mod:`.hf.tekken`; the converted form is kept in the vocabulary
-    cache, :mod:`.vocab_cache`) and read by :func:`.hf.tokenizer_from_dict`. ``mistral-common``
-    is not a dependency: without it the error says how to install it."""
+    ``tokenizer.json`` form (:mod:`.hf.tekken`) and read as one
+    (:func:`.hf.reader.cached_tokenizer`: what the reader prepares of it is kept in the
+    vocabulary cache, :mod:`.vocab_cache`; a warm start reads no JSON). ``mistral-common`` is
+    not a dependency: without it the error says how to install it."""
     version = _TEKKEN[name]
 
     def build() -> Any:
         import json
 
         path = _mistral_file(name, f"tekken_{version}.json")
-        from .hf import models, tekken, tokenizer_from_dict
+        from .hf import tekken
+        from .hf.reader import cached_tokenizer
 
         limit = vocabulary_limit()
         raw = read_limited(path, limit, what="Tekken vocabulary", env="LIVETOK_MAX_VOCAB_BYTES")
-        data = vocab_cache.cached(
-            f"tekken-{limit}", str(path), [raw], lambda: tekken.tekken_to_dict(json.loads(raw)),
-            valid=lambda v: type(v) is dict and type(v.get("model")) is dict,
-            code=[tekken.__file__, models.__file__])
-        return tokenizer_from_dict(data, name=name, source=str(path))
+        return cached_tokenizer(f"tekken-{limit}", str(path), [raw],
+                                lambda: tekken.tekken_to_dict(json.loads(raw)), name=name,
+                                code=[tekken.__file__])
 
     return build
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
 from .. import vocab_cache
 from ..load import VocabularyError, _inflated, _read_as, json_object, vocabulary_limit
@@ -41,7 +41,8 @@ from .models import model_from_tables, model_tables
 from .normalizers import Normalizer, build_normalizer
 from .pretokenizers import PreTokenizer, build_pre_tokenizer
 
-__all__ = ["load_tokenizer_json", "tokenizer_from_dict", "prepare", "from_prepared"]
+__all__ = ["load_tokenizer_json", "tokenizer_from_dict", "cached_tokenizer", "prepare",
+           "from_prepared"]
 
 
 def load_tokenizer_json(path: str | os.PathLike[str], *, name: str | None = None) -> PieceEncoding:
@@ -63,19 +64,34 @@ def load_tokenizer_json(path: str | os.PathLike[str], *, name: str | None = None
     label = name or (p.parent.name if p.stem == "tokenizer" and p.parent.name else p.stem)
     limit = vocabulary_limit()
     raw = _read_as(source, _WHAT, inflate=False)  # as on disk: the cache's key
+    # the bound is part of the key: a file refused under a lower bound is refused cached too
+    return cached_tokenizer(
+        f"tokenizer-json-{limit}", source, [raw],
+        lambda: json_object(_inflated(raw, source, _WHAT, limit), source, _WHAT), name=label)
+
+
+def cached_tokenizer(kind: str, source: str, keys: Sequence[bytes],
+                     make: Callable[[], dict[str, Any]], *, name: str,
+                     code: Sequence[str] = ()) -> PieceEncoding:
+    """The encoding of the ``tokenizer.json`` object ``make()`` returns, what :func:`prepare`
+    makes of it kept in the vocabulary cache (:mod:`..vocab_cache`) under ``kind``, keyed by
+    ``keys`` (the bytes it is made from) and the code that makes it (this package's, and the
+    files ``code`` names: say, a converter that ``make`` runs). On a hit neither ``make`` nor
+    :func:`prepare` runs.
+
+    Runtime complexity: ``O(size of the object)`` on a miss; on a hit, the cache's read and
+    :func:`from_prepared`.
+    """
     built: list[_Parts] = []
 
     def build() -> dict[str, Any]:
-        data = json_object(_inflated(raw, source, _WHAT, limit), source, _WHAT)
-        payload, parts = _prepare(data, source)
+        payload, parts = _prepare(make(), source)
         built.append(parts)
         return payload
 
-    # the bound is part of the key: a file refused under a lower bound is refused cached too
-    payload = vocab_cache.cached(f"tokenizer-json-{limit}", source, [raw], build,
-                                 valid=_is_payload, code=_code_files())
-    return from_prepared(payload, name=label, source=source,
-                         parts=built[0] if built else None)
+    payload = vocab_cache.cached(kind, source, list(keys), build, valid=_is_payload,
+                                 code=[*_code_files(), *code])
+    return from_prepared(payload, name=name, source=source, parts=built[0] if built else None)
 
 
 def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str) -> PieceEncoding:

@@ -278,6 +278,26 @@ def test_tekken_encodings_equal_huggingface(name: str) -> None:
         assert want[:2] == [22177, 4304]  # "Hello", " world" (ids after the 1,000 specials)
 
 
+def test_tekken_warm_start_neither_converts_nor_prepares(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second build reads what the reader prepared from the vocabulary cache: no JSON
+    parse, no conversion, no rule table; and it encodes as the first."""
+    pytest.importorskip("mistral_common")
+    from livetok.incremental import vocab_cache
+    from livetok.incremental.hf import reader, tekken
+
+    monkeypatch.setenv(vocab_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    calls: list[str] = []
+    convert, prepare = tekken.tekken_to_dict, reader._prepare
+    monkeypatch.setattr(tekken, "tekken_to_dict", lambda d: calls.append("convert") or convert(d))
+    monkeypatch.setattr(reader, "_prepare", lambda d, s: calls.append("prepare") or prepare(d, s))
+    first = registry._tekken("mistral-tekken-240718")()
+    assert calls == ["convert", "prepare"]
+    second = registry._tekken("mistral-tekken-240718")()
+    assert calls == ["convert", "prepare"], "the second build should come from the cache"
+    assert second.encode(_TEXT) == first.encode(_TEXT)
+
+
 def test_tekken_conversion_is_the_pinned_file() -> None:
     """tests/_tokenizer_files.py writes the library's conversion: same bytes, same SHA-256."""
     import hashlib
