@@ -46,12 +46,17 @@ Corner cases of Section 3.3, and one deliberate departure from the paper:
 from __future__ import annotations
 
 from collections import deque
-from typing import Mapping
+from typing import Dict, List, Mapping, Tuple
 
-__all__ = ["LinMaxMatch", "NULL", "ROOT", "SUFFIX_ROOT"]
+__all__ = ["LinMaxMatch", "NULL", "ROOT", "SUFFIX_ROOT", "Tables"]
 
 #: the null node (``f(v) = ∅``)
 NULL = -1
+
+#: :meth:`LinMaxMatch.tables`: children, token, fail, pops, parent and depth of every node
+Tables = Tuple[List[Dict[str, int]], List[int], List[int], List[Tuple[int, ...]], List[int],
+               List[int]]
+
 #: node ids of the two roots: ``r`` (start of a word) and ``r#`` (start of a continuation)
 ROOT = 0
 SUFFIX_ROOT = 1
@@ -81,6 +86,7 @@ class LinMaxMatch:
         unk_token: str = "[UNK]",
         suffix_indicator: str = "##",
         max_input_chars_per_word: int = 100,
+        tables: Tables | None = None,
     ) -> None:
         if unk_token not in vocab:
             raise ValueError(
@@ -99,10 +105,34 @@ class LinMaxMatch:
         self.pops: list[tuple[int, ...]] = []
         self.parent: list[int] = []
         self.depth: list[int] = []
+        if tables is not None:  # what tables() gave for the same vocabulary and options
+            self.children, self.token, self.fail, self.pops, self.parent, self.depth = tables
+            return
         self._new_node(NULL, 0)  # r
         self._new_node(NULL, 0)  # r#
         self._build_trie()
         self._precompute()
+
+    def tables(self) -> Tables:
+        """The trie, failure links and pops as plain containers (what ``marshal`` writes):
+        ``LinMaxMatch(vocab, ..., tables=t)`` with the same vocabulary and options is this
+        matcher again without Algorithm 2 (the vocabulary cache keeps them,
+        :func:`.encoding.linmaxmatch_of`).
+
+        Runtime complexity: ``O(1)`` (the lists themselves).
+        """
+        return (self.children, self.token, self.fail, self.pops, self.parent, self.depth)
+
+    @staticmethod
+    def valid_tables(value: object) -> bool:
+        """Whether ``value`` has the shape of :meth:`tables`' result (six lists, one entry
+        per node each).
+
+        Runtime complexity: ``O(1)``.
+        """
+        return (type(value) is tuple and len(value) == 6
+                and all(type(x) is list for x in value)
+                and len({len(x) for x in value}) == 1 and len(value[0]) >= 2)
 
     # -- construction ---------------------------------------------------------------------------
 

@@ -207,3 +207,39 @@ def test_e2e_word_length_limit():
     e2e = E2EWordPiece(lmm, punctuation=".", whitespace=" ")
     assert e2e.tokenize("a" * 100 + ".") == [1] + [2] * 99 + [3]
     assert e2e.tokenize("a" * 101 + ".a") == [0, 3, 1]
+
+
+def test_tables_rebuild_the_same_matcher_and_big_vocabularies_read_them_from_the_cache(
+        tmp_path, monkeypatch):
+    """``LinMaxMatch(..., tables=m.tables())`` is ``m`` without Algorithm 2; a vocabulary of
+    ``CACHE_MIN_TOKENS`` or more (lowered here) keeps its tables in the vocabulary cache, so
+    the second encoding built from it runs neither the trie build nor the precomputation."""
+    from livetok.incremental import vocab_cache
+    from livetok.incremental.wordpiece import encoding as wp_encoding
+    from livetok.incremental.wordpiece.encoding import WordPieceEncoding
+
+    lmm = LinMaxMatch(FIG1)
+    again = LinMaxMatch(FIG1, tables=lmm.tables())
+    again._check()
+    assert again.tables() == lmm.tables() and LinMaxMatch.valid_tables(lmm.tables())
+    assert not LinMaxMatch.valid_tables((lmm.children,) * 5)
+
+    monkeypatch.setenv(vocab_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    vocab = {"[UNK]": 0, **{w: i + 1 for i, w in enumerate(
+        f"{a}{b}{c}" for a in "abcdefghij" for b in "klmnopqrst" for c in "uvwxyzABCDEFGHIJKLMN")}}
+    vocab.update({"##" + w: len(vocab) + i for i, w in enumerate("abcdefghijklmnopqrstuvwxyz")})
+    monkeypatch.setattr(wp_encoding, "CACHE_MIN_TOKENS", 1_000)  # a quicker vocabulary
+    assert len(vocab) >= wp_encoding.CACHE_MIN_TOKENS > len(FIG1)
+    built: list[str] = []
+    real = LinMaxMatch._precompute
+    monkeypatch.setattr(LinMaxMatch, "_precompute", lambda self: built.append("x") or real(self))
+    text = "aku bmvz akuakv jtN ciwq zz " * 50
+    first = WordPieceEncoding("big", vocab, source=str(tmp_path / "vocab.txt"))
+    second = WordPieceEncoding("big", vocab, source=str(tmp_path / "vocab.txt"))
+    assert built == ["x"], "the second encoding should read the tables from the cache"
+    assert second.encode(text) == first.encode(text)
+    assert 0 in first.encode(text)  # "zz" is unknown: the unknown token is exercised too
+    small = dict(FIG1)
+    WordPieceEncoding("small", small)
+    WordPieceEncoding("small", small)
+    assert built == ["x", "x", "x"], "a small vocabulary is built every time"
