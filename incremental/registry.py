@@ -31,7 +31,7 @@ from .load import (VocabularyError, check_byte_level, load_gpt2_files, load_tikt
 from .protocol import PieceEncoding, check_encoding
 
 __all__ = ["get_encoding", "list_encodings", "describe_encodings", "register_encoding",
-           "is_registered", "derived", "is_file_name", "ALIASES"]
+           "is_registered", "derived", "is_file_name", "tokenizer_json_path", "ALIASES"]
 
 T = TypeVar("T")
 
@@ -323,6 +323,22 @@ def is_file_name(name: str) -> bool:
             or os.sep in name)
 
 
+def tokenizer_json_path(p: str, label: str | None = None) -> str:
+    """``p``, or ``p/tokenizer.json`` when ``p`` is a folder (a model's folder: its
+    ``tokenizer.json``); a folder without one raises ``VocabularyError`` naming ``label``
+    (default ``p``).
+
+    Runtime complexity: ``O(1)`` (two ``stat`` calls).
+    """
+    if not os.path.isdir(p):
+        return p
+    inside = os.path.join(p, "tokenizer.json")
+    if not os.path.isfile(inside):
+        raise VocabularyError(f"{label or p}: a folder without a tokenizer.json; pass the path "
+                              "of a HuggingFace tokenizer.json or of its model's folder")
+    return inside
+
+
 def is_registered(enc: object, kind: str | None = None) -> bool:
     """Whether ``enc`` is the encoding :func:`get_encoding` returns for its name (with
     ``kind``: the object :func:`derived` keeps under its name and ``kind``), so that a pickle
@@ -500,13 +516,8 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Pi
             repo_id, revision = split_model_id(canonical)
             canonical = HF_PREFIX + repo_id + (f"@{revision}" if revision else "")
             return _tokenizer_json(canonical, str(find_hf_tokenizer(canonical)))
-        p = os.path.abspath(os.path.expanduser(canonical))
-        if os.path.isdir(p):  # a model's folder: its tokenizer.json
-            if not os.path.isfile(os.path.join(p, "tokenizer.json")):
-                raise VocabularyError(f"{canonical}: a folder without a tokenizer.json; pass "
-                                      "the path of a HuggingFace tokenizer.json")
-            p = os.path.join(p, "tokenizer.json")
-        elif not os.path.isfile(p):
+        p = tokenizer_json_path(os.path.abspath(os.path.expanduser(canonical)), canonical)
+        if not os.path.isfile(p):
             raise VocabularyError(
                 f"{canonical}: no such file; an encoding name that is a path must name a "
                 "HuggingFace tokenizer.json (check the path)"

@@ -23,6 +23,7 @@ from typing import Callable, Iterator
 
 from livetok.incremental import Encoding, PieceEncoding, get_encoding
 from livetok.incremental.load import MAX_VOCAB_BYTES, check_byte_level, size_limit
+from livetok.incremental.registry import tokenizer_json_path
 from livetok.incremental.stream import MAX_PIECE_CP, check_pieces, count_stream
 
 from .cli import INPUT_ERRORS, Subparsers, add_encoding_arguments, encoding_name, input_error
@@ -281,13 +282,8 @@ def load_encoding(name: str, vocab: str | None, tokenizer: str | None = None) ->
     Runtime complexity: ``O(vocabulary)``.
     """
     if tokenizer is not None:
-        if os.path.isdir(tokenizer):  # a model's folder: its tokenizer.json, as -e reads it
-            inside = os.path.join(tokenizer, "tokenizer.json")
-            if not os.path.exists(inside):
-                raise ValueError(f"{tokenizer}: a folder without a tokenizer.json; --tokenizer "
-                                 "takes a HuggingFace tokenizer.json or its model's folder")
-            tokenizer = inside
-        check_vocabulary_file(tokenizer, "--tokenizer")
+        # a model's folder: its tokenizer.json, as -e reads it
+        check_vocabulary_file(tokenizer_json_path(tokenizer), "--tokenizer")
     if vocab is None:
         enc = get_encoding(name)
     else:
