@@ -42,7 +42,7 @@ import pathspec
 from livetok.incremental import get_encoding, list_encodings
 from livetok.incremental.find import find_hf_tokenizer
 from livetok.incremental.load import VocabularyError
-from livetok.incremental.registry import ALIASES, is_file_name
+from livetok.incremental.registry import ALIASES, is_file_name, tokenizer_json_path
 
 from .markdown import FRONT_MATTER, sections
 
@@ -322,15 +322,16 @@ class _Validator:
 
     def tokenizer_file(self, value: str, key: str, what: str, rule: int | None) -> str | None:
         """A tokenizer.json encoding: ``hf:ORG/NAME`` found in the local Hugging Face cache,
-        or a path, relative to the budget file's folder (returned absolute)."""
+        or a path, relative to the budget file's folder (returned absolute; a model's folder as
+        its tokenizer.json, :func:`~livetok.incremental.registry.tokenizer_json_path`)."""
         try:
             if value.startswith("hf:"):
                 find_hf_tokenizer(value)
                 return value
-            p = Path(os.path.abspath(self.path.parent / os.path.expanduser(value)))
-            if not p.is_file() and not (p / "tokenizer.json").is_file():
+            p = tokenizer_json_path(os.path.abspath(self.path.parent / os.path.expanduser(value)))
+            if not os.path.isfile(p):
                 raise VocabularyError(f"no tokenizer.json at {p}")
-            return str(p)
+            return p
         except (VocabularyError, OSError) as exc:
             self.problem(f"{what}.{key}", f"{what}: {key!r}: {exc}", rule=rule)
             return None
