@@ -296,3 +296,217 @@ def test_without_platformdirs_the_cache_is_off(vocab, monkeypatch, caplog) -> No
         assert vocab_cache.cache_dir() is None
         assert load_tiktoken_file(path) == want
     assert "platformdirs is not installed" in caplog.text
+
+
+# --- issue 26: the cache folder and its files are untrusted input ----------------------------
+
+def _entry(cache: Path, source: Path) -> Path:
+    """The cache file of the ``.tiktoken`` file ``source``."""
+    kind = f"tiktoken-{load.vocabulary_limit()}"
+    return Path(vocab_cache.cache_file(kind, str(source), str(cache)))
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == LOGGER and r.levelno >= logging.WARNING]
+
+
+_CHILD = """
+import json, logging, sys
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+from livetok.incremental.bytelevel.encoding import Encoding
+from livetok.incremental.bytelevel.pretokenize import PATTERNS
+from livetok.incremental.load import load_tiktoken_file
+ranks = load_tiktoken_file(sys.argv[1])
+enc = Encoding("t", pat_str=PATTERNS["o200k_base"], mergeable_ranks=ranks)
+print(json.dumps([len(ranks), enc.encode(sys.argv[2])]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are a POSIX notion")
+def test_a_fifo_at_the_entrys_name_is_a_miss_not_a_hang(cache, vocab) -> None:
+    """Opening a FIFO for reading waits for a writer: the cache opens without blocking and
+    asks fstat what it opened. A fresh process (as ``livetok count`` is) loads, encodes as
+    the parse does and says why once; the FIFO is replaced by a cache file."""
+    import json
+    import subprocess
+    import sys
+
+    path, want = vocab
+    entry = _entry(cache, path)
+    cache.mkdir(mode=0o700)
+    os.mkfifo(entry)
+    text = "abc ab a  abcab"
+    expected = Encoding("t", pat_str=PATTERNS["o200k_base"], mergeable_ranks=want).encode(text)
+    env = {**os.environ, vocab_cache.CACHE_DIR_ENV: str(cache)}
+    env.pop(vocab_cache.CACHE_SWITCH_ENV, None)
+    run = subprocess.run([sys.executable, "-c", _CHILD, str(path), text], capture_output=True,
+                         text=True, timeout=30, env=env)  # a hang is a TimeoutExpired
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == [len(want), expected]
+    lines = [ln for ln in run.stderr.splitlines() if ln.startswith("WARNING")]
+    assert len(lines) == 1 and "not a regular file but a FIFO" in lines[0], run.stderr
+    assert stat.S_ISREG(entry.lstat().st_mode)  # replaced by a cache file of its own
+
+
+def test_a_folder_at_the_entrys_name_is_a_miss(cache, vocab, caplog) -> None:
+    path, want = vocab
+    entry = _entry(cache, path)
+    entry.mkdir(parents=True)
+    cache.chmod(0o700)
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(path) == want
+    (line,) = _warnings(caplog)
+    assert "not a regular file but a folder" in line and str(entry) in line
+    assert "not written" in caplog.text  # (a folder is not replaced: the next load says it again)
+
+
+def test_a_symlink_at_the_entrys_name_is_a_miss_and_never_followed(cache, vocab, tmp_path,
+                                                                    caplog, monkeypatch) -> None:
+    """A link to a file the cache would accept (a good cache file elsewhere) is still not
+    read; the write replaces the link and leaves its target as it was."""
+    path, want = vocab
+    load_tiktoken_file(path)
+    entry = _entry(cache, path)
+    target = tmp_path / "planted.marshal"
+    target.write_bytes(entry.read_bytes())
+    target.chmod(0o600)
+    before = target.read_bytes(), target.stat().st_mtime_ns
+    entry.unlink()
+    entry.symlink_to(target)
+    parsed: list[bytes] = []
+    real_parse = load._parse_strict
+    monkeypatch.setattr(load, "_parse_strict", lambda raw: parsed.append(raw) or real_parse(raw))
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(path) == want
+    assert parsed  # a miss: the link was not followed
+    (line,) = _warnings(caplog)
+    assert "a symbolic link, never followed" in line
+    assert not entry.is_symlink() and stat.S_ISREG(entry.lstat().st_mode)
+    assert (target.read_bytes(), target.stat().st_mtime_ns) == before
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="file modes are a POSIX notion")
+@pytest.mark.parametrize("mode", [0o777, 0o770])
+def test_a_cache_folder_others_may_write_is_refused(cache, vocab, caplog, mode) -> None:
+    """Anyone who may write in the folder could plant an entry: the cache is off for the
+    process, with one warning that names the folder and how to fix it."""
+    path, want = vocab
+    cache.mkdir()
+    cache.chmod(mode)
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(path) == want
+        assert load_tiktoken_file(path) == want
+    (line,) = _warnings(caplog)
+    assert str(cache) in line and "off for this process" in line
+    assert f"mode {mode:04o}" in line and vocab_cache.CACHE_DIR_ENV in line
+    assert _files(cache) == []  # nothing read, nothing written
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="file owners are a POSIX notion")
+def test_a_cache_folder_of_another_user_is_refused(cache, vocab, caplog, monkeypatch) -> None:
+    path, want = vocab
+    cache.mkdir(mode=0o700)
+    monkeypatch.setattr(os, "getuid", lambda: os.geteuid() + 1)
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(path) == want
+    (line,) = _warnings(caplog)
+    assert "owned by another user" in line and vocab_cache.CACHE_DIR_ENV in line
+    assert _files(cache) == []
+
+
+def test_links_to_one_tokenizer_file_share_one_entry(cache, tmp_path) -> None:
+    """50 symlinked folders to one ``tokenizer.json`` (a cloned repository can ship them):
+    one cache file, keyed by the real path, and the same ids from every link."""
+    import json
+
+    from livetok.incremental.hf.reader import load_tokenizer_json
+
+    model = tmp_path / "model"
+    model.mkdir()
+    vocab = {c: i for i, c in enumerate("abcdefgh")} | {"ab": 8, "abc": 9, "de": 10}
+    (model / "tokenizer.json").write_text(json.dumps({
+        "model": {"type": "BPE", "vocab": vocab, "merges": ["a b", "ab c", "d e"]},
+        "added_tokens": []}), encoding="utf-8")
+    ids = set()
+    for i in range(50):
+        link = tmp_path / f"clone{i}"
+        link.symlink_to(model, target_is_directory=True)
+        ids.add(tuple(load_tokenizer_json(link / "tokenizer.json").encode("abcdeabh")))
+    assert ids == {(9, 10, 8, 7)}
+    assert len(_files(cache)) == 1
+
+
+def _vocabs(tmp_path: Path, n: int) -> list[tuple[Path, dict[bytes, int]]]:
+    out = []
+    for i in range(n):
+        path = tmp_path / f"v{i}.tiktoken"
+        out.append((path, _write_vocab(path, [b"ab", bytes([97 + i]) * 2])))
+    return out
+
+
+def _age(files: list[Path]) -> None:
+    """Give ``files`` distinct mtimes in the past, the first the oldest (a clock's
+    granularity must not decide the order)."""
+    for i, file in enumerate(files):
+        os.utime(file, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))
+
+
+def test_the_cache_is_pruned_to_its_entry_limit_least_recently_used_first(
+        cache, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv(vocab_cache.MAX_ENTRIES_ENV, "3")
+    vocabs = _vocabs(tmp_path, 5)
+    for path, want in vocabs[:3]:
+        assert load_tiktoken_file(path) == want
+    entries = [_entry(cache, path) for path, _ in vocabs]
+    _age(entries[:3])
+    assert load_tiktoken_file(vocabs[0][0]) == vocabs[0][1]  # a hit: v0 is used again
+    assert entries[0].stat().st_mtime_ns > entries[2].stat().st_mtime_ns
+    for path, want in vocabs[3:]:  # two writes: v1, then v2, are the least recently used
+        assert load_tiktoken_file(path) == want
+    assert _files(cache) == sorted([entries[0], entries[3], entries[4]])
+
+
+def test_the_cache_is_pruned_to_its_byte_limit(cache, tmp_path, monkeypatch, caplog) -> None:
+    vocabs = _vocabs(tmp_path, 4)
+    for path, _ in vocabs[:3]:
+        load_tiktoken_file(path)
+    entries = [_entry(cache, path) for path, _ in vocabs]
+    _age(entries[:3])
+    size = entries[0].stat().st_size  # (all four are the same size)
+    monkeypatch.setenv(vocab_cache.MAX_BYTES_ENV, str(2 * size + size // 2))
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(vocabs[3][0]) == vocabs[3][1]
+    assert _files(cache) == sorted([entries[2], entries[3]])
+    assert "removed 2 least recently used files" in caplog.text
+    monkeypatch.setenv(vocab_cache.MAX_BYTES_ENV, str(size - 1))  # one file is too large
+    with caplog.at_level(logging.INFO, LOGGER):
+        assert load_tiktoken_file(vocabs[0][0]) == vocabs[0][1]
+    assert f"more than {vocab_cache.MAX_BYTES_ENV}" in caplog.text
+    assert _files(cache) == sorted([entries[2], entries[3]])  # not written, nothing removed
+
+
+def test_pruning_leaves_other_files_and_removes_stale_partials(cache, tmp_path,
+                                                               monkeypatch) -> None:
+    """Only files named as the cache names them are pruned (a LIVETOK_CACHE_DIR shared
+    with other files loses none of them); a temporary file a dead process left an hour ago
+    goes, a fresh one (another process writing now) stays."""
+    monkeypatch.setenv(vocab_cache.MAX_ENTRIES_ENV, "1")
+    cache.mkdir(mode=0o700)
+    mine = cache / "notes.marshal"
+    mine.write_bytes(b"x")
+    stale, fresh = cache / ".tmp-dead.partial", cache / ".tmp-busy.partial"
+    stale.write_bytes(b"x")
+    fresh.write_bytes(b"x")
+    os.utime(stale, ns=(10**18, 10**18))
+    (a, want_a), (b, want_b) = _vocabs(tmp_path, 2)
+    assert load_tiktoken_file(a) == want_a
+    assert load_tiktoken_file(b) == want_b
+    assert _files(cache) == sorted([fresh, mine, _entry(cache, b)])
+
+
+def test_a_bad_cache_limit_names_its_variable(cache, vocab, monkeypatch) -> None:
+    path, _ = vocab
+    monkeypatch.setenv(vocab_cache.MAX_ENTRIES_ENV, "lots")
+    with pytest.raises(ValueError, match=vocab_cache.MAX_ENTRIES_ENV):
+        load_tiktoken_file(path)
