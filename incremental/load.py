@@ -21,6 +21,7 @@ from operator import sub
 from typing import Any, Callable, Mapping
 
 from . import vocab_cache
+from .limits import size_limit
 
 __all__ = [
     "VocabularyError",
@@ -59,23 +60,6 @@ MAX_RANK = 1 << 24
 MAX_JSON_DEPTH = 16
 #: files are read in blocks of this size, with a running total against the bound
 _READ_BLOCK = 1 << 20
-
-
-def size_limit(env: str, default: int, unit: str = "bytes") -> int:
-    """``default``, or the number (of bytes, or ``unit``) the environment variable ``env``
-    gives; a ``ValueError`` naming the variable when it is not a positive integer.
-
-    >>> size_limit("LIVETOK_NO_SUCH_VARIABLE", 1024)
-    1024
-
-    Runtime complexity: ``O(1)``.
-    """
-    raw = os.environ.get(env, "").strip()
-    if not raw:
-        return default
-    if raw.isdigit() and int(raw) > 0:
-        return int(raw)
-    raise ValueError(f"${env} is {raw!r}: set it to a number of {unit} (1 or more), or unset it")
 
 
 def _mib(n: int) -> str:

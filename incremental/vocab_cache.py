@@ -43,6 +43,8 @@ import tempfile
 import time
 from typing import Any, Callable, NamedTuple, Sequence, TypeVar
 
+from .limits import size_limit
+
 __all__ = ["FORMAT", "CACHE_DIR_ENV", "CACHE_SWITCH_ENV", "MAX_ENTRIES_ENV", "MAX_BYTES_ENV",
            "MAX_ENTRIES", "MAX_BYTES", "cache_dir", "cached", "cache_file", "folder_refusal"]
 
@@ -86,7 +88,6 @@ class _Limits(NamedTuple):
 
 def _limits() -> _Limits:
     """The limits in force; a ``ValueError`` naming the variable that is not a number."""
-    from .load import size_limit  # (load imports this module)
 
     return _Limits(size_limit(MAX_ENTRIES_ENV, MAX_ENTRIES, unit="cache files"),
                    size_limit(MAX_BYTES_ENV, MAX_BYTES))

@@ -185,6 +185,9 @@ class LivetokServer(LanguageServer):
         # a budget file's rule for the document wins: its verdicts then come from live counts
         name = self.budgets.encoding_for(uri) or self.settings.encoding_for(uri, language_id)
         try:
+            refusal = self.settings.refusal(name)
+            if refusal is not None:  # a workspace's tokenizer.json, not trusted (docs/security.md)
+                raise ValueError(refusal)
             enc: PieceEncoding = get_encoding(name)
         except Exception as exc:
             key = "tokenizer" if name == self.settings.tokenizer else "encoding"
@@ -413,7 +416,9 @@ def initialize(ls: LivetokServer, params: types.InitializeParams) -> None:
     try:
         ls.settings = parse_settings(params.initialization_options, root=ls.root)
     except SettingsError as exc:
+        ls.settings = parse_settings(None, root=ls.root)
         ls.warn(f"livetok: ignoring initializationOptions: {exc}")
+    ls.budgets.trust_tokenizers = ls.settings.trust_workspace_tokenizers
     caps = params.capabilities
     forced = ls.forced_unit or ls.settings.position_encoding
     unit = (types.PositionEncodingKind(forced) if forced is not None
@@ -546,6 +551,7 @@ def did_change_configuration(ls: LivetokServer,
         ls.warn(f"livetok: ignoring the new settings: {exc}")
         return
     old, ls.settings = ls.settings, new
+    ls.budgets.trust_tokenizers = new.trust_workspace_tokenizers
     ls._shown_failures.clear()  # a setting named again is shown again
     ls.reencode_all()
     if ls.refresh_semantic and new.semantic_tokens != old.semantic_tokens:

@@ -21,6 +21,7 @@ is opened or saved in the editor. Nothing here runs in a worker thread.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable, Sequence
 from urllib.parse import unquote, urlparse
@@ -118,6 +119,19 @@ class BudgetWatch:
         #: budget files whose problems were published from disk
         self._flagged: set[Path] = set()
 
+    @property
+    def trust_tokenizers(self) -> bool:
+        """Whether the tokenizer.json files budget files name are loaded (the setting
+        ``livetok.trustWorkspaceTokenizers``); changing it forgets what was read."""
+        return self.finder.trust_tokenizers
+
+    @trust_tokenizers.setter
+    def trust_tokenizers(self, value: bool) -> None:
+        if value != self.finder.trust_tokenizers:
+            self.finder = ConfigFinder(trust_tokenizers=value)
+            self._cache.clear()
+            self._baselines.clear()
+
     # -- watching ------------------------------------------------------------------------------
 
     def initialize(self, caps: types.ClientCapabilities) -> None:
@@ -158,11 +172,14 @@ class BudgetWatch:
                 self._publish_disk_problems(path)
         return True
 
-    def _publish_disk_problems(self, path: Path) -> None:
-        problems: list[ConfigProblem] = []
-        if path.is_file():
+    def _publish_disk_problems(self, path: Path,
+                               known: list[ConfigProblem] | None = None) -> None:
+        """Publish the problems of the budget file ``path`` as read from disk (``known``:
+        already read, so a big bad file is not parsed twice)."""
+        problems: list[ConfigProblem] = known or []
+        if known is None and os.path.lexists(path):
             try:
-                load_config(path)
+                load_config(path, trust_tokenizers=self.trust_tokenizers)
             except ConfigError as exc:
                 problems = exc.problems
         if not problems and path not in self._flagged:
@@ -181,8 +198,8 @@ class BudgetWatch:
             return self.finder.config_for(path)
         except ConfigError as exc:
             cfg_path = Path(exc.problems[0].path) if exc.problems else None
-            if cfg_path is not None and cfg_path not in self._flagged and cfg_path.is_file():
-                self._publish_disk_problems(cfg_path)
+            if cfg_path is not None and cfg_path not in self._flagged and os.path.lexists(cfg_path):
+                self._publish_disk_problems(cfg_path, exc.problems)
             raise
 
     def encoding_for(self, uri: str) -> str | None:
@@ -248,7 +265,11 @@ class BudgetWatch:
             return None
         bfile = cfg.baseline_path
         if bfile not in self._baselines:
-            self._baselines[bfile] = load_baseline(bfile)
+            try:
+                self._baselines[bfile] = load_baseline(bfile, cfg.root)
+            except ConfigError:
+                self._baselines[bfile] = {}
+                raise
         try:
             key = path.relative_to(bfile.parent).as_posix()
         except ValueError:
@@ -268,7 +289,7 @@ class BudgetWatch:
         path = path_of(od.uri)
         if path is not None and path.name in CONFIG_NAMES:
             try:
-                parse_config(od.text(), path)
+                parse_config(od.text(), path, trust_tokenizers=self.trust_tokenizers)
             except ConfigError as exc:
                 return [_problem_diagnostic(p) for p in exc.problems]
             return []

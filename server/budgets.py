@@ -24,11 +24,20 @@ An ``encoding`` is a name livetok knows, ``hf:ORG/NAME`` (a model whose ``tokeni
 in the local Hugging Face cache) or the path of a ``tokenizer.json``, relative to the budget
 file's folder. When several rules match a file their keys are merged in order (a later rule's key wins);
 Markdown front matter ``tokens: N`` (or ``token_budget: N``) then sets the file's ``max``.
+
+A budget file comes with a repository, so it is untrusted input (``docs/security.md``): it is
+read through :mod:`.trust` (a regular file inside its folder, bounded), its baseline and its
+``tokenizer.json`` paths must lie inside its folder, a ``tokenizer.json`` it names is loaded
+only when the caller trusts it (``trust_tokenizers``), globs hold at most
+``$LIVETOK_MAX_GLOB_STARS`` ``**`` segments, at most :data:`MAX_PROBLEMS` problems are listed,
+front matter is read up to ``$LIVETOK_MAX_FRONT_MATTER_BYTES`` with YAML aliases refused, and
+no message quotes more than a few dozen characters of a value.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import re
@@ -41,9 +50,10 @@ import pathspec
 
 from livetok.incremental import get_encoding, list_encodings
 from livetok.incremental.find import find_hf_tokenizer
-from livetok.incremental.load import VocabularyError
+from livetok.incremental.load import VocabularyError, size_limit
 from livetok.incremental.registry import ALIASES, is_file_name, tokenizer_json_path
 
+from . import trust
 from .markdown import FRONT_MATTER, sections
 
 if sys.version_info >= (3, 11):
@@ -76,6 +86,7 @@ __all__ = [
     "load_baseline",
     "load_config",
     "parse_config",
+    "shown",
     "write_baseline",
 ]
 
@@ -91,6 +102,74 @@ _RULE_KEYS = ("files", "max", "section", "section_level", "encoding", "chunk")
 _CHUNK_KEYS = ("max", "encoding", "by", "level")
 _CHUNK_BY = ("section", "paragraph")
 _FRONT_MATTER_KEYS = ("token_budget", "tokens")
+#: problems listed per budget file; the rest are counted in one more line
+MAX_PROBLEMS = 50
+#: ``**`` segments a glob may hold: each one more multiplies what a match may try by the path's
+#: depth (six of them against an 80-deep path: 36 s; two: 0.3 ms)
+GLOB_STARS_ENV = "LIVETOK_MAX_GLOB_STARS"
+_GLOB_STARS = 2
+#: globs in one budget file (each is compiled to a regex: ~0.6 ms, so 8,000 rules took 5 s)
+GLOBS_ENV = "LIVETOK_MAX_BUDGET_GLOBS"
+_GLOBS = 1000
+#: front matter is looked for in this many code points at the top of a Markdown file
+FRONT_MATTER_ENV = "LIVETOK_MAX_FRONT_MATTER_BYTES"
+_FRONT_MATTER_MAX = 64 << 10
+#: the environment variable that makes ``livetok check`` trust tokenizer files (as
+#: ``--trust-tokenizers``)
+TRUST_TOKENIZERS_ENV = "LIVETOK_TRUST_TOKENIZERS"
+_UNTRUSTED_TOKENIZER = (
+    "a tokenizer.json named by a budget file comes with the repository, and livetok loads one "
+    "only when you trust it (its regexes and normalizers are programs): pass "
+    "--trust-tokenizers to livetok check (or set LIVETOK_TRUST_TOKENIZERS=1), or set "
+    "livetok.trustWorkspaceTokenizers in the editor; a name livetok knows or hf:ORG/NAME needs "
+    "no trust")
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for messages: a value from a file
+    never makes a message long (a YAML alias bomb's value has a repr of hundreds of MB).
+
+    >>> shown("x" * 100, 10)
+    "'xxxxxxxx… (102 characters)"
+
+    Runtime complexity: ``O(limit)`` for strings and numbers; a container's repr is built from
+    at most ``limit`` of its items.
+    """
+    if isinstance(value, (dict, list, tuple, set)):
+        head = f"{type(value).__name__} of {len(value):,} items"
+        return head
+    text = repr(value) if not isinstance(value, str) or len(value) <= 4 * limit else repr(
+        value[:4 * limit])
+    if len(text) <= limit:
+        return text
+    size = len(value) + 2 if isinstance(value, str) else len(text)
+    return f"{text[:limit - 1]}… ({size:,} characters)"
+
+
+def glob_stars_limit() -> int:
+    """The most ``**`` segments a glob may hold (``$LIVETOK_MAX_GLOB_STARS``, default 2).
+
+    Runtime complexity: ``O(1)``.
+    """
+    return size_limit(GLOB_STARS_ENV, _GLOB_STARS, "segments")
+
+
+def glob_problem(glob: str, limit: int) -> str | None:
+    """Why ``glob`` is refused (too many ``**`` segments, or too long), or None.
+
+    >>> glob_problem("docs/**/*.md", 2) is None, glob_problem("**/a/**/b/**/c", 2) is not None
+    (True, True)
+
+    Runtime complexity: ``O(len(glob))``.
+    """
+    if len(glob) > 1024:
+        return f"a glob of {len(glob):,} characters (at most 1,024)"
+    stars = len(re.findall(r"\*\*", glob))
+    if stars > limit:
+        return (f"{shown(glob)} has {stars} '**' segments, more than the {limit} livetok "
+                f"matches (each one more multiplies the work by the path's depth); write "
+                f"fewer, or set {GLOB_STARS_ENV}")
+    return None
 
 
 # -- configuration ---------------------------------------------------------------------------
@@ -242,39 +321,67 @@ def _known_encodings() -> list[str]:
 
 
 class _Validator:
-    """Collects the problems of one budget file; locates keys in its text for line numbers."""
+    """Collects the problems of one budget file (at most :data:`MAX_PROBLEMS`, the rest
+    counted); locates keys in its text for line numbers.
 
-    def __init__(self, text: str, path: Path, prefix: str) -> None:
+    Runtime complexity: ``O(len(text))`` to index the tables once; each located problem scans
+    its own table only, so reporting is linear in the file whatever it holds.
+    """
+
+    def __init__(self, text: str, path: Path, prefix: str, *,
+                 trust_tokenizers: bool = False) -> None:
         self.text = text
         self.lines = text.splitlines()
         self.path = path
         self.prefix = prefix  # "tool.livetok." in pyproject.toml, "" in livetok.toml
+        self.trust_tokenizers = trust_tokenizers
         self.problems: list[ConfigProblem] = []
+        #: problems past MAX_PROBLEMS, counted and not listed
+        self.unlisted = 0
+        self.glob_stars = glob_stars_limit()
+        self._known: list[str] | None = None
+        header = re.compile(r"\s*\[\[\s*" + re.escape(prefix) + r"budget\s*\]\]")
+        top = re.compile(r"\s*\[\s*" + re.escape(prefix.rstrip(".")) + r"\s*\]") \
+            if prefix else None
+        #: 0-based lines of each [[budget]] header, in order
+        self._rule_lines = [i for i, line in enumerate(self.lines) if header.match(line)]
+        #: where the top table's keys start (None: no such table)
+        self._top_line: int | None = 0 if top is None else next(
+            (i + 1 for i, line in enumerate(self.lines) if top.match(line)), None)
 
     def problem(self, key: str, message: str, *, rule: int | None = None,
                 line: int | None = None) -> None:
+        if len(self.problems) >= MAX_PROBLEMS:
+            self.unlisted += 1
+            return
         if line is None:
             line = self.locate(key.rsplit(".", 1)[-1], rule)
         self.problems.append(ConfigProblem(str(self.path), line, key, message))
+
+    def all_problems(self) -> list[ConfigProblem]:
+        """The problems listed, and one more line counting those that were not."""
+        if not self.unlisted:
+            return self.problems
+        return [*self.problems, ConfigProblem(str(self.path), None, "", (
+            f"and {self.unlisted:,} more problem(s), not listed: fix the ones above first"))]
+
+    def known_encodings(self) -> list[str]:
+        if self._known is None:
+            self._known = _known_encodings()
+        return self._known
 
     def where(self, rule: int | None) -> str:
         return f"{self.prefix or ''}budget #{rule}" if rule else (self.prefix.rstrip(".") or "top level")
 
     def locate(self, key: str, rule: int | None) -> int | None:
-        """1-based line of ``key`` in the top table or in the ``rule``-th ``[[budget]]``."""
-        header = re.compile(r"\s*\[\[\s*" + re.escape(self.prefix) + r"budget\s*\]\]")
-        top = re.compile(r"\s*\[\s*" + re.escape(self.prefix.rstrip(".")) + r"\s*\]") \
-            if self.prefix else None
-        start, seen = None, 0
-        for i, line in enumerate(self.lines):
-            if rule is None and (top is None and i == 0 or top is not None and top.match(line)):
-                start = i + (top is not None)
-                break
-            if rule is not None and header.match(line):
-                seen += 1
-                if seen == rule:
-                    start = i
-                    break
+        """1-based line of ``key`` in the top table or in the ``rule``-th ``[[budget]]``.
+
+        Runtime complexity: ``O(lines of that table)``.
+        """
+        if rule is None:
+            start = self._top_line
+        else:
+            start = self._rule_lines[rule - 1] if rule <= len(self._rule_lines) else None
         if start is None:
             return None
         key_re = re.compile(r"\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
@@ -286,15 +393,15 @@ class _Validator:
                 return i + 1
             if rule is None and i > start and line.lstrip().startswith("["):
                 break
-        return start + 1
+        return min(start + 1, max(len(self.lines), 1))
 
     def unknown_keys(self, table: Mapping[str, Any], allowed: tuple[str, ...], rule: int | None,
                      what: str) -> None:
         for key in table:
             if key not in allowed:
-                close = difflib.get_close_matches(key, allowed, n=1)
+                close = difflib.get_close_matches(key[:100], allowed, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                self.problem(f"{what}.{key}", f"{what}: unknown key {key!r} (allowed: "
+                self.problem(f"{what}.{key[:100]}", f"{what}: unknown key {shown(key)} (allowed: "
                              f"{', '.join(allowed)}){hint}", rule=rule)
 
     def integer(self, value: Any, key: str, what: str, rule: int | None, *, minimum: int = 0,
@@ -304,31 +411,42 @@ class _Validator:
             return value
         bound = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
         self.problem(f"{what}.{key}", f"{what}: {key!r} must be an integer {bound}, "
-                     f"got {value!r}", rule=rule)
+                     f"got {shown(value)}", rule=rule)
         return None
 
     def encoding(self, value: Any, key: str, what: str, rule: int | None) -> str | None:
         if isinstance(value, str) and is_file_name(value):
             return self.tokenizer_file(value, key, what, rule)
-        known = _known_encodings()
+        known = self.known_encodings()
         if not isinstance(value, str) or value not in known:
-            close = difflib.get_close_matches(str(value), known, n=1)
+            close = difflib.get_close_matches(str(value)[:100], known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             self.problem(f"{what}.{key}", f"{what}: {key!r} must be one of {', '.join(known)}, "
-                         f"got {value!r}{hint}", rule=rule)
+                         f"got {shown(value)}{hint}", rule=rule)
             return None
         return value
 
 
     def tokenizer_file(self, value: str, key: str, what: str, rule: int | None) -> str | None:
         """A tokenizer.json encoding: ``hf:ORG/NAME`` found in the local Hugging Face cache,
-        or a path, relative to the budget file's folder (returned absolute; a model's folder as
-        its tokenizer.json, :func:`~livetok.incremental.registry.tokenizer_json_path`)."""
+        or a path inside the budget file's folder, relative to it (returned absolute; a model's
+        folder as its tokenizer.json,
+        :func:`~livetok.incremental.registry.tokenizer_json_path`), which is loaded only when
+        the caller trusts the repository's tokenizers."""
         try:
             if value.startswith("hf:"):
                 find_hf_tokenizer(value)
                 return value
-            p = tokenizer_json_path(os.path.abspath(self.path.parent / os.path.expanduser(value)))
+            if os.path.isabs(value) or value.startswith("~"):
+                raise VocabularyError(f"{shown(value)} is not inside {self.path.name}'s folder; "
+                                      "name a tokenizer.json by a path relative to it")
+            p = tokenizer_json_path(os.path.abspath(self.path.parent / value))
+            if not trust.inside(p, self.path.parent):
+                raise VocabularyError(f"{shown(value)} resolves to a file outside "
+                                      f"{self.path.name}'s folder; a budget file names "
+                                      "tokenizer files inside its own folder")
+            if not self.trust_tokenizers:
+                raise VocabularyError(f"{shown(value)}: not loaded: {_UNTRUSTED_TOKENIZER}")
             if not os.path.isfile(p):
                 raise VocabularyError(f"no tokenizer.json at {p}")
             return p
@@ -337,7 +455,7 @@ class _Validator:
             return None
 
 
-def parse_config(text: str, path: Path) -> BudgetConfig:
+def parse_config(text: str, path: Path, *, trust_tokenizers: bool = False) -> BudgetConfig:
     """A budget file's text (``livetok.toml``, or ``pyproject.toml`` with ``[tool.livetok]``)
     as a :class:`BudgetConfig`; raises :class:`ConfigError` naming the file, the key, the
     line and what is allowed.
@@ -347,6 +465,9 @@ def parse_config(text: str, path: Path) -> BudgetConfig:
     ...
     livetok.server.budgets.ConfigError: livetok.toml:3: budget #1: unknown key 'maxx' (allowed: files, max, section, section_level, encoding, chunk); did you mean 'max'?
 
+    ``trust_tokenizers``: whether a ``tokenizer.json`` path the file names may be loaded
+    (else each such ``encoding`` is a problem saying how to trust it).
+
     Runtime complexity: ``O(len(text))``.
     """
     try:
@@ -355,11 +476,16 @@ def parse_config(text: str, path: Path) -> BudgetConfig:
         m = re.search(r"at line (\d+)", str(exc))
         raise ConfigError([ConfigProblem(str(path), int(m.group(1)) if m else None, "",
                                          f"not valid TOML: {exc}")]) from None
+    except (RecursionError, MemoryError) as exc:
+        raise ConfigError([ConfigProblem(str(path), None, "", (
+            "nested too deeply to read" if isinstance(exc, RecursionError)
+            else "too large to read") + "; a budget file is a few flat tables")]) from None
     prefix = ""
     if path.name == "pyproject.toml":
         prefix = "tool.livetok."
-        data = data.get("tool", {}).get("livetok", {})
-    v = _Validator(text, path, prefix)
+        tool = data.get("tool", {})
+        data = tool.get("livetok", {}) if isinstance(tool, dict) else {}
+    v = _Validator(text, path, prefix, trust_tokenizers=trust_tokenizers)
     if not isinstance(data, dict):
         v.problem("tool.livetok", "tool.livetok must be a table")
         raise ConfigError(v.problems)
@@ -369,19 +495,42 @@ def parse_config(text: str, path: Path) -> BudgetConfig:
     if "encoding" in data:
         encoding = v.encoding(data["encoding"], "encoding", top, None) or DEFAULT_ENCODING
     baseline = data.get("baseline", DEFAULT_BASELINE)
-    if not isinstance(baseline, str) or not baseline:
-        v.problem(f"{top}.baseline", f"{top}: 'baseline' must be a file name (relative to "
-                  f"{path.name}'s folder), got {baseline!r}")
+    if not isinstance(baseline, str) or not _inside_name(baseline):
+        v.problem(f"{top}.baseline", f"{top}: 'baseline' must be a file name inside "
+                  f"{path.name}'s folder (relative to it, without '..'), got {shown(baseline)}")
         baseline = DEFAULT_BASELINE
     raw_rules = data.get("budget", [])
     if not isinstance(raw_rules, list):
         v.problem(f"{top}.budget", f"{top}: 'budget' must be an array of tables: write each "
                   f"rule under [[{prefix}budget]]")
         raw_rules = []
+    globs = sum(len(r["files"]) if isinstance(r, dict) and isinstance(r.get("files"), list)
+                else 1 for r in raw_rules)
+    limit = size_limit(GLOBS_ENV, _GLOBS, "globs")
+    if globs > limit:
+        v.problem(f"{top}.budget", f"{top}: {len(raw_rules):,} rules with {globs:,} globs in all, "
+                  f"more than the {limit:,} globs livetok reads from a budget file; merge "
+                  f"rules, or set {GLOBS_ENV}", line=1)
+        raw_rules = []
     rules = [r for i, raw in enumerate(raw_rules, 1) if (r := _parse_rule(v, raw, i))]
     if v.problems:
-        raise ConfigError(v.problems)
+        raise ConfigError(v.all_problems())
     return BudgetConfig(path=path, encoding=encoding, baseline=baseline, rules=tuple(rules))
+
+
+def _inside_name(name: str) -> bool:
+    """Whether ``name`` is a relative path that stays in its folder (no ``..``, not absolute,
+    no ``~``).
+
+    >>> _inside_name(".livetok-baseline.json"), _inside_name("../.bash_profile")
+    (True, False)
+
+    Runtime complexity: ``O(len(name))``.
+    """
+    if not name or "\0" in name or name.startswith("~") or os.path.isabs(name):
+        return False
+    parts = name.replace("\\", "/").split("/")
+    return ".." not in parts and parts[-1] not in ("", ".")
 
 
 def _parse_rule(v: _Validator, raw: Any, i: int) -> BudgetRule | None:
@@ -394,9 +543,15 @@ def _parse_rule(v: _Validator, raw: Any, i: int) -> BudgetRule | None:
     if isinstance(files, str):
         files = [files]
     spec = None
+    bad = next((p for f in files if isinstance(f, str) and (p := glob_problem(f, v.glob_stars))),
+               None) if isinstance(files, list) else None
     if not isinstance(files, list) or not files or not all(isinstance(f, str) and f for f in files):
         v.problem(f"{what}.files", f"{what}: 'files' must be a list of globs such as "
-                  f"[\"CLAUDE.md\", \"docs/**/*.md\"], got {files!r}", rule=i)
+                  f"[\"CLAUDE.md\", \"docs/**/*.md\"], got {shown(files)}", rule=i)
+        files = []
+    elif bad is not None:
+        v.problem(f"{what}.files", f"{what}: 'files' has a glob livetok does not match: {bad}",
+                  rule=i)
         files = []
     else:
         try:
@@ -426,7 +581,7 @@ def _parse_chunk(v: _Validator, raw: Any, i: int, what: str) -> ChunkRule | None
         raw = {"max": raw}
     if not isinstance(raw, dict):
         v.problem(what, f"{what} must be a table such as {{ max = 512, by = \"section\" }}, "
-                  f"got {raw!r}", rule=i, line=v.locate("chunk", i))
+                  f"got {shown(raw)}", rule=i, line=v.locate("chunk", i))
         return None
     v.unknown_keys(raw, _CHUNK_KEYS, i, what)
     if "max" not in raw:
@@ -438,36 +593,50 @@ def _parse_chunk(v: _Validator, raw: Any, i: int, what: str) -> ChunkRule | None
     by = raw.get("by", "section")
     if by not in _CHUNK_BY:
         v.problem(f"{what}.by", f"{what}: 'by' must be one of {', '.join(_CHUNK_BY)}, got "
-                  f"{by!r}", rule=i, line=v.locate("chunk", i))
+                  f"{shown(by)}", rule=i, line=v.locate("chunk", i))
     level = v.integer(raw.get("level", 6), "level", what, i, minimum=1, maximum=6)
     if top is None or level is None or by not in _CHUNK_BY:
         return None
     return ChunkRule(max=top, encoding=enc, by=by, level=level)
 
 
-def load_config(path: Path) -> BudgetConfig:
-    """Read and parse the budget file at ``path`` (see :func:`parse_config`).
+def read_config_text(path: Path) -> str:
+    """The text of the budget file ``path``: a regular file inside its own folder (a link to
+    a file elsewhere is refused), at most ``$LIVETOK_MAX_CONFIG_BYTES``; else
+    :class:`ConfigError`.
+
+    Runtime complexity: ``O(min(file size, limit))``.
+    """
+    try:
+        return trust.read_text(path, root=path.parent, limit=trust.config_limit(),
+                               what="budget file")
+    except trust.UntrustedFile as exc:
+        raise ConfigError([ConfigProblem(str(path), None, "", str(exc).split(": ", 1)[-1])]
+                          ) from None
+
+
+def load_config(path: Path, *, trust_tokenizers: bool = False) -> BudgetConfig:
+    """Read and parse the budget file at ``path`` (see :func:`read_config_text` and
+    :func:`parse_config`).
 
     Runtime complexity: ``O(file size)``.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError([ConfigProblem(str(path), None, "", f"cannot read it: {exc}")]) from None
-    return parse_config(text, path)
+    return parse_config(read_config_text(path), path, trust_tokenizers=trust_tokenizers)
 
 
 def _declares_livetok(pyproject: Path) -> bool:
-    """Whether a ``pyproject.toml`` has a ``[tool.livetok]`` table (others are skipped)."""
+    """Whether a ``pyproject.toml`` has a ``[tool.livetok]`` table (others are skipped; one
+    that cannot be read is taken as ours, so that :func:`load_config` reports why)."""
     try:
-        text = pyproject.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
+        text = read_config_text(pyproject)
+    except ConfigError:
+        return True
     if "livetok" not in text:  # cheap test first: most pyproject.toml files are not ours
         return False
     try:
-        return "livetok" in tomllib.loads(text).get("tool", {})
-    except tomllib.TOMLDecodeError:
+        tool = tomllib.loads(text).get("tool", {})
+        return isinstance(tool, dict) and "livetok" in tool
+    except (tomllib.TOMLDecodeError, RecursionError, MemoryError):
         return bool(re.search(r"^\s*\[\[?\s*tool\.livetok\b", text, re.M))
 
 
@@ -478,7 +647,9 @@ class ConfigFinder:
     Runtime complexity: ``O(depth)`` file tests for a new folder, ``O(1)`` afterwards.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, trust_tokenizers: bool = False) -> None:
+        #: whether the budget files' tokenizer.json paths may be loaded (:func:`parse_config`)
+        self.trust_tokenizers = trust_tokenizers
         self._by_dir: dict[Path, Path | None] = {}
         self._parsed: dict[Path, BudgetConfig | ConfigError] = {}
 
@@ -494,7 +665,10 @@ class ConfigFinder:
             trail.append(d)
             for name in CONFIG_NAMES:
                 p = d / name
-                if p.is_file() and (name != "pyproject.toml" or _declares_livetok(p)):
+                # subtle: lexists, not is_file: a FIFO or a link to a device is a budget file
+                # that load_config refuses with a message, not one silently passed over
+                if os.path.lexists(p) and not p.is_dir() and (
+                        name != "pyproject.toml" or _declares_livetok(p)):
                     found = p
                     break
             if found is not None:
@@ -512,7 +686,7 @@ class ConfigFinder:
         cfg = self._parsed.get(cfg_path)
         if cfg is None:
             try:
-                cfg = load_config(cfg_path)
+                cfg = load_config(cfg_path, trust_tokenizers=self.trust_tokenizers)
             except ConfigError as exc:
                 cfg = exc
             self._parsed[cfg_path] = cfg
@@ -550,33 +724,76 @@ def front_matter(text: str, path: str = "<text>") -> FrontMatter:
     Runtime complexity: ``O(size of the front matter)``; YAML is parsed only when a budget
     key appears in it.
     """
-    m = FRONT_MATTER.match(text)
+    m = FRONT_MATTER.match(text, 0, front_matter_limit())
     if m is None:
         return FrontMatter(0)
     body = m.group("body")
     if not re.search(r"^(?:token_budget|tokens)\s*:", body, re.M):
         return FrontMatter(m.end())
+    tokens, line, problem = _front_matter_budget(body)
+    if problem is not None:
+        raise ConfigError([ConfigProblem(path, line, problem[0], problem[1])])
+    return FrontMatter(m.end(), tokens, line) if tokens is not None else FrontMatter(m.end())
+
+
+def front_matter_limit() -> int:
+    """How far into a Markdown file its front matter may end, in code points
+    (``$LIVETOK_MAX_FRONT_MATTER_BYTES``, default 64 Ki): a longer block is not front matter.
+
+    Runtime complexity: ``O(1)``.
+    """
+    return size_limit(FRONT_MATTER_ENV, _FRONT_MATTER_MAX)
+
+
+@functools.lru_cache(maxsize=64)
+def _front_matter_budget(body: str) -> tuple[int | None, int, tuple[str, str] | None]:
+    """``(tokens, line, problem)`` of a front matter block that names a budget key; cached,
+    so that a keystroke below the front matter does not parse it again.
+
+    Runtime complexity: ``O(len(body))`` the first time, ``O(len(body))`` to hash it after.
+    """
     import yaml  # PyYAML: imported only for files whose front matter names a budget
 
     try:
-        data = yaml.safe_load(body)
+        data = yaml.load(body, Loader=_no_alias_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise ConfigError([ConfigProblem(path, 2, "front matter",
-                                         f"front matter is not valid YAML: {exc}")]) from None
+        return None, 2, ("front matter", f"front matter is not valid YAML: {shown(str(exc), 300)}")
+    except RecursionError:
+        return None, 2, ("front matter", "front matter is nested too deeply to read")
     if not isinstance(data, dict):
-        return FrontMatter(m.end())
+        return None, 1, None
     for key in _FRONT_MATTER_KEYS:
         if key in data:
             value = data[key]
             km = re.search(rf"^{key}\s*:", body, re.M)
             line = 2 + body.count("\n", 0, km.start()) if km else 2
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError([ConfigProblem(
-                    path, line, f"front matter.{key}",
+                return None, line, (f"front matter.{key}", (
                     f"front matter {key!r} must be a whole number of tokens (an integer >= 0), "
-                    f"got {value!r}")])
-            return FrontMatter(m.end(), value, line)
-    return FrontMatter(m.end())
+                    f"got {shown(value)}"))
+            return value, line, None
+    return None, 1, None
+
+
+@functools.cache
+def _no_alias_loader() -> type:
+    """PyYAML's ``SafeLoader`` that refuses aliases (made once, on first use)."""
+    import yaml
+
+    class NoAliasLoader(yaml.SafeLoader):
+        """PyYAML's safe loader without aliases: ``*name`` is refused, so nine nested anchors
+        of nine references each (a few hundred bytes) cannot become a billion nodes."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None, None, "YAML aliases (*name) are not allowed in front matter",
+                    event.start_mark)
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader
+
 
 
 # -- Markdown sections -----------------------------------------------------------------------
@@ -835,19 +1052,26 @@ def check_text(
 # -- the baseline (ratchet) ------------------------------------------------------------------
 
 
-def load_baseline(path: Path) -> dict[str, dict[str, int]]:
+def load_baseline(path: Path, root: Path | None = None) -> dict[str, dict[str, int]]:
     """The recorded counts of a baseline file, by file (relative to its folder) and key; an
-    empty map when the file does not exist. Raises :class:`ConfigError` when it is unreadable.
+    empty map when the file does not exist. Raises :class:`ConfigError` when it is unreadable,
+    not a regular file, larger than ``$LIVETOK_MAX_CONFIG_BYTES``, or (``root`` given) outside
+    ``root``.
 
     Runtime complexity: ``O(file size)``.
     """
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return {}
-    except (OSError, ValueError) as exc:
-        raise ConfigError([ConfigProblem(str(path), None, "", f"not a livetok baseline ({exc}); "
-                                         "delete it or rewrite it with --update-baseline")]) from None
+    try:
+        raw = json.loads(trust.read_text(path, root=root, limit=trust.config_limit(),
+                                         what="baseline"))
+    except trust.UntrustedFile as exc:
+        raise ConfigError([ConfigProblem(str(path), None, "",
+                                         str(exc).split(": ", 1)[-1])]) from None
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError([ConfigProblem(str(path), None, "", f"not a livetok baseline "
+                                         f"({shown(str(exc), 200)}); delete it or rewrite it "
+                                         "with --update-baseline")]) from None
     files = raw.get("files") if isinstance(raw, dict) else None
     if not isinstance(files, dict) or not all(
         isinstance(v, dict) and all(isinstance(n, int) for n in v.values()) for v in files.values()
@@ -858,14 +1082,23 @@ def load_baseline(path: Path) -> dict[str, dict[str, int]]:
     return files
 
 
-def write_baseline(path: Path, files: Mapping[str, Mapping[str, int]]) -> None:
-    """Write a baseline file (sorted, one key per line, so that its diffs read well).
+def write_baseline(path: Path, files: Mapping[str, Mapping[str, int]],
+                   root: Path | None = None) -> None:
+    """Write a baseline file (sorted, one key per line, so that its diffs read well), only
+    inside ``root`` when given, never through a symbolic link and never over a file that is
+    not a baseline (:func:`.trust.write_baseline_file`); raises :class:`ConfigError` saying why.
 
     Runtime complexity: ``O(entries log entries)``.
     """
     data = {"livetok-baseline": 1,
             "files": {f: dict(sorted(files[f].items())) for f in sorted(files) if files[f]}}
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    try:
+        trust.write_baseline_file(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+                                  root=root)
+    except (trust.UntrustedFile, OSError) as exc:
+        message = str(exc).split(": ", 1)[-1] if isinstance(exc, trust.UntrustedFile) else (
+            f"cannot write it: {exc.strerror or exc}")
+        raise ConfigError([ConfigProblem(str(path), None, "", message)]) from None
 
 
 def baseline_entries(verdicts: Iterable[Verdict]) -> dict[str, int]:

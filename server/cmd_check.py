@@ -6,6 +6,13 @@ applies its budgets (:mod:`.budgets`) and prints compiler-style lines for the on
     CLAUDE.md:1: 3,412 tokens (o200k_base), 412 over the budget of 3,000
 
 Exit status: 0 within budgets, 1 a budget exceeded, 2 a configuration error.
+
+The paths are a repository, untrusted input (``docs/security.md``): each file is read through
+:mod:`.trust` (a regular file inside the checked folder, at most ``$LIVETOK_MAX_CHECK_BYTES``),
+a walked entry that is not is passed over with a warning on stderr, a ``tokenizer.json`` a
+budget file names is loaded only with ``--trust-tokenizers`` (or
+``LIVETOK_TRUST_TOKENIZERS=1``), and ``--update-baseline`` writes only a baseline inside its
+budget file's folder.
 """
 
 from __future__ import annotations
@@ -19,9 +26,12 @@ from pathlib import Path
 from typing import Iterable
 
 from livetok.incremental import get_encoding
+from livetok.incremental.load import size_limit
 
+from . import trust
 from .budgets import (
     MARKDOWN_SUFFIXES,
+    TRUST_TOKENIZERS_ENV,
     BudgetConfig,
     ConfigError,
     ConfigFinder,
@@ -36,10 +46,13 @@ from .budgets import (
 )
 from .cli import Subparsers
 from .cmd_count import PARALLEL_MIN_CHARS, count_parallel, default_jobs
-from .walk import iter_files
+from .walk import Skipped, walk
 
 #: below this many bytes in all, files are checked in this process (forking costs more)
 PARALLEL_MIN_BYTES = 1 << 20
+#: the largest file ``livetok check`` reads (a 200 MB Markdown file took 3.3 GB)
+MAX_CHECK_BYTES_ENV = "LIVETOK_MAX_CHECK_BYTES"
+_MAX_CHECK_BYTES = 64 << 20
 EXIT_OK, EXIT_OVER, EXIT_CONFIG = 0, 1, 2
 
 
@@ -65,6 +78,10 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
                    "grew past its recorded count")
     p.add_argument("--update-baseline", action="store_true",
                    help="record the counts of the spans now over budget in the baseline file")
+    p.add_argument("--trust-tokenizers", action="store_true",
+                   help="load the tokenizer.json files that budget files name (they come with "
+                   "the repository, and their regexes and normalizers run as code: only for "
+                   "repositories you trust; also LIVETOK_TRUST_TOKENIZERS=1)")
     p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                    help="processes for many files or a file of 4 M characters or more, on "
                    "Linux (default: the available cores, at most 4)")
@@ -81,6 +98,10 @@ class _Target:
     baseline_file: Path
     baseline_key: str
     baseline: dict[str, int] | None = None
+    #: the folder the file must resolve inside (see :func:`_boundary`)
+    boundary: Path | None = None
+    #: named on the command line (a failure to read it is an error, not a warning)
+    named: bool = False
 
 
 def _label(path: Path) -> str:
@@ -91,19 +112,36 @@ def _label(path: Path) -> str:
         return str(path)
 
 
-def _collect(paths: list[str], explicit: BudgetConfig | None,
-             problems: list[ConfigProblem]) -> list[_Target] | None:
-    """The files to check (None when a path does not exist), with their budget files."""
-    finder = ConfigFinder()
+def _boundary(path: Path) -> Path:
+    """The folder a checked path must resolve inside: the working folder when the path is
+    below it (its folders' links resolved, not the path's own last one), else the path itself
+    when it is a folder, else its folder. A repository's ``docs/x.md -> ~/.env`` is refused.
+
+    Runtime complexity: ``O(path components)`` system calls.
+    """
+    cwd = trust.real(Path.cwd())
+    parent = trust.real(path.absolute().parent)
+    if parent == cwd or cwd in parent.parents:
+        return cwd
+    return trust.real(path) if path.is_dir() else parent
+
+
+def _collect(paths: list[str], explicit: BudgetConfig | None, problems: list[ConfigProblem],
+             warnings: list[Skipped], *, trust_tokenizers: bool = False) -> list[_Target] | None:
+    """The files to check (None when a path does not exist), with their budget files; the
+    walked entries passed over go to ``warnings`` when they would have been checked."""
+    finder = ConfigFinder(trust_tokenizers=trust_tokenizers)
     seen: set[Path] = set()
     out: list[_Target] = []
     for name in paths:
         root = Path(name)
-        if not root.exists():
+        if not os.path.lexists(root):
             print(f"livetok check: {name}: no such file or folder", file=sys.stderr)
             return None
-        for path in iter_files(root):
-            path = path.absolute()
+        boundary = _boundary(root)
+        named = not root.is_dir()
+        for item in walk(root, boundary=boundary):
+            path = (item.path if isinstance(item, Skipped) else item).absolute()
             if path in seen:
                 continue
             seen.add(path)
@@ -113,10 +151,15 @@ def _collect(paths: list[str], explicit: BudgetConfig | None,
                 problems.extend(p for p in exc.problems if p not in problems)
                 continue
             # read only files a rule names, or Markdown (whose front matter may set a budget)
-            if path.suffix.lower() not in MARKDOWN_SUFFIXES and (
-                    cfg is None or cfg.rule_budget(path) is None):
+            checked = path.suffix.lower() in MARKDOWN_SUFFIXES or (
+                cfg is not None and cfg.rule_budget(path) is not None)
+            if isinstance(item, Skipped):
+                if checked or path.name == ".gitignore" or "nested deeper" in item.reason:
+                    warnings.append(Skipped(path, item.reason))
                 continue
-            out.append(_Target(path, _label(path), cfg, Path(), ""))
+            if named or checked:
+                out.append(_Target(path, _label(path), cfg, Path(), "", boundary=boundary,
+                                   named=named))
     return out
 
 
@@ -134,7 +177,7 @@ def _attach_baselines(targets: list[_Target], override: Path | None,
         bfile = bfile.absolute()
         if bfile not in loaded:
             try:
-                loaded[bfile] = load_baseline(bfile)
+                loaded[bfile] = load_baseline(bfile, _baseline_root(t, override))
             except ConfigError as exc:
                 problems.extend(exc.problems)
                 loaded[bfile] = {}
@@ -145,6 +188,14 @@ def _attach_baselines(targets: list[_Target], override: Path | None,
         t.baseline_file, t.baseline_key = bfile, key
         t.baseline = loaded[bfile].get(key)
     return loaded
+
+
+def _baseline_root(t: _Target, override: Path | None) -> Path | None:
+    """Where ``t``'s baseline may be read and written: anywhere when the user named it
+    (``--baseline``), else inside its budget file's folder (or the working folder)."""
+    if override is not None:
+        return None
+    return t.config.root if t.config is not None else Path.cwd()
 
 
 class _BigFileCounter(TextCounter):
@@ -167,11 +218,15 @@ _Result = tuple[list[Verdict], list[ConfigProblem]]
 
 
 def _check_one(t: _Target, jobs: int = 1) -> _Result:
-    """Verdicts of one file, or the problems that kept it from being checked."""
+    """Verdicts of one file, or the problems that kept it from being checked (a file found by
+    the walk that cannot be read safely is passed over: its problem's key is ``skipped``)."""
     try:
-        text = t.path.read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        return [], [ConfigProblem(t.label, None, "", f"cannot read it: {exc.strerror or exc}")]
+        text = trust.read_text(t.path, root=t.boundary, what="file to check", label=t.label,
+                               limit=size_limit(MAX_CHECK_BYTES_ENV, _MAX_CHECK_BYTES),
+                               env=MAX_CHECK_BYTES_ENV)
+    except trust.UntrustedFile as exc:
+        return [], [ConfigProblem(t.label, None, "" if t.named else "skipped",
+                                  str(exc).split(": ", 1)[-1])]
     counter = _BigFileCounter(text, jobs) if len(text) >= PARALLEL_MIN_CHARS else None
     try:
         return check_text(t.path, text, t.config, label=t.label, counter=counter,
@@ -267,29 +322,40 @@ def run(args: argparse.Namespace) -> int:
         print("livetok check: --jobs takes a number of processes, 1 or more", file=sys.stderr)
         return EXIT_CONFIG
     problems: list[ConfigProblem] = []
+    warnings: list[Skipped] = []
+    trusted = args.trust_tokenizers or os.environ.get(TRUST_TOKENIZERS_ENV, "") not in ("", "0")
     explicit = None
     if args.config:
         try:
-            explicit = load_config(Path(args.config).absolute())
+            explicit = load_config(Path(args.config).absolute(), trust_tokenizers=trusted)
         except ConfigError as exc:
             return _finish(args, [], exc.problems, 0)
-    targets = _collect(args.paths or ["."], explicit, problems)
+    targets = _collect(args.paths or ["."], explicit, problems, warnings,
+                       trust_tokenizers=trusted)
     if targets is None:
         return EXIT_CONFIG
     override = Path(args.baseline) if args.baseline else None
     loaded = _attach_baselines(targets, override, problems)
     results = _check_all(targets, jobs)
     verdicts: list[Verdict] = []
-    for (vs, ps) in results:
+    for t, (vs, ps) in zip(targets, results):
         verdicts.extend(vs)
-        problems.extend(ps)
+        for p in ps:
+            if p.key == "skipped":
+                warnings.append(Skipped(t.path, p.message))
+            else:
+                problems.append(p)
     if args.update_baseline and not problems:
-        verdicts = _update_baseline(targets, results, loaded)
-    return _finish(args, verdicts, problems, len(targets))
+        try:
+            verdicts = _update_baseline(targets, results, loaded, override)
+        except ConfigError as exc:
+            problems.extend(exc.problems)
+    return _finish(args, verdicts, problems, len(targets), warnings)
 
 
 def _update_baseline(targets: list[_Target], results: list[_Result],
-                     loaded: dict[Path, dict[str, dict[str, int]]]) -> list[Verdict]:
+                     loaded: dict[Path, dict[str, dict[str, int]]],
+                     override: Path | None) -> list[Verdict]:
     """Record the counts of the spans over budget; the verdicts, now with those counts."""
     from dataclasses import replace
 
@@ -302,8 +368,9 @@ def _update_baseline(targets: list[_Target], results: list[_Result],
         else:
             files.pop(t.baseline_key, None)
         out.extend(replace(v, baseline=entries.get(v.key)) for v in vs)
-    for bfile in {t.baseline_file for t in targets}:
-        write_baseline(bfile, loaded[bfile])
+    roots = {t.baseline_file: _baseline_root(t, override) for t in targets}
+    for bfile in sorted(roots):
+        write_baseline(bfile, loaded[bfile], roots[bfile])
         n = sum(len(e) for e in loaded[bfile].values())
         print(f"livetok check: {_label(bfile)}: {n:,} span(s) over budget recorded",
               file=sys.stderr)
@@ -311,9 +378,10 @@ def _update_baseline(targets: list[_Target], results: list[_Result],
 
 
 def _finish(args: argparse.Namespace, verdicts: list[Verdict], problems: list[ConfigProblem],
-            n_files: int) -> int:
+            n_files: int, warnings: list[Skipped] | None = None) -> int:
     failing = [v for v in verdicts if v.fails]
     status = EXIT_CONFIG if problems else EXIT_OVER if failing else EXIT_OK
+    warned = [(_label(w.path), w.reason) for w in warnings or ()]
     if args.format == "json":
         json.dump({
             "livetok-check": 1,
@@ -322,9 +390,12 @@ def _finish(args: argparse.Namespace, verdicts: list[Verdict], problems: list[Co
             "exceeded": len(failing),
             "verdicts": [v.to_json() for v in verdicts],
             "errors": [p.to_json() for p in problems],
+            "warnings": [{"path": path, "message": reason} for path, reason in warned],
         }, sys.stdout, indent=2, ensure_ascii=False)
         print()
         return status
+    for path, reason in warned:
+        print(f"{path}: warning: skipped: {reason}", file=sys.stderr)
     for p in problems:
         print(f"{p.path}:{p.line or 1}: error: {p.message}", file=sys.stderr)
     for v in failing:

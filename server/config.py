@@ -40,6 +40,16 @@ Settings arrive as ``initializationOptions`` (either the section itself or ``{"l
     documents at least this many code points long are first tokenized in a worker thread
     (other documents keep being served) and report work-done progress meanwhile; a change
     inserting at least this much text is applied in the worker too (default 1000000).
+``trustWorkspaceTokenizers``
+    load the ``tokenizer.json`` files that the workspace names (default false): a file inside
+    a workspace folder named by ``tokenizer`` or ``encoding``, any relative path there, and
+    the files budget files name. A ``tokenizer.json`` is a program of sorts (regexes,
+    normalizer chains), and a cloned repository is untrusted input (``docs/security.md``);
+    the VS Code extension lets only the user's own settings turn this on.
+
+A tokenizer path in the settings must name a ``tokenizer.json`` (a file whose name ends in
+``.json``, or a model folder holding one); a relative one must stay inside the workspace's
+first folder (:meth:`Settings.refusal`).
 """
 
 from __future__ import annotations
@@ -75,6 +85,11 @@ class Settings:
     progress_threshold: int = 1_000_000
     position_encoding: str | None = None
     max_document_size: int | None = 200_000_000
+    trust_workspace_tokenizers: bool = False
+    #: the folder relative paths were resolved against (:func:`workspace_root`)
+    root: str | None = None
+    #: tokenizer paths the settings gave relative to :attr:`root` (resolved)
+    relative_paths: frozenset[str] = frozenset()
 
     def encoding_for(self, uri: str, language_id: str) -> str:
         """The encoding name a document gets.
@@ -111,11 +126,42 @@ class Settings:
         return self.tokenizer if self.tokenizer is not None else self.encoding
 
 
+    def refusal(self, name: str) -> str | None:
+        """Why the encoding ``name`` (as :meth:`encoding_for` gives it) must not be loaded, or
+        None. A ``hf:`` id or a built-in name is never refused; a path is when it is not a
+        ``tokenizer.json`` (``~/.bashrc``), when a relative one leads out of the workspace, and,
+        unless :attr:`trust_workspace_tokenizers`, when it lies inside the workspace.
+
+        >>> s = parse_settings({"tokenizer": "../../etc/passwd"}, root="/w")
+        >>> s.refusal(s.default_encoding).split(";")[0]
+        "livetok reads a tokenizer.json (a file named *.json, or a model folder holding one): '/etc/passwd' is neither"
+
+        Runtime complexity: ``O(path components)`` system calls.
+        """
+        if not _is_path(name) and name not in self.relative_paths:
+            return None
+        real = os.path.realpath(name)
+        if not (real.lower().endswith(".json") or os.path.isdir(real)):
+            return (f"livetok reads a tokenizer.json (a file named *.json, or a model folder "
+                    f"holding one): {name!r} is neither; set livetok.tokenizer to one")
+        root = os.path.realpath(self.root or os.getcwd())
+        within = real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+        if name in self.relative_paths and not within:
+            return (f"{name!r} is a relative path that leads out of the workspace ({root}); "
+                    "name a file inside it, or give an absolute path")
+        if (within or name in self.relative_paths) and not self.trust_workspace_tokenizers:
+            return (f"{name!r} is inside the workspace, and livetok loads a workspace's "
+                    "tokenizer.json only when you trust it (its regexes and normalizers run "
+                    "as code): set livetok.trustWorkspaceTokenizers to true in your user "
+                    "settings, or name a model you installed (hf:ORG/NAME)")
+        return None
+
+
 def _int(value: Any, key: str, *, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-        raise SettingsError(f"livetok.{key} must be an integer, got {value!r}")
+        raise SettingsError(f"livetok.{key} must be an integer, got {_shown(value)}")
     if value < minimum:
-        raise SettingsError(f"livetok.{key} must be >= {minimum}, got {value!r}")
+        raise SettingsError(f"livetok.{key} must be >= {minimum}, got {_shown(value)}")
     return int(value)
 
 
@@ -179,9 +225,15 @@ def _path(name: str, root: str | None) -> str:
     return os.path.abspath(p)
 
 
-def _resolve(name: str, root: str | None) -> str:
-    """A path-like encoding name as :func:`_path` makes it; other names unchanged."""
-    return _path(name, root) if _is_path(name) else name
+def _resolve(name: str, root: str | None, relative: set[str] | None = None) -> str:
+    """A path-like encoding name as :func:`_path` makes it (noted in ``relative`` when it was
+    relative); other names unchanged."""
+    if not _is_path(name):
+        return name
+    p = _path(name, root)
+    if relative is not None and not os.path.isabs(os.path.expanduser(name)):
+        relative.add(p)
+    return p
 
 
 def parse_settings(raw: Any, base: Settings | None = None, *,
@@ -202,6 +254,8 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
     Runtime complexity: ``O(size of raw)``.
     """
     base = base or Settings()
+    if root is not None and base.root != root:
+        base = replace(base, root=root)
     if raw is None:
         return base
     if not isinstance(raw, Mapping):
@@ -210,13 +264,14 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
         raw = raw["livetok"]
     defaults = Settings()
     out = base
+    relative = set(base.relative_paths)
     if "encoding" in raw:
         enc = raw["encoding"]
         if enc is None:
             out = replace(out, encoding=defaults.encoding, encoding_by_language={},
                           encoding_by_glob=())
         elif isinstance(enc, str):
-            out = replace(out, encoding=_resolve(enc, root), encoding_by_language={},
+            out = replace(out, encoding=_resolve(enc, root, relative), encoding_by_language={},
                           encoding_by_glob=())
         elif isinstance(enc, Mapping):
             langs: dict[str, str] = {}
@@ -225,9 +280,9 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
             for key, name in enc.items():
                 if not isinstance(name, str):
                     raise SettingsError(
-                        f"livetok.encoding[{key!r}] must be an encoding name, got {name!r}"
-                    )
-                name = _resolve(name, root)
+                        f"livetok.encoding[{_shown(key)}] must be an encoding name, got "
+                        f"{_shown(name)}")
+                name = _resolve(name, root, relative)
                 if key in ("default", ""):
                     default = name
                 elif _GLOB_CHARS & set(key):
@@ -239,14 +294,18 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
         else:
             raise SettingsError(
                 "livetok.encoding must be a name like 'o200k_base' or a map from language ids "
-                f"/ globs / 'default' to names, got {enc!r}"
+                f"/ globs / 'default' to names, got {_shown(enc)}"
             )
     if "tokenizer" in raw:
         v = raw["tokenizer"]
         if v is not None and not isinstance(v, str):
-            raise SettingsError(f"livetok.tokenizer must be the path of a tokenizer.json, got {v!r}")
+            raise SettingsError("livetok.tokenizer must be the path of a tokenizer.json, got "
+                                f"{_shown(v)}")
         # an absolute path: a path to get_encoding, whatever the file is called
-        out = replace(out, tokenizer=_path(v, root) if v else None)
+        tok = _path(v, root) if v else None
+        if v and tok is not None and not os.path.isabs(os.path.expanduser(v)):
+            relative.add(tok)
+        out = replace(out, tokenizer=tok)
     if "encodingByLanguage" in raw:
         v = raw["encodingByLanguage"] or {}
         if not isinstance(v, Mapping) or not all(
@@ -254,9 +313,9 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
         ):
             raise SettingsError(
                 "livetok.encodingByLanguage must map language ids to encoding names, "
-                f"got {v!r}"
+                f"got {_shown(v)}"
             )
-        v = {k: _resolve(x, root) for k, x in v.items()}
+        v = {k: _resolve(x, root, relative) for k, x in v.items()}
         out = replace(out, encoding_by_language={**out.encoding_by_language, **v})
     # integer settings: null turns a limit off, and gives progressThreshold its default
     out = replace(
@@ -269,14 +328,33 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
                                        minimum=0),
     )
     if "semanticTokens" in raw:
-        v = raw["semanticTokens"]
-        if v is not None and not isinstance(v, bool):
-            raise SettingsError(f"livetok.semanticTokens must be true or false, got {v!r}")
-        out = replace(out, semantic_tokens=bool(v))
+        out = replace(out, semantic_tokens=_bool(raw, "semanticTokens"))
+    if "trustWorkspaceTokenizers" in raw:
+        out = replace(out, trust_workspace_tokenizers=_bool(raw, "trustWorkspaceTokenizers"))
     if "positionEncoding" in raw:
         v = raw["positionEncoding"]
         if v is not None and v not in _POSITION_ENCODINGS:
             raise SettingsError("livetok.positionEncoding must be one of "
-                                f"{', '.join(_POSITION_ENCODINGS)} or null, got {v!r}")
+                                f"{', '.join(_POSITION_ENCODINGS)} or null, got {_shown(v)}")
         out = replace(out, position_encoding=v)
-    return out
+    return replace(out, relative_paths=frozenset(relative))
+
+
+def _bool(raw: Mapping[str, Any], key: str) -> bool:
+    """``raw[key]`` as a boolean (null: false); :class:`SettingsError` for anything else."""
+    v = raw[key]
+    if v is not None and not isinstance(v, bool):
+        raise SettingsError(f"livetok.{key} must be true or false, got {_shown(v)}")
+    return bool(v)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for messages (a setting can be huge).
+
+    >>> _shown("x" * 100, 8)
+    "'xxxxxx…"
+
+    Runtime complexity: ``O(size of value)``.
+    """
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -337,7 +337,10 @@ class EarlyCounts:
             return False
         try:
             text.encode("utf-8")  # lone surrogates: the server sanitizes, and warns
-            enc = get_encoding(self.settings.encoding_for(uri, language_id))
+            name = self.settings.encoding_for(uri, language_id)
+            if self.settings.refusal(name) is not None:
+                return False  # a workspace's tokenizer.json, not trusted: the server says so
+            enc = get_encoding(name)
             # byte-level: encode is tiktoken's encode_ordinary, as a Document's count, and
             # needs no per-token tables (~40 ms for o200k_base)
             tokens = (len(enc.encode(text)) if isinstance(enc, Encoding)
@@ -370,12 +373,12 @@ def _budget_file_for(uri: str) -> bool:
         return True
     if not any((d / name).is_file() for d in path.parents for name in BUDGET_FILE_NAMES):
         return False
-    from .budgets import ConfigError, ConfigFinder
+    from .budgets import ConfigFinder
 
     try:
         return ConfigFinder().config_for(path) is not None
-    except ConfigError:
-        return True
+    except Exception:  # a ConfigError, or whatever a hostile budget file does: the full
+        return True  # server reads it again and reports it
 
 
 class HandOver:

@@ -5,30 +5,71 @@ in git), with ``pathspec``'s ``GitIgnoreSpec`` doing the matching; ``.git`` fold
 skipped. The same rules apply inside and outside a git work tree, without running git: the
 global excludes file and ``.git/info/exclude`` are not read, and a tracked file that a
 ``.gitignore`` names is skipped like an untracked one (see ``docs/budgets.md``).
+
+The folder comes from a repository, so the walk keeps to the trust boundary
+(:mod:`.trust`): a symbolic link is followed only to a regular file inside ``boundary`` (a
+linked folder is never entered), FIFOs and devices are passed over, ``.gitignore`` files are
+read bounded, a ``.gitignore`` line with more ``**`` segments than globs may hold is dropped,
+and folders deeper than ``$LIVETOK_MAX_WALK_DEPTH`` are not entered. Each entry passed over
+that way comes out as a :class:`Skipped` with the reason, so the caller can warn.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 import pathspec
 
-__all__ = ["iter_files"]
+from livetok.incremental.load import size_limit
+
+from . import trust
+from .budgets import glob_problem, glob_stars_limit
+
+__all__ = ["MAX_DEPTH_ENV", "Skipped", "iter_files", "walk"]
 
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
+#: folders deeper than this below the walked one are not entered
+MAX_DEPTH_ENV = "LIVETOK_MAX_WALK_DEPTH"
+_MAX_DEPTH = 100
+
+_Specs = list[tuple[Path, pathspec.GitIgnoreSpec]]
 
 
-def _read_ignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
-    try:
-        lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+@dataclass(frozen=True)
+class Skipped:
+    """An entry the walk passed over, and why (for a warning)."""
+
+    path: Path
+    reason: str
+
+
+def _read_ignore(folder: Path, boundary: Path | None, skipped: list[Skipped]
+                 ) -> pathspec.GitIgnoreSpec | None:
+    path = folder / ".gitignore"
+    if not os.path.lexists(path):
         return None
+    try:
+        text = trust.read_text(path, root=boundary, limit=trust.config_limit(),
+                               what=".gitignore")
+    except trust.UntrustedFile as exc:
+        skipped.append(Skipped(path, f"not read: {str(exc).split(': ', 1)[-1]}"))
+        return None
+    stars = glob_stars_limit()
+    lines = []
+    for line in text.splitlines():
+        problem = glob_problem(line, stars)
+        if problem is None:
+            lines.append(line)
+        else:
+            skipped.append(Skipped(path, f"a line passed over: {problem}"))
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
-def _ignored(specs: list[tuple[Path, pathspec.GitIgnoreSpec]], path: Path, is_dir: bool) -> bool:
+def _ignored(specs: _Specs, path: Path, is_dir: bool) -> bool:
     """Whether the deepest ``.gitignore`` with a say on ``path`` ignores it."""
     for base, spec in reversed(specs):
         rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
@@ -38,7 +79,7 @@ def _ignored(specs: list[tuple[Path, pathspec.GitIgnoreSpec]], path: Path, is_di
     return False
 
 
-def _ancestor_specs(folder: Path) -> list[tuple[Path, pathspec.GitIgnoreSpec]]:
+def _ancestor_specs(folder: Path, skipped: list[Skipped]) -> _Specs:
     """The ``.gitignore`` files of the folders above ``folder`` up to its work tree's top
     (the folder holding ``.git``), outermost first; none when it is not in a work tree."""
     chain: list[Path] = []
@@ -50,42 +91,110 @@ def _ancestor_specs(folder: Path) -> list[tuple[Path, pathspec.GitIgnoreSpec]]:
         if d.parent == d:
             return []
         d = d.parent
-    return [(d, s) for d in reversed(chain) if (s := _read_ignore(d)) is not None]
+    return [(d, s) for d in reversed(chain) if (s := _read_ignore(d, None, skipped)) is not None]
 
 
-def iter_files(root: Path) -> Iterator[Path]:
+def walk(root: Path, *, boundary: Path | None = None) -> Iterator[Path | Skipped]:
     """Every file under ``root`` that its ``.gitignore`` files (there and above it, up to the
-    work tree's top) do not ignore, in sorted order; ``root`` itself if it is a file.
+    work tree's top) do not ignore, in sorted order, and a :class:`Skipped` for each entry
+    passed over (see the module's docstring); ``root`` itself if it is not a folder.
+    ``boundary`` (default: ``root``) is where a symbolic link may lead.
 
     Runtime complexity: ``O(files + folders)`` directory entries, each tested against the
-    ``.gitignore`` files above it.
+    ``.gitignore`` files above it; memory ``O(depth × entries per folder)``.
     """
     root = root.absolute()
     if not root.is_dir():
         yield root
         return
-    specs = _ancestor_specs(root)
+    boundary = boundary if boundary is not None else root
+    skipped: list[Skipped] = []
+    specs = _ancestor_specs(root, skipped)
+    yield from skipped
     if specs and _ignored(specs, root, True):
         return
-    yield from _walk(root, specs)
-
-
-def _walk(folder: Path, specs: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> Iterator[Path]:
-    own = _read_ignore(folder)
-    if own is not None:
-        specs = [*specs, (folder, own)]
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
+    max_depth = size_limit(MAX_DEPTH_ENV, _MAX_DEPTH, "folders")
+    # an explicit stack, not recursion: a chain of 1,500 folders is a warning, not a crash
+    stack: list[tuple[Iterator[os.DirEntry[str]], Path, _Specs, int]] = []
+    opened = _open(root, specs, 0, boundary)
+    if isinstance(opened, Skipped):
+        yield opened
         return
-    for entry in entries:
+    yield from opened[1]
+    stack.append(opened[0])
+    while stack:
+        entries, folder, specs, depth = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
         path = folder / entry.name
-        is_dir = entry.is_dir(follow_symlinks=False)  # a linked folder could loop
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)  # a linked folder could loop
+            is_link = entry.is_symlink()
+        except OSError as exc:
+            yield Skipped(path, f"cannot read it: {exc.strerror or exc}")
+            continue
         if is_dir and entry.name in _SKIP_DIRS:
             continue
         if specs and _ignored(specs, path, is_dir):
             continue
         if is_dir:
-            yield from _walk(path, specs)
-        elif entry.is_file():
+            if depth + 1 > max_depth:
+                yield Skipped(path, f"nested deeper than {max_depth} folders below "
+                              f"{root}; not entered (set {MAX_DEPTH_ENV} to go deeper)")
+                continue
+            sub = _open(path, specs, depth + 1, boundary)
+            if isinstance(sub, Skipped):
+                yield sub
+                continue
+            yield from sub[1]
+            stack.append(sub[0])
+            continue
+        reason = _not_a_file(path, is_link, boundary)
+        if reason is None:
             yield path
+        elif reason:
+            yield Skipped(path, reason)
+
+
+def _open(folder: Path, specs: _Specs, depth: int, boundary: Path
+          ) -> tuple[tuple[Iterator[os.DirEntry[str]], Path, _Specs, int], list[Skipped]] | Skipped:
+    """A folder's sorted entries and the ``.gitignore`` rules in force in it."""
+    skipped: list[Skipped] = []
+    own = _read_ignore(folder, boundary, skipped)
+    if own is not None:
+        specs = [*specs, (folder, own)]
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        return Skipped(folder, f"cannot read the folder: {exc.strerror or exc}")
+    return (iter(entries), folder, specs, depth), skipped
+
+
+def _not_a_file(path: Path, is_link: bool, boundary: Path) -> str | None:
+    """Why ``path`` is not read as a file ("" when it is a linked folder, passed over without
+    a word as git does), or None when it is a regular file inside ``boundary``."""
+    try:
+        st = os.stat(path)  # follows a link
+    except OSError as exc:
+        what = "a symbolic link that leads nowhere" if is_link else "cannot read it"
+        return f"{what} ({exc.strerror or exc})"
+    if stat.S_ISDIR(st.st_mode):
+        return ""
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file (a FIFO, a device or a socket); not read"
+    if is_link and not trust.inside(path, boundary):
+        return f"a symbolic link to a file outside {boundary}; not read"
+    return None
+
+
+def iter_files(root: Path, *, boundary: Path | None = None) -> Iterator[Path]:
+    """The files of :func:`walk`, without the entries it passed over.
+
+    Runtime complexity: as :func:`walk`.
+    """
+    for item in walk(root, boundary=boundary):
+        if isinstance(item, Path):
+            yield item

@@ -170,22 +170,35 @@ async def test_server_bad_tokenizer_is_shown_and_the_default_serves(tmp_path: Pa
 
 def test_budget_file_takes_a_tokenizer_path(tmp_path: Path) -> None:
     """``livetok check``: a budget file's encoding may be a tokenizer.json path (relative to
-    the budget file) or an hf: id."""
+    the budget file, inside its folder) or an hf: id; the file is loaded only when the user
+    trusts the repository's tokenizers (``--trust-tokenizers``), and a link that leads out of
+    the folder is refused even then."""
+    import shutil
+
     from livetok.server.budgets import ConfigError, parse_config
 
     path = tokenizer_file("llama3")
     (tmp_path / "m").mkdir()
-    (tmp_path / "m" / "tokenizer.json").symlink_to(path)
-    cfg = parse_config('encoding = "m/tokenizer.json"\n[[budget]]\nfiles = ["*.md"]\nmax = 5\n',
-                       tmp_path / "livetok.toml")
+    shutil.copy(path, tmp_path / "m" / "tokenizer.json")
+    rules = 'encoding = "m/tokenizer.json"\n[[budget]]\nfiles = ["*.md"]\nmax = 5\n'
+    cfg = parse_config(rules, tmp_path / "livetok.toml", trust_tokenizers=True)
     assert cfg.encoding == str(tmp_path / "m" / "tokenizer.json")
+    with pytest.raises(ConfigError, match="--trust-tokenizers"):
+        parse_config(rules, tmp_path / "livetok.toml")
     with pytest.raises(ConfigError, match="no tokenizer.json"):
-        parse_config('encoding = "nope/tokenizer.json"\n', tmp_path / "livetok.toml")
+        parse_config('encoding = "nope/tokenizer.json"\n', tmp_path / "livetok.toml",
+                     trust_tokenizers=True)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "tokenizer.json").symlink_to(path)
+    with pytest.raises(ConfigError, match="outside"):
+        parse_config('encoding = "out/tokenizer.json"\n', tmp_path / "livetok.toml",
+                     trust_tokenizers=True)
     f = tmp_path / "a.md"
     f.write_text(TEXT, encoding="utf-8")
-    (tmp_path / "livetok.toml").write_text(
-        'encoding = "m/tokenizer.json"\n[[budget]]\nfiles = ["*.md"]\nmax = 5\n')
+    (tmp_path / "livetok.toml").write_text(rules)
     r = livetok("check", "--format", "json", str(f))
+    assert r.returncode == 2 and "--trust-tokenizers" in r.stdout, (r.stdout, r.stderr)
+    r = livetok("check", "--trust-tokenizers", "--format", "json", str(f))
     assert r.returncode == 1, r.stderr
     verdict = json.loads(r.stdout)
     text = json.dumps(verdict)
