@@ -130,6 +130,22 @@ def deep_folder(root: Path, depth: int, name: str = "aa") -> Path:
     return root.joinpath(*[name] * depth)
 
 
+def remove_chain(root: Path, depth: int, name: str) -> None:
+    """Remove what :func:`deep_folder` made, deepest first, without recursion (pytest's own
+    clean-up of old temporary folders recurses, and a chain of 1,500 would overflow it)."""
+    fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        for _ in range(depth - 1):
+            fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+        while fds:
+            fd = fds.pop()
+            os.rmdir(name, dir_fd=fd)  # the chain's folders hold nothing else
+            os.close(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 # -- 1: the baseline is written only inside the budget file's folder, only over a baseline ------
 
 
@@ -304,7 +320,10 @@ def test_link_loops_and_deep_chains_are_skipped(repo: Path) -> None:
     (repo / "loop.md").symlink_to(repo / "loop.md")
     deep_folder(repo, 1500, "d")
     (repo / "ok.md").write_text("---\ntokens: 1\n---\nsome words here\n", encoding="utf-8")
-    r = livetok(repo, "check", "--format", "json")
+    try:
+        r = livetok(repo, "check", "--format", "json")
+    finally:
+        remove_chain(repo, 1500, "d")
     clean(r)
     out = json.loads(r.stdout)
     assert r.returncode == 1, r.stderr  # ok.md is over its budget; nothing stopped the check
@@ -491,6 +510,15 @@ async def test_server_in_a_hostile_workspace(tmp_path: Path) -> None:
     finally:
         await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
         await stop(client)
+    # livetok check . on the same workspace: every problem one short line, the healthy file's
+    # verdict exact, nothing written outside
+    r = livetok(ws, "check", ".", "--format", "json")
+    clean(r)
+    out = json.loads(r.stdout)
+    assert r.returncode == 2 and out["errors"]
+    verdict = next(v for v in out["verdicts"] if v["path"] == "healthy.md")
+    assert verdict["tokens"] == len(ref.encode_ordinary(docs["healthy.md"]))
+    assert not list((tmp_path / "home").iterdir())
 
 
 async def test_server_refuses_workspace_tokenizer_settings(tmp_path: Path) -> None:
