@@ -32,6 +32,7 @@ steps while ...``).
 from __future__ import annotations
 
 import argparse
+import codecs
 import os
 import stat
 import sys
@@ -84,11 +85,20 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
     return p
 
 
+#: how many bytes of a file are read to tell a rule file from a SentencePiece .model file
+_SNIFF_BYTES = 64
+
+
 def _is_model_file(path: Path) -> bool:
+    """Whether ``path`` is a SentencePiece ``.model`` file (protobuf): named ``.model``, or its
+    first bytes are not UTF-8 text or hold a NUL; else it is read as a rule file."""
     with path.open("rb") as f:
-        head = f.read(64)
+        head = f.read(_SNIFF_BYTES)
+    # subtle: the cut may split a character; an incremental decoder accepts an unfinished
+    # last character, unless the file ends there (a short read)
+    decoder = codecs.getincrementaldecoder("utf-8")()
     try:
-        head.decode("utf-8")
+        decoder.decode(head, final=len(head) < _SNIFF_BYTES)
     except UnicodeDecodeError:
         return True
     return b"\x00" in head or path.suffix == ".model"

@@ -80,6 +80,34 @@ def test_bad_file_is_an_error_with_a_fix(tmp_path, capsys) -> None:
     assert "two tokens separated by a space" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("cut", range(1, 4))
+def test_utf8_rule_file_cut_inside_a_character_is_a_rule_file(tmp_path, cut) -> None:
+    """A UTF-8 rule file whose first 64 bytes end inside a multi-byte character is still
+    read as rules, not taken for a SentencePiece .model file ("unsupported protobuf wire
+    type"): the sniff tolerates a character the cut splits."""
+    # the 64th byte is the cut-th of the 3 bytes of "⋄" (cut 3: the character ends there)
+    comment = "# " + "x" * (64 - 2 - cut)
+    rules = tmp_path / "rules.txt"
+    rules.write_text(f"{comment}⋄ is the merge symbol\na b\nab c\n", encoding="utf-8")
+    assert rules.read_bytes()[:64].endswith("⋄".encode()[:cut])
+    rc, out = analyze(rules)
+    assert rc == 0, out
+    assert out.startswith(f"dictionary {rules}")
+    assert "proper (Definition 5): yes" in out
+
+
+def test_binary_head_is_still_a_model_file(tmp_path) -> None:
+    """The other way round: bytes that no UTF-8 text starts with mean a .model file."""
+    from livetok.server.cmd_analyze import _is_model_file
+
+    blob = tmp_path / "vocab.bin"
+    blob.write_bytes(b"\x0a\x0b\x0a\x05<unk>\x15\xff\xfe" + b"a" * 80)
+    assert _is_model_file(blob)
+    short = tmp_path / "short.txt"  # a file shorter than the sniff that ends mid-character
+    short.write_bytes("a b\n⋄".encode()[:-1])
+    assert _is_model_file(short)
+
+
 def test_trained_sentencepiece_model(tmp_path) -> None:
     spm = pytest.importorskip("sentencepiece")
     from livetok.incremental.analysis import corpus
