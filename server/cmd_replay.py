@@ -2,8 +2,8 @@
 
 A bad trace or base document is one line ``livetok replay: FILE: what is wrong``, exit
 status 2 (:func:`~livetok.server.traces.load_trace` checks the trace's size, nesting, shape
-and positions before anything is replayed); a replay that disagrees with the reference is
-exit status 1.
+and positions before anything is replayed), and so is a ``--reference`` that cannot verify
+the encoding; a replay that disagrees with the reference is exit status 1.
 """
 
 from __future__ import annotations
@@ -44,21 +44,39 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def reference_encoder(enc: PieceEncoding, which: str = "auto"
-                      ) -> tuple[Callable[[str], list[int]], str]:
-    """A full-text encoder to verify against, and its name."""
+#: a full-text encoder to verify against, and its name
+Reference = tuple[Callable[[str], list[int]], str]
+
+
+def reference_encoder(enc: PieceEncoding, which: str = "auto") -> Reference:
+    """A full-text encoder to verify against, and its name: tiktoken for a byte-level BPE
+    encoding when installed (``auto``) or asked for (``tiktoken``), else livetok's own full
+    encode. Raises ``ValueError`` when ``tiktoken`` is asked for and cannot serve ``enc``,
+    naming the option to use instead.
+
+    >>> from livetok.incremental import get_encoding
+    >>> reference_encoder(get_encoding("bert-base-uncased"))[1]
+    'livetok (full encode)'
+
+    Runtime complexity: ``O(1)``, plus tiktoken's build of ``enc``'s ranks when it is used.
+    """
     if which in ("auto", "tiktoken") and isinstance(enc, Encoding):
         try:
             import tiktoken
         except ImportError:
             if which == "tiktoken":
-                raise
+                raise ValueError("--reference tiktoken: tiktoken is not installed; "
+                                 "pip install tiktoken, or use --reference livetok") from None
         else:
             ref = tiktoken.Encoding(
                 f"ref-{enc.name}", pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks,
                 special_tokens=enc.special_tokens,
             )
             return ref.encode_ordinary, "tiktoken"
+    if which == "tiktoken":  # subtle: falling back here would report a check not made
+        raise ValueError(f"--reference tiktoken cannot verify {enc.name}: tiktoken builds "
+                         "byte-level BPE encodings only (such as o200k_base); use "
+                         "--reference livetok (its own full encode) or auto")
     return enc.encode, "livetok (full encode)"
 
 
@@ -70,8 +88,9 @@ def _read_base(path: str) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def _load(args: argparse.Namespace) -> tuple[PieceEncoding, Trace, str] | int:
-    """The encoding, trace and base text of the command, or the exit status of its error."""
+def _load(args: argparse.Namespace) -> tuple[PieceEncoding, Reference, Trace, str] | int:
+    """The encoding, its reference, the trace and the base text of the command, or the exit
+    status of its error."""
     if args.verify_every < 0:
         print("livetok replay: --verify-every takes 0 (only at the end) or a number of edits",
               file=sys.stderr)
@@ -82,6 +101,14 @@ def _load(args: argparse.Namespace) -> tuple[PieceEncoding, Trace, str] | int:
     name = args.tokenizer
     try:
         enc = get_encoding(encoding)
+    except INPUT_ERRORS as exc:
+        return input_error("replay", exc, name)
+    try:
+        reference = reference_encoder(enc, args.reference)
+    except ValueError as exc:
+        print(f"livetok replay: {exc}", file=sys.stderr)
+        return 2
+    try:
         name = args.trace
         trace = load_trace(args.trace)
         if not trace.patches:
@@ -90,20 +117,19 @@ def _load(args: argparse.Namespace) -> tuple[PieceEncoding, Trace, str] | int:
         base = _read_base(args.base) if args.base else ""
     except INPUT_ERRORS as exc:
         return input_error("replay", exc, name)
-    return enc, trace, base
+    return enc, reference, trace, base
 
 
 def run(args: argparse.Namespace) -> int:
     loaded = _load(args)
     if isinstance(loaded, int):
         return loaded
-    enc, trace, base = loaded
+    enc, (encode_ref, ref_name), trace, base = loaded
     mid = len(base) // 2
     # keep the base's halves on line boundaries so the trace starts on a fresh line
     nl = base.rfind("\n", 0, mid)
     mid = nl + 1 if nl >= 0 else mid
     text0 = base[:mid] + trace.start + base[mid:]
-    encode_ref, ref_name = reference_encoder(enc, args.reference)
     t = time.perf_counter()
     doc = Document(text0, encoding=enc)
     build = time.perf_counter() - t

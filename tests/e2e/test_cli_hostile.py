@@ -284,6 +284,34 @@ def test_replay_bad_base(tmp_path) -> None:
     assert "Is a directory" in refused(r, "replay", tmp_path)
 
 
+@pytest.mark.parametrize("encoding", ["bert-base-uncased", "mistral-7b-v0.1"])
+def test_replay_reference_that_cannot_verify_is_refused(tmp_path, encoding) -> None:
+    """``--reference tiktoken`` for an encoding tiktoken cannot build is one line naming the
+    option to use, exit status 2: not a replay "verified against livetok" (it exited 0)."""
+    f = _trace(tmp_path, "good.json", GOOD)
+    r = livetok("replay", "--reference", "tiktoken", "-e", encoding, str(f))
+    assert "OK" not in r.stdout, r.stdout
+    line = refused(r, "replay", f"--reference tiktoken cannot verify {encoding}")
+    assert "use --reference livetok" in line
+    # what it points to works, and auto falls back to it
+    for reference in ("livetok", "auto"):
+        r = livetok("replay", "--reference", reference, "-e", encoding, str(f))
+        assert r.returncode == 0, r.stderr
+        assert "against livetok (full encode): OK" in r.stdout
+
+
+def test_replay_reference_tiktoken_not_installed(monkeypatch) -> None:
+    """``--reference tiktoken`` without tiktoken installed says so and what to do (it was an
+    ImportError, reported as an internal error)."""
+    from livetok.incremental import get_encoding
+    from livetok.server.cmd_replay import reference_encoder
+
+    monkeypatch.setitem(sys.modules, "tiktoken", None)  # import tiktoken raises ImportError
+    with pytest.raises(ValueError, match="pip install tiktoken, or use --reference livetok"):
+        reference_encoder(get_encoding("r50k_base"), "tiktoken")
+    assert reference_encoder(get_encoding("r50k_base"), "auto")[1] == "livetok (full encode)"
+
+
 # -- livetok analyze -----------------------------------------------------------------------
 
 
