@@ -25,6 +25,19 @@
 ;;
 ;; The count is kept in the buffer-local `livetok-count' and shown in the mode line
 ;; (`mode-line-misc-info') as "1,234 tokens · o200k_base · 1.0% of window".
+;;
+;; Over TCP instead of stdio, put `:autoport' where the port goes:
+;;
+;;   (setq livetok-command '("livetok" "serve" "--tcp" :autoport "--once"))
+;;
+;; The client picks a free port, starts the server with that port (a port alone means
+;; 127.0.0.1) and connects to it.  Keep `--once': with `--tcp' the server listens until it
+;; is killed and a client's `exit' ends only that client's session, while `--once' serves
+;; that one client, refuses any other (another local user's) and ends the process when the
+;; client leaves.  livetok.el adds `--once' to an `:autoport' command that lacks it.  eglot's
+;; `:autoport' form takes no `:initializationOptions', so livetok.el starts eglot with its own
+;; server class (`livetok-eglot-server') whose initialization options are `livetok-settings';
+;; lsp-mode gets `lsp-tcp-connection'.
 
 ;;; Code:
 
@@ -37,9 +50,12 @@
   :prefix "livetok-")
 
 (defcustom livetok-command '("livetok" "serve")
-  "The command that starts the livetok language server (stdio), as a list.
-Read when a server starts."
-  :type '(repeat string))
+  "The command that starts the livetok language server, as a list.
+On stdio, e.g. (\"livetok\" \"serve\"); over TCP, with `:autoport' where the
+port goes, e.g. (\"livetok\" \"serve\" \"--tcp\" :autoport \"--once\"): the client
+picks a free port and connects to it; `--once' (added when missing) ends the
+server when its client leaves.  Read when a server starts."
+  :type '(repeat (choice string (const :autoport))))
 
 (defcustom livetok-settings '(:encoding "o200k_base" :contextWindow 128000)
   "The `livetok' configuration section, a plist sent as initialization options.
@@ -118,6 +134,20 @@ A count older than the one stored is dropped."
           (force-mode-line-update)
           (run-hooks 'livetok-count-changed-hook))))))
 
+(defun livetok--autoport-p ()
+  "Whether `livetok-command' runs the server over TCP (it holds `:autoport')."
+  (memq :autoport livetok-command))
+
+(defun livetok--tcp-command (&optional port)
+  "`livetok-command' for TCP, with `--once' added if missing.
+With `--tcp' a client's `exit' ends only its session and the server listens on;
+`--once' ends the process when its one client leaves.  With PORT (a number),
+PORT in place of `:autoport'."
+  (let ((command (if (member "--once" livetok-command)
+                     livetok-command
+                   (append livetok-command '("--once")))))
+    (if port (cl-subst (number-to-string port) :autoport command) command)))
+
 (defun livetok--count-plist (get)
   "The count fields read with GET (a function of a keyword), as a plist."
   (cl-loop for key in '(:uri :version :encoding :tokens :characters)
@@ -129,10 +159,19 @@ A count older than the one stored is dropped."
 (declare-function eglot--uri-to-path "eglot")
 
 (defun livetok--eglot-contact (&rest _)
-  "The eglot contact for livetok: `livetok-command' with `livetok-settings'."
-  (append livetok-command (list :initializationOptions (list :livetok livetok-settings))))
+  "The eglot contact for livetok: `livetok-command' with `livetok-settings'.
+Over TCP, eglot's `:autoport' form takes no `:initializationOptions': the
+contact names `livetok-eglot-server', whose initialization options they are."
+  (if (livetok--autoport-p)
+      (cons 'livetok-eglot-server (livetok--tcp-command))
+    (append livetok-command (list :initializationOptions (list :livetok livetok-settings)))))
 
 (with-eval-after-load 'eglot
+  (defclass livetok-eglot-server (eglot-lsp-server) ()
+    :documentation "The livetok server started over TCP (an `:autoport' contact).")
+  (cl-defmethod eglot-initialization-options ((_server livetok-eglot-server))
+    "`livetok-settings', which an `:autoport' contact cannot carry."
+    (list :livetok livetok-settings))
   (add-to-list 'eglot-server-programs (cons livetok-modes #'livetok--eglot-contact))
   (cl-defmethod eglot-handle-notification
     (_server (_method (eql livetok/didChangeTokenCount)) &rest params &key uri &allow-other-keys)
@@ -145,6 +184,7 @@ A count older than the one stored is dropped."
 (declare-function lsp-register-client "lsp-mode")
 (declare-function make-lsp-client "lsp-mode")
 (declare-function lsp-stdio-connection "lsp-mode")
+(declare-function lsp-tcp-connection "lsp-mode")
 (declare-function lsp--uri-to-path "lsp-mode")
 
 (defun livetok-lsp-on-count (_workspace params)
@@ -158,13 +198,23 @@ A count older than the one stored is dropped."
   "`livetok-settings' with UTF-32 positions: lsp-mode 8 sends code points."
   (list :livetok (append '(:positionEncoding "utf-32") livetok-settings)))
 
+(defun livetok--lsp-connection ()
+  "lsp-mode's connection for `livetok-command', read at each start:
+stdio, or TCP (`lsp-tcp-connection') when it holds `:autoport'."
+  (let ((stdio (lsp-stdio-connection (lambda () livetok-command)))
+        (tcp (lsp-tcp-connection #'livetok--tcp-command)))
+    (list :connect (lambda (&rest args)
+                     (apply (plist-get (if (livetok--autoport-p) tcp stdio) :connect) args))
+          :test? (lambda ()
+                   (funcall (plist-get (if (livetok--autoport-p) tcp stdio) :test?))))))
+
 (with-eval-after-load 'lsp-mode
   (let ((handlers (make-hash-table :test 'equal)))
     (puthash "livetok/didChangeTokenCount" #'livetok-lsp-on-count handlers)
     (lsp-register-client
      (make-lsp-client
       :server-id 'livetok
-      :new-connection (lsp-stdio-connection (lambda () livetok-command))
+      :new-connection (livetok--lsp-connection)
       :activation-fn (lambda (&rest _) (apply #'derived-mode-p livetok-modes))
       :add-on? t
       :priority -1

@@ -72,8 +72,9 @@ DRIVER = r"""
 (condition-case err
     (progn
       (load (getenv "LIVETOK_EL") nil t)
-      (setq livetok-command (split-string (getenv "LIVETOK_TEST_CMD") "\t"))
-      (setq livetok-settings '(:encoding "o200k_base" :contextWindow 1000))
+      (setq livetok-command (mapcar (lambda (arg) (if (string= arg ":autoport") :autoport arg))
+                                    (split-string (getenv "LIVETOK_TEST_CMD") "\t")))
+      (setq livetok-settings (list :encoding (getenv "LIVETOK_TEST_ENCODING") :contextWindow 1000))
       (pcase test-client
         ('eglot
          (require 'eglot)
@@ -130,6 +131,10 @@ DRIVER = r"""
            (list :steps (vconcat (nreverse steps))
                  :modeLine (format-mode-line mode-line-format)
                  :component (livetok-mode-line-string)
+                 ;; the command line of a server started over TCP (nil on stdio)
+                 :tcpCommand (cl-some (lambda (p) (let ((c (process-command p)))
+                                                    (and (member "--tcp" c) (vconcat c))))
+                                      (process-list))
                  :percent (vconcat (mapcar (lambda (c) (livetok-format-percent (car c) (cadr c)))
                                            (read (getenv "LIVETOK_TEST_PERCENT"))))
                  :unknown (with-current-buffer "*Messages*"
@@ -184,8 +189,14 @@ def run_in_terminal(cmd: list[str], env: dict[str, str], cwd: Path, timeout: flo
     return code, b"".join(screen)[-3000:].decode("utf-8", "replace")
 
 
+@pytest.mark.parametrize("transport", ["stdio", "tcp"])
 @pytest.mark.parametrize("client,package", [("eglot", "elpa-eglot"), ("lsp", "elpa-lsp-mode")])
-def test_emacs_types_and_counts_match_tiktoken(tmp_path: Path, client: str, package: str) -> None:
+def test_emacs_types_and_counts_match_tiktoken(tmp_path: Path, client: str, package: str,
+                                               transport: str) -> None:
+    """The steps above, with the server on stdio or over TCP (``livetok-command`` with
+    ``:autoport`` and no ``--once``: livetok.el adds it; the settings still arrive, as the
+    count in cl100k_base there shows)."""
+    encoding = "o200k_base" if transport == "stdio" else "cl100k_base"
     emacs = find_emacs(package)
     doc = tmp_path / "notes.txt"
     doc.write_text(START, encoding="utf-8")
@@ -194,8 +205,9 @@ def test_emacs_types_and_counts_match_tiktoken(tmp_path: Path, client: str, pack
     out = tmp_path / "out.json"
     env = {**os.environ, "HOME": str(tmp_path), "LIVETOK_EL": str(LIVETOK_EL),
            "LIVETOK_TEST_OUT": str(out), "LIVETOK_TEST_CLIENT": client,
-           "LIVETOK_TEST_FILE": str(doc),
-           "LIVETOK_TEST_CMD": "\t".join([sys.executable, "-m", "livetok.server", "serve"]),
+           "LIVETOK_TEST_FILE": str(doc), "LIVETOK_TEST_ENCODING": encoding,
+           "LIVETOK_TEST_CMD": "\t".join([sys.executable, "-m", "livetok.server", "serve",
+                                          *(["--tcp", ":autoport"] if transport == "tcp" else [])]),
            "LIVETOK_TEST_PERCENT": "(" + " ".join(f"({t} {w})" for t, w, _ in PERCENT_CASES) + ")",
            # a Lisp list of strings
            "LIVETOK_TEST_STEPS": "(" + " ".join(json.dumps(s, ensure_ascii=False) for s in STEPS) + ")"}
@@ -205,7 +217,7 @@ def test_emacs_types_and_counts_match_tiktoken(tmp_path: Path, client: str, pack
     assert out.exists(), f"emacs wrote no result (exit {code}); its screen:\n{screen}"
     res = json.loads(out.read_text(encoding="utf-8"))
     assert "error" not in res, f"{res['error']}\n--- screen ---\n{screen}"
-    enc = tiktoken_ref("o200k_base")
+    enc = tiktoken_ref(encoding)
     assert len(res["steps"]) == len(STEPS)
     for i, step in enumerate(res["steps"]):
         text = step["text"]
@@ -217,7 +229,12 @@ def test_emacs_types_and_counts_match_tiktoken(tmp_path: Path, client: str, pack
     assert "中文" not in final and "文" in final and "👩\u200d💻" in final and "🙂" in final
     assert "😀" not in final and "X字" not in final
     n = len(enc.encode_ordinary(final))
-    assert res["component"] == f"{n:,} tokens · o200k_base · {share(n, 1000)} of window"
+    assert res["component"] == f"{n:,} tokens · {encoding} · {share(n, 1000)} of window"
     assert f" {res['component']} " in res["modeLine"], res["modeLine"]
     assert res["percent"] == [c[2] for c in PERCENT_CASES]
     assert res["unknown"] is False, "the client reported an unknown notification"
+    if transport == "stdio":
+        assert res["tcpCommand"] is None
+    else:  # a port in place of :autoport, and --once so the server ends with its client
+        tail = res["tcpCommand"][-3:]
+        assert tail[0] == "--tcp" and tail[1].isdigit() and tail[2] == "--once", res["tcpCommand"]

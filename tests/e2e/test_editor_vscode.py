@@ -10,7 +10,10 @@ What it checks, on a Markdown file holding emoji and CJK text:
   and stay exact after more typing (fails on the extension before the fix: no
   ``workspace/didChangeConfiguration`` was sent);
 - the livetok output channel logs no error: no ``livetok/tokenCount failed`` for the file
-  opened while the server starts, no ``Server process exited with code 0`` as an error.
+  opened while the server starts, no ``Server process exited with code 0`` as an error;
+- issue 26: the server command comes from the user's settings; the workspace's
+  ``.vscode/settings.json`` names a script of its own as ``livetok.server.path``, and VS Code
+  ignores it (a machine-scoped setting), so it never runs.
 
 The server is started through a wrapper that waits ``START_DELAY_S`` before running
 ``livetok serve``, so "while the server starts" is a window of seconds rather than a race
@@ -146,11 +149,18 @@ class Workbench:
         wrapper.write_text(f"#!/bin/sh\nsleep {START_DELAY_S}\n"
                            f"exec {sys.executable} -m livetok.server serve\n")
         wrapper.chmod(0o755)
-        self.workspace_settings = {"livetok.server.path": str(wrapper), "livetok.server.args": []}
+        # what a cloned repository would try: its own script as the server (issue 26)
+        self.hostile_mark = base / "workspace-script-ran"
+        hostile = self.ws / "run-me.sh"
+        hostile.write_text(f"#!/bin/sh\ntouch {self.hostile_mark}\nexit 1\n")
+        hostile.chmod(0o755)
+        self.workspace_settings: dict[str, object] = {
+            "livetok.server.path": str(hostile), "livetok.server.args": ["serve"]}
         self.write_settings()
         self.user = base / "user-data"
         (self.user / "User").mkdir(parents=True)
-        (self.user / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS))
+        (self.user / "User" / "settings.json").write_text(json.dumps(
+            {**USER_SETTINGS, "livetok.server.path": str(wrapper), "livetok.server.args": []}))
         (base / "config.yaml").write_text("auth: none\n")
         self.env = {**os.environ, "EXTENSIONS_GALLERY": NO_GALLERY,
                     "XDG_CONFIG_HOME": str(base / "config"), "XDG_DATA_HOME": str(base / "data")}
@@ -307,3 +317,6 @@ def test_counts_and_settings_change_during_restart(workbench: Workbench) -> None
     log = wb.output_channel()
     assert "[Error" not in log and "failed" not in log, f"output channel:\n{log}"
     assert wb.outside == [], f"the page asked for outside resources: {wb.outside[:5]}"
+    # issue 26: the workspace's server.path was ignored, the user's ran
+    assert not wb.hostile_mark.exists(), "the workspace's livetok.server.path ran"
+    assert "starting: " + str(wb.base / "slow-livetok") in log, f"output channel:\n{log}"

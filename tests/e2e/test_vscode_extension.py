@@ -3,7 +3,8 @@
 Runs the same steps a developer would (``npm ci``, ``tsc``, ``npm test``, ``vsce package``) in
 a copy of the extension's committed files, so a stale ``node_modules/`` or ``out/`` in the work
 tree can neither help nor break it, then checks the ``.vsix`` holds what VS Code loads.
-Needs ``node`` and ``npm`` and the npm registry; skipped (with the reason) without the tools.
+Needs ``node`` and ``npm`` and the npm registry; skipped (with the reason) without the tools,
+except the checks of ``package.json`` alone (the settings a workspace may not set, issue 26).
 Takes about 35 s on an idle 2-core machine with a warm npm cache (1.5 minutes on a busy one),
 most of it ``npm ci`` (longer when the cache is cold). The extension's unit tests include the
 settings race of issue 19 (``src/test/extension.test.ts``, "while the server starts"), so the
@@ -18,15 +19,17 @@ import shutil
 import subprocess
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "demo" / "vscode"
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("npm") is None or shutil.which("node") is None,
-    reason="node and npm are needed to build the VS Code extension (not found on PATH)",
+#: why the build cannot run here, or None
+NO_NODE = (
+    "node and npm are needed to build the VS Code extension (not found on PATH)"
+    if shutil.which("npm") is None or shutil.which("node") is None else None
 )
 
 
@@ -72,6 +75,8 @@ def build_extension(tmp_path_factory: pytest.TempPathFactory) -> dict[str, objec
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """The build steps' output (see ``build_extension``)."""
+    if NO_NODE:
+        pytest.skip(NO_NODE)
     return build_extension(tmp_path_factory)
 
 
@@ -91,18 +96,24 @@ def test_unit_tests_pass_and_ran(built: dict[str, object]) -> None:
     assert int(passed.group(1)) >= 50, f"only {passed.group(1)} tests ran"
 
 
+def assert_passed(built: dict[str, object], *names: str) -> None:
+    """Each of the extension's unit tests ``names`` ran and passed (``npm test``'s TAP output)."""
+    output = built["test"].stdout  # type: ignore[attr-defined]
+    for name in names:
+        assert re.search(rf"^\s*ok \d+ - {re.escape(name)}$", output, re.M), f"not passed: {name}"
+
+
 def test_settings_race_unit_tests_ran(built: dict[str, object]) -> None:
     """The extension's own tests of issue 19 (a setting changed while the server starts or
     restarts is sent once it runs; nothing logged for an editor opened meanwhile) ran and
     passed: they fail on the extension before the fix."""
-    output = built["test"].stdout  # type: ignore[attr-defined]
-    for name in (
+    assert_passed(
+        built,
         "a setting changed during the first start reaches the server once it runs",
         "a setting changed 0.2 s after Restart Server reaches the new server",
         "an editor opened while the server starts is counted once it runs, nothing logged",
         "the server's clean exit on restart is logged as info, not as an error",
-    ):
-        assert re.search(rf"^\s*ok \d+ - {re.escape(name)}$", output, re.M), f"not passed: {name}"
+    )
 
 
 def test_vsix_contains_what_vscode_loads(built: dict[str, object]) -> None:
@@ -123,3 +134,53 @@ def test_vsix_contains_what_vscode_loads(built: dict[str, object]) -> None:
     assert not any("node_modules/typescript/" in n or "node_modules/@vscode/vsce/" in n for n in names)
     commands = {c["command"] for c in packaged["contributes"]["commands"]}
     assert {"livetok.pickEncoding", "livetok.toggleSemanticTokens"} <= commands
+
+
+# -- issue 26: a cloned repository is untrusted input ---------------------------------------
+
+#: the settings that choose what runs, and the one that lets a workspace's tokenizers load
+RESTRICTED = ("livetok.server.path", "livetok.server.pythonPath", "livetok.server.args",
+              "livetok.trustWorkspaceTokenizers")
+
+
+def _manifest() -> dict[str, Any]:
+    manifest: dict[str, Any] = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    return manifest
+
+
+def test_workspace_cannot_set_the_server_command_or_trust() -> None:
+    """VS Code reads a ``machine``-scoped setting from the user's (or remote) settings only,
+    never from a workspace's ``.vscode/settings.json``; ``machine-overridable``, ``window`` or
+    ``resource`` would let a cloned repository choose what runs."""
+    props = _manifest()["contributes"]["configuration"]["properties"]
+    for key in RESTRICTED:
+        assert props[key].get("scope") == "machine", f"{key}: {props[key].get('scope')!r}"
+    trust = props["livetok.trustWorkspaceTokenizers"]
+    assert trust["type"] == "boolean" and trust["default"] is False
+
+
+def test_restricted_mode_ignores_the_workspace_values() -> None:
+    """``untrustedWorkspaces``: the extension runs in Restricted Mode with limited support, and
+    VS Code ignores a workspace's value of each setting listed."""
+    untrusted = _manifest()["capabilities"]["untrustedWorkspaces"]
+    assert untrusted["supported"] == "limited"
+    assert untrusted["description"]
+    assert set(RESTRICTED) | {"livetok.tokenizer"} <= set(untrusted["restrictedConfigurations"])
+
+
+def test_no_relative_server_path_is_resolved_against_the_workspace(
+        built: dict[str, object]) -> None:
+    """The extension's own tests of issue 26 ran and passed: a relative ``server.path`` or
+    ``pythonPath`` is refused (no server started, the reason shown), the server runs in the
+    home folder (``python -m`` would import a repository's ``livetok/`` from its working
+    folder), ``trustWorkspaceTokenizers`` is sent only in a trusted workspace. They fail on
+    the extension before the change."""
+    assert_passed(
+        built,
+        "a relative server path is refused, never resolved against the workspace (issue 26)",
+        "a relative livetok.server.path is refused with its reason, nothing started",
+        "the server starts in the home folder with a workspace open",
+        "trustWorkspaceTokenizers is sent only when set and the workspace is trusted",
+        "trustWorkspaceTokenizers reaches the server only once the workspace is trusted",
+        "the server command and the trust setting are machine-scoped",
+    )

@@ -17,6 +17,8 @@ import {
   ConfigGet,
   ListEncodingsResult,
   SERVER_KEYS,
+  ServerCommandError,
+  ServerSettings,
   SettingTarget,
   SettingsSync,
   pickEncoding,
@@ -47,6 +49,11 @@ function config(): vscode.WorkspaceConfiguration {
 }
 
 const get: ConfigGet = <T>(key: string) => config().get<T>(key);
+
+/** The settings the server is sent; a workspace's tokenizers are trusted only in a trusted workspace. */
+function settingsForServer(): ServerSettings {
+  return serverSettings(get, vscode.workspace.isTrusted === true);
+}
 
 function toTarget(target: SettingTarget): vscode.ConfigurationTarget {
   switch (target) {
@@ -110,17 +117,16 @@ function serialize<T>(step: () => Promise<T>): Promise<T> {
 }
 
 function createClient(): LanguageClient {
-  const workspaceRoot = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  const { command, args } = serverCommand(get, (name) => whichOnPath(name), workspaceRoot);
+  const { command, args, cwd } = serverCommand(get, (name) => whichOnPath(name));
   output?.appendLine(`starting: ${command} ${args.join(" ")}`);
   const sync = new SettingsSync(
-    () => serverSettings(get),
+    settingsForServer,
     (settings) =>
       void c
         .sendNotification(DidChangeConfigurationNotification.type, { settings })
         .catch((err: unknown) => output?.appendLine(`sending the settings failed: ${String(err)}`)),
   );
-  const serverOptions: ServerOptions = { command, args, options: { cwd: workspaceRoot } };
+  const serverOptions: ServerOptions = { command, args, options: { cwd } };
   const clientOptions: LanguageClientOptions = {
     documentSelector: SCHEMES.map((scheme) => ({ scheme })),
     // a function: the client calls it when it sends `initialize` (again after a crash)
@@ -140,11 +146,15 @@ function createClient(): LanguageClient {
 }
 
 async function startClient(): Promise<LanguageClient | undefined> {
-  const c = createClient();
+  let c: LanguageClient;
   try {
+    c = createClient();
     await c.start();
   } catch (err) {
-    const message = `livetok: could not start the server (${String(err)}). Set "livetok.server.path" to the livetok executable.`;
+    const message =
+      err instanceof ServerCommandError
+        ? err.message
+        : `livetok: could not start the server (${String(err)}). Set "livetok.server.path" to the livetok executable in your user settings.`;
     output?.appendLine(message);
     void vscode.window.showErrorMessage(message);
     return undefined;
@@ -253,6 +263,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       status?.onSelection(uri, selection === undefined || selection.isEmpty ? undefined : toLspRange(selection));
     }),
     vscode.workspace.onDidCloseTextDocument((document) => status?.onClose(document.uri.toString())),
+    // leaving Restricted Mode may let the server trust the workspace's tokenizers
+    vscode.workspace.onDidGrantWorkspaceTrust(() => sendSettings()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (SERVER_KEYS.some((key) => event.affectsConfiguration(`${SECTION}.${key}`))) {
         sendSettings();

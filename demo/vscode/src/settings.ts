@@ -4,6 +4,7 @@
 // and the quick-pick function so tests can run under plain Node.
 
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 
 /**
@@ -40,6 +41,12 @@ export interface ServerSettings {
   contextWindow: number | null;
   budget: number | null;
   semanticTokens: boolean;
+  /**
+   * Whether the server may load the tokenizer.json files the workspace names: the user's
+   * `livetok.trustWorkspaceTokenizers` (a setting no workspace can set), and only in a
+   * workspace VS Code trusts.
+   */
+  trustWorkspaceTokenizers: boolean;
 }
 
 /** Reads one key of the `livetok` section (`vscode.WorkspaceConfiguration.get`). */
@@ -50,8 +57,11 @@ function positiveIntOrNull(value: unknown): number | null {
   return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null;
 }
 
-/** Build the settings object sent to the server from the extension's configuration. */
-export function serverSettings(get: ConfigGet): ServerSettings {
+/**
+ * Build the settings object sent to the server from the extension's configuration;
+ * `workspaceTrusted` is `vscode.workspace.isTrusted` (false: Restricted Mode).
+ */
+export function serverSettings(get: ConfigGet, workspaceTrusted = false): ServerSettings {
   const encoding = get<string>("encoding");
   const byLanguage = get<Record<string, unknown>>("encodingByLanguage") ?? {};
   const encodingByLanguage: Record<string, string> = {};
@@ -68,6 +78,7 @@ export function serverSettings(get: ConfigGet): ServerSettings {
     contextWindow: positiveIntOrNull(get<number | null>("contextWindow")),
     budget: positiveIntOrNull(get<number | null>("budget")),
     semanticTokens: get<boolean>("semanticTokens") === true,
+    trustWorkspaceTokenizers: workspaceTrusted && get<boolean>("trustWorkspaceTokenizers") === true,
   };
 }
 
@@ -79,12 +90,18 @@ export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
   "contextWindow",
   "budget",
   "semanticTokens",
+  "trustWorkspaceTokenizers",
 ];
 
 export interface ServerCommand {
   command: string;
   args: string[];
+  /** The server's working folder: the user's home, never the workspace (see `serverCommand`). */
+  cwd: string;
 }
+
+/** A server command the settings ask for and the extension refuses to run; its message says why. */
+export class ServerCommandError extends Error {}
 
 /** Finds an executable on PATH; injectable for tests. */
 export type Which = (name: string) => string | undefined;
@@ -98,6 +115,9 @@ export function whichOnPath(
   const dirs = (env.PATH ?? env.Path ?? "").split(path.delimiter).filter((d) => d.length > 0);
   const exts = platform === "win32" ? (env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";") : [""];
   for (const dir of dirs) {
+    if (!path.isAbsolute(dir)) {
+      continue; // subtle: a relative entry would be read from whatever folder we run in
+    }
     for (const ext of exts) {
       const candidate = path.join(dir, name + ext);
       try {
@@ -114,29 +134,61 @@ export function whichOnPath(
 }
 
 /**
+ * The executable a setting names, as it is run: an absolute path as given, `~/...` under
+ * `home`, a bare name (`python3.12`, no folder in it) as given, for the system to find on
+ * PATH. Any other relative path is refused with a `ServerCommandError`.
+ *
+ * subtle: a relative path is never resolved against the workspace: a cloned repository
+ * chooses its files, and would choose what runs (issue 26).
+ */
+export function executablePath(key: string, value: string, home: string): string {
+  if (path.isAbsolute(value)) {
+    return value;
+  }
+  if (/^~[\\/]/.test(value)) {
+    return path.join(home, value.slice(2));
+  }
+  if (!/[\\/:]/.test(value)) {
+    return value;
+  }
+  throw new ServerCommandError(
+    `livetok: ${key} is a relative path (${JSON.stringify(value)}): set it in your user settings ` +
+      "to an absolute path, or one starting with ~/. livetok does not resolve it against the " +
+      "workspace, whose files a cloned repository chooses.",
+  );
+}
+
+/**
  * The command that starts `livetok serve` on stdio.
  *
- * 1. `livetok.server.path` when set (relative paths resolve against `workspaceRoot`);
+ * 1. `livetok.server.path` when set (see `executablePath`);
  * 2. else `livetok` found on PATH;
  * 3. else `<livetok.server.pythonPath> -m livetok.server <args>`.
+ *
+ * The three `livetok.server.*` settings are machine-scoped (package.json): only the user's
+ * (or the remote machine's) settings set them, never a workspace's. The server runs in `home`.
+ *
+ * subtle: not in the workspace: `python -m` puts its working folder first on `sys.path`, so a
+ * repository holding a `livetok/` package (or a `json.py`) would be imported instead of the
+ * installed one; and Windows looks a bare command name up in the working folder first.
  */
-export function serverCommand(get: ConfigGet, which: Which, workspaceRoot?: string): ServerCommand {
+export function serverCommand(get: ConfigGet, which: Which, home: string = os.homedir()): ServerCommand {
   const configuredArgs = get<string[]>("server.args");
   const args = Array.isArray(configuredArgs) ? configuredArgs.map(String) : ["serve"];
   const configuredPath = (get<string>("server.path") ?? "").trim();
   if (configuredPath.length > 0) {
-    const command =
-      workspaceRoot !== undefined && !path.isAbsolute(configuredPath) && configuredPath.includes(path.sep)
-        ? path.join(workspaceRoot, configuredPath)
-        : configuredPath;
-    return { command, args };
+    return { command: executablePath("livetok.server.path", configuredPath, home), args, cwd: home };
   }
   const onPath = which("livetok");
   if (onPath !== undefined) {
-    return { command: onPath, args };
+    return { command: onPath, args, cwd: home };
   }
   const python = (get<string>("server.pythonPath") ?? "").trim() || "python3";
-  return { command: python, args: ["-m", "livetok.server", ...args] };
+  return {
+    command: executablePath("livetok.server.pythonPath", python, home),
+    args: ["-m", "livetok.server", ...args],
+    cwd: home,
+  };
 }
 
 /** The part of `vscode.QuickPickItem` used by the encoding picker. */

@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, test } from "node:test";
 
@@ -93,7 +94,7 @@ describe("extension activation", () => {
     assert.deepEqual(client.serverOptions, {
       command: "/test/bin/livetok",
       args: ["serve"],
-      options: { cwd: undefined },
+      options: { cwd: os.homedir() },
     });
     assert.deepEqual(client.initializeOptions, {
       livetok: {
@@ -103,6 +104,7 @@ describe("extension activation", () => {
         contextWindow: 128000,
         budget: 5000,
         semanticTokens: false,
+        trustWorkspaceTokenizers: false,
       },
     });
     assert.deepEqual(client.clientOptions.documentSelector, [{ scheme: "file" }, { scheme: "untitled" }]);
@@ -173,6 +175,33 @@ describe("extension activation", () => {
     const selectionItem = vs.statusItems[1];
     assert.ok(selectionItem.visible);
     assert.equal(selectionItem.text, "Selection: 17 tokens");
+  });
+});
+
+describe("a workspace cannot choose what runs (issue 26)", () => {
+  test("a relative livetok.server.path is refused with its reason, nothing started", async () => {
+    vs.vscode.workspace.workspaceFolders = [{ uri: { fsPath: path.join(os.tmpdir(), "cloned-repo") } }];
+    await activate({ "server.path": path.join(".venv", "bin", "livetok") });
+    assert.equal(lc.clients.length, 0, "no server started");
+    assert.equal(vs.messages.length, 1);
+    assert.match(vs.messages[0], /^error: livetok: livetok\.server\.path is a relative path/);
+    assert.match(vs.messages[0], /does not resolve it against the workspace/);
+  });
+
+  test("the server starts in the home folder with a workspace open", async () => {
+    vs.vscode.workspace.workspaceFolders = [{ uri: { fsPath: path.join(os.tmpdir(), "cloned-repo") } }];
+    const client = await activate();
+    assert.equal((client.serverOptions as { options?: { cwd?: string } }).options?.cwd, os.homedir());
+  });
+
+  test("trustWorkspaceTokenizers reaches the server only once the workspace is trusted", async () => {
+    vs.vscode.workspace.isTrusted = false; // Restricted Mode
+    const client = await activate({ trustWorkspaceTokenizers: true });
+    assert.equal((client.initializeOptions as { livetok: Record<string, unknown> }).livetok.trustWorkspaceTokenizers, false);
+    vs.vscode.workspace.isTrusted = true;
+    vs.trustGranted.fire();
+    await flush();
+    assert.equal(lastSettings(client).trustWorkspaceTokenizers, true);
   });
 });
 

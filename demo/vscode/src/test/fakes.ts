@@ -153,6 +153,7 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
   const activeEditorChanged = new Emitter<unknown>();
   const selectionChanged = new Emitter<unknown>();
   const documentClosed = new Emitter<unknown>();
+  const trustGranted = new Emitter<void>();
   const quickPick: {
     answer: string | undefined;
     lastItems: { label: string; picked?: boolean; detail?: string }[];
@@ -196,7 +197,10 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
       },
     },
     workspace: {
-      workspaceFolders: undefined,
+      workspaceFolders: undefined as { uri: { fsPath: string } }[] | undefined,
+      /** `false`: Restricted Mode. */
+      isTrusted: true,
+      onDidGrantWorkspaceTrust: trustGranted.event,
       getConfiguration: (section: string) => {
         if (section !== "livetok") throw new Error(`unexpected section ${section}`);
         return config.section();
@@ -216,6 +220,7 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
     activeEditorChanged,
     selectionChanged,
     documentClosed,
+    trustGranted,
   };
 }
 

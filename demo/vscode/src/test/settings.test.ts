@@ -7,6 +7,7 @@ import { describe, test } from "node:test";
 import {
   ConfigGet,
   ENCODINGS,
+  ServerCommandError,
   EncodingPickItem,
   ListEncodingsResult,
   TOKENIZER_FILE_ITEM,
@@ -14,6 +15,7 @@ import {
   SettingsMessage,
   SettingsSync,
   encodingItems,
+  executablePath,
   pickEncoding,
   serverCommand,
   serverSettings,
@@ -42,6 +44,7 @@ describe("serverSettings", () => {
       contextWindow: 128000,
       budget: null,
       semanticTokens: false,
+      trustWorkspaceTokenizers: false,
     });
   });
 
@@ -68,6 +71,7 @@ describe("serverSettings", () => {
       contextWindow: null,
       budget: null,
       semanticTokens: false,
+      trustWorkspaceTokenizers: false,
     });
   });
 
@@ -82,21 +86,18 @@ describe("serverSettings", () => {
       contextWindow: 8192,
       budget: 4000,
       semanticTokens: true,
+      trustWorkspaceTokenizers: false,
     });
   });
 });
 
 describe("serverCommand", () => {
   const nowhere = () => undefined;
+  const home = path.join(path.sep, "home", "u");
 
   test("an explicit path wins over PATH", () => {
-    const cmd = serverCommand(configOf({ "server.path": "/opt/livetok/bin/livetok" }), () => "/usr/bin/livetok");
-    assert.deepEqual(cmd, { command: "/opt/livetok/bin/livetok", args: ["serve"] });
-  });
-
-  test("a relative path with a directory resolves against the workspace", () => {
-    const cmd = serverCommand(configOf({ "server.path": path.join(".venv", "bin", "livetok") }), nowhere, "/ws");
-    assert.equal(cmd.command, path.join("/ws", ".venv", "bin", "livetok"));
+    const cmd = serverCommand(configOf({ "server.path": "/opt/livetok/bin/livetok" }), () => "/usr/bin/livetok", home);
+    assert.deepEqual(cmd, { command: "/opt/livetok/bin/livetok", args: ["serve"], cwd: home });
   });
 
   test("livetok on PATH, with custom args", () => {
@@ -104,20 +105,83 @@ describe("serverCommand", () => {
     const cmd = serverCommand(
       configOf({ "server.args": ["serve", "--log-level", "debug"] }),
       (name) => (seen.push(name), "/usr/local/bin/livetok"),
+      home,
     );
     assert.deepEqual(seen, ["livetok"]);
-    assert.deepEqual(cmd, { command: "/usr/local/bin/livetok", args: ["serve", "--log-level", "debug"] });
+    assert.deepEqual(cmd, { command: "/usr/local/bin/livetok", args: ["serve", "--log-level", "debug"], cwd: home });
   });
 
   test("falls back to python -m livetok.server", () => {
-    assert.deepEqual(serverCommand(configOf(defaults), nowhere), {
+    assert.deepEqual(serverCommand(configOf(defaults), nowhere, home), {
       command: "python3",
       args: ["-m", "livetok.server", "serve"],
+      cwd: home,
     });
-    assert.deepEqual(serverCommand(configOf({ "server.pythonPath": "/venv/bin/python" }), nowhere), {
+    assert.deepEqual(serverCommand(configOf({ "server.pythonPath": "/venv/bin/python" }), nowhere, home), {
       command: "/venv/bin/python",
       args: ["-m", "livetok.server", "serve"],
+      cwd: home,
     });
+  });
+
+  test("the server runs in the home folder, not the workspace", () => {
+    assert.equal(serverCommand(configOf(defaults), nowhere).cwd, os.homedir());
+  });
+
+  test("a relative server path is refused, never resolved against the workspace (issue 26)", () => {
+    for (const [key, value] of [
+      ["server.path", path.join(".venv", "bin", "livetok")],
+      ["server.path", "./livetok"],
+      ["server.pythonPath", path.join(".venv", "bin", "python")],
+      ["server.pythonPath", "../python3"],
+    ]) {
+      assert.throws(
+        () => serverCommand(configOf({ [key]: value }), nowhere, home),
+        (err: unknown) =>
+          err instanceof ServerCommandError &&
+          err.message.includes(`livetok.${key} is a relative path (${JSON.stringify(value)})`) &&
+          err.message.includes("does not resolve it against the workspace"),
+        `${key} = ${value}`,
+      );
+    }
+  });
+
+  test("~/ means the home folder; a bare name is left to PATH", () => {
+    assert.equal(
+      serverCommand(configOf({ "server.path": "~/.local/bin/livetok" }), nowhere, home).command,
+      path.join(home, ".local", "bin", "livetok"),
+    );
+    assert.equal(executablePath("livetok.server.pythonPath", "~/venv/bin/python", home), path.join(home, "venv", "bin", "python"));
+    assert.equal(executablePath("livetok.server.pythonPath", "python3.12", home), "python3.12");
+    assert.equal(serverCommand(configOf({ "server.path": "livetok" }), nowhere, home).command, "livetok");
+  });
+});
+
+describe("settings no workspace may set (issue 26)", () => {
+  const properties = packageJson.contributes.configuration.properties as Record<string, { scope?: string }>;
+  const restricted = ["livetok.server.path", "livetok.server.pythonPath", "livetok.server.args", "livetok.trustWorkspaceTokenizers"];
+
+  test("the server command and the trust setting are machine-scoped", () => {
+    for (const key of restricted) {
+      assert.equal(properties[key]?.scope, "machine", `${key} must be "scope": "machine"`);
+    }
+  });
+
+  test("Restricted Mode ignores a workspace's value of each", () => {
+    const untrusted = packageJson.capabilities?.untrustedWorkspaces;
+    assert.equal(untrusted?.supported, "limited");
+    for (const key of restricted) {
+      assert.ok(untrusted.restrictedConfigurations.includes(key), `${key} missing from restrictedConfigurations`);
+    }
+  });
+
+  test("trustWorkspaceTokenizers is sent only when set and the workspace is trusted", () => {
+    const on = configOf({ trustWorkspaceTokenizers: true });
+    assert.equal(serverSettings(on, true).trustWorkspaceTokenizers, true);
+    assert.equal(serverSettings(on, false).trustWorkspaceTokenizers, false, "Restricted Mode");
+    assert.equal(serverSettings(on).trustWorkspaceTokenizers, false, "trust is not assumed");
+    assert.equal(serverSettings(configOf(defaults), true).trustWorkspaceTokenizers, false);
+    assert.equal(serverSettings(configOf({ trustWorkspaceTokenizers: "yes" }), true).trustWorkspaceTokenizers, false);
   });
 });
 
@@ -133,6 +197,8 @@ describe("whichOnPath", { skip: process.platform === "win32" ? "POSIX permission
       assert.equal(whichOnPath("livetok", env, "linux"), path.join(dir2, "livetok"));
       assert.equal(whichOnPath("other", env, "linux"), undefined);
       assert.equal(whichOnPath("livetok", { PATH: dir1 }, "linux"), undefined);
+      // a relative entry is not looked in (it would mean whatever folder the extension runs in)
+      assert.equal(whichOnPath("livetok", { PATH: path.relative(process.cwd(), dir2) }, "linux"), undefined);
     } finally {
       fs.rmSync(dir1, { recursive: true, force: true });
       fs.rmSync(dir2, { recursive: true, force: true });
