@@ -546,7 +546,7 @@ def did_change_configuration(ls: LivetokServer,
     if not isinstance(settings, dict) or "livetok" not in settings:
         return  # not ours (clients send every section's changes here)
     try:
-        new = parse_settings(settings["livetok"], ls.settings, root=ls.root)
+        new = parse_settings(settings["livetok"], ls.settings, root=ls.root, grant_trust=False)
     except SettingsError as exc:
         ls.warn(f"livetok: ignoring the new settings: {exc}")
         return

@@ -45,7 +45,10 @@ Settings arrive as ``initializationOptions`` (either the section itself or ``{"l
     a workspace folder named by ``tokenizer`` or ``encoding``, any relative path there, and
     the files budget files name. A ``tokenizer.json`` is a program of sorts (regexes,
     normalizer chains), and a cloned repository is untrusted input (``docs/security.md``);
-    the VS Code extension lets only the user's own settings turn this on.
+    the VS Code extension lets only the user's own settings turn this on. Read from
+    ``initializationOptions``: a later ``didChangeConfiguration`` may turn it off, never on
+    (an editor may pass a workspace's own configuration there, as eglot does with
+    ``.dir-locals.el``); restart the server to turn it on.
 
 A tokenizer path in the settings must name a ``tokenizer.json`` (a file whose name ends in
 ``.json``, or a model folder holding one); a relative one must stay inside the workspace's
@@ -55,12 +58,15 @@ first folder (:meth:`Settings.refusal`).
 from __future__ import annotations
 
 import fnmatch
+import logging
 import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, TypeVar
 from urllib.parse import unquote, urlparse
 
 __all__ = ["Settings", "SettingsError", "parse_settings", "workspace_root"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_ENCODING = "o200k_base"
 _GLOB_CHARS = frozenset("*?[")
@@ -237,7 +243,7 @@ def _resolve(name: str, root: str | None, relative: set[str] | None = None) -> s
 
 
 def parse_settings(raw: Any, base: Settings | None = None, *,
-                   root: str | None = None) -> Settings:
+                   root: str | None = None, grant_trust: bool = True) -> Settings:
     """Settings from a ``livetok`` section (a dict), on top of ``base`` (defaults if None).
 
     Keys not given keep ``base``'s value; ``null`` resets a key to its default (for
@@ -250,6 +256,9 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
     Traceback (most recent call last):
     ...
     livetok.server.config.SettingsError: livetok.budget must be an integer, got 'lots'
+
+    ``grant_trust`` false (a ``didChangeConfiguration``): ``trustWorkspaceTokenizers: true``
+    cannot turn the trust on (it is logged and ignored).
 
     Runtime complexity: ``O(size of raw)``.
     """
@@ -330,7 +339,12 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
     if "semanticTokens" in raw:
         out = replace(out, semantic_tokens=_bool(raw, "semanticTokens"))
     if "trustWorkspaceTokenizers" in raw:
-        out = replace(out, trust_workspace_tokenizers=_bool(raw, "trustWorkspaceTokenizers"))
+        trust = _bool(raw, "trustWorkspaceTokenizers")
+        if trust and not out.trust_workspace_tokenizers and not grant_trust:
+            log.warning("livetok.trustWorkspaceTokenizers: turned on after the start, ignored; "
+                        "it takes effect when the server starts (restart it)")
+        else:
+            out = replace(out, trust_workspace_tokenizers=trust)
     if "positionEncoding" in raw:
         v = raw["positionEncoding"]
         if v is not None and v not in _POSITION_ENCODINGS:

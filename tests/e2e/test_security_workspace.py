@@ -394,6 +394,11 @@ def test_setting_paths_are_tokenizer_files_inside_the_workspace(tmp_path: Path) 
                              root=str(ws))
     assert trusted.refusal(trusted.default_encoding) is None
     assert parse_settings({"tokenizer": "hf:org/x"}).refusal("hf:org/x") is None
+    # a didChangeConfiguration (eglot passes .dir-locals.el there) can turn the trust off only
+    later = parse_settings({"trustWorkspaceTokenizers": True}, s, grant_trust=False)
+    assert later.refusal(later.default_encoding) is not None
+    off = parse_settings({"trustWorkspaceTokenizers": False}, trusted, grant_trust=False)
+    assert off.refusal(off.default_encoding) is not None
     assert parse_settings(None).refusal("o200k_base") is None
 
 

@@ -263,14 +263,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       status?.onSelection(uri, selection === undefined || selection.isEmpty ? undefined : toLspRange(selection));
     }),
     vscode.workspace.onDidCloseTextDocument((document) => status?.onClose(document.uri.toString())),
-    // leaving Restricted Mode may let the server trust the workspace's tokenizers
-    vscode.workspace.onDidGrantWorkspaceTrust(() => sendSettings()),
+    // leaving Restricted Mode may let the server trust the workspace's tokenizers; the server
+    // takes that trust only when it starts (a workspace's own configuration cannot grant it
+    // later through didChangeConfiguration), so it is restarted
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void restartClient()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (SERVER_KEYS.some((key) => event.affectsConfiguration(`${SECTION}.${key}`))) {
         sendSettings();
         status?.refresh();
       }
-      if (event.affectsConfiguration(`${SECTION}.server`)) {
+      if (event.affectsConfiguration(`${SECTION}.server`)
+          || event.affectsConfiguration(`${SECTION}.trustWorkspaceTokenizers`)) {
         void restartClient();
       }
     }),

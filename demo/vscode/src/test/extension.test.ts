@@ -201,7 +201,10 @@ describe("a workspace cannot choose what runs (issue 26)", () => {
     vs.vscode.workspace.isTrusted = true;
     vs.trustGranted.fire();
     await flush();
-    assert.equal(lastSettings(client).trustWorkspaceTokenizers, true);
+    // the server takes the trust when it starts: a new one, with it in initializationOptions
+    assert.equal(lc.clients.length, 2);
+    const second = lc.clients[1];
+    assert.equal((second.initializeOptions as { livetok: Record<string, unknown> }).livetok.trustWorkspaceTokenizers, true);
   });
 });
 
