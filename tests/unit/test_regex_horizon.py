@@ -141,6 +141,12 @@ def test_hub_patterns_split_like_hf(pid: str) -> None:
         assert not bad, (p["pattern"], bad[:3])
 
 
+#: the generated-text tests draw a pattern index; without the shared data there is none
+needs_patterns = pytest.mark.skipif(not DATA.is_file(),
+                                    reason=f"{DATA} is missing (the shared test data folder)")
+
+
+@needs_patterns
 @settings(max_examples=min(EXAMPLES, 60))
 @given(k=st.integers(0, max(0, len(PATTERN_IDS) - 1)), text=st.one_of(TEXT, TEXT_RUNS),
        behavior=st.sampled_from(["Isolated", "Removed", "MergedWithPrevious", "MergedWithNext",
@@ -164,6 +170,7 @@ def test_hub_patterns_horizons_are_sound(pid: str) -> None:
         check_horizons(pre, t, rng, tries=1)
 
 
+@needs_patterns
 @settings(max_examples=min(EXAMPLES, 40))
 @given(k=st.integers(0, max(0, len(PATTERN_IDS) - 1)), text=TEXT_RUNS, seed=st.integers(0, 99))
 def test_hub_patterns_horizons_on_generated_text(k: int, text: str, seed: int) -> None:
