@@ -154,10 +154,10 @@ def _collect(paths: list[str], explicit: BudgetConfig | None, problems: list[Con
             checked = path.suffix.lower() in MARKDOWN_SUFFIXES or (
                 cfg is not None and cfg.rule_budget(path) is not None)
             if isinstance(item, Skipped):
-                if checked or path.name == ".gitignore" or "nested deeper" in item.reason:
-                    warnings.append(Skipped(path, item.reason))
+                if checked or item.folder:
+                    warnings.append(item)
                 continue
-            if named or checked:
+            if checked:
                 out.append(_Target(path, _label(path), cfg, Path(), "", boundary=boundary,
                                    named=named))
     return out

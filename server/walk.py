@@ -45,6 +45,9 @@ class Skipped:
 
     path: Path
     reason: str
+    #: a folder or a ``.gitignore`` (what it holds is unknown: always worth a warning), not
+    #: a file (worth one only when it would have been checked)
+    folder: bool = False
 
 
 def _read_ignore(folder: Path, boundary: Path | None, skipped: list[Skipped]
@@ -56,7 +59,7 @@ def _read_ignore(folder: Path, boundary: Path | None, skipped: list[Skipped]
         text = trust.read_text(path, root=boundary, limit=trust.config_limit(),
                                what=".gitignore")
     except trust.UntrustedFile as exc:
-        skipped.append(Skipped(path, f"not read: {str(exc).split(': ', 1)[-1]}"))
+        skipped.append(Skipped(path, f"not read: {str(exc).split(': ', 1)[-1]}", True))
         return None
     stars = glob_stars_limit()
     lines = []
@@ -65,7 +68,7 @@ def _read_ignore(folder: Path, boundary: Path | None, skipped: list[Skipped]
         if problem is None:
             lines.append(line)
         else:
-            skipped.append(Skipped(path, f"a line passed over: {problem}"))
+            skipped.append(Skipped(path, f"a line passed over: {problem}", True))
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
@@ -142,7 +145,7 @@ def walk(root: Path, *, boundary: Path | None = None) -> Iterator[Path | Skipped
         if is_dir:
             if depth + 1 > max_depth:
                 yield Skipped(path, f"nested deeper than {max_depth} folders below "
-                              f"{root}; not entered (set {MAX_DEPTH_ENV} to go deeper)")
+                              f"{root}; not entered (set {MAX_DEPTH_ENV} to go deeper)", True)
                 continue
             sub = _open(path, specs, depth + 1, boundary)
             if isinstance(sub, Skipped):
@@ -169,7 +172,7 @@ def _open(folder: Path, specs: _Specs, depth: int, boundary: Path
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
-        return Skipped(folder, f"cannot read the folder: {exc.strerror or exc}")
+        return Skipped(folder, f"cannot read the folder: {exc.strerror or exc}", True)
     return (iter(entries), folder, specs, depth), skipped
 
 
