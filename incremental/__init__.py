@@ -6,6 +6,7 @@ switch with one import: ``import livetok.incremental.tiktoken_compat as tiktoken
 
 from .document import Document, EditResult, TokenInfo
 from .bytelevel.encoding import Encoding, UnknownTokenError
+from .catalog import Model, find_model, list_models
 from .load import VocabularyError
 from .models import encoding_for_model, encoding_name_for_model
 from .protocol import PieceEncoding
@@ -15,6 +16,7 @@ from .text import join_surrogates, sanitize
 __all__ = [
     "Document",
     "EditResult",
+    "Model",
     "TokenInfo",
     "Encoding",
     "PieceEncoding",
@@ -22,9 +24,11 @@ __all__ = [
     "VocabularyError",
     "encoding_for_model",
     "encoding_name_for_model",
+    "find_model",
     "get_encoding",
     "join_surrogates",
     "list_encodings",
+    "list_models",
     "register_encoding",
     "sanitize",
 ]

@@ -31,7 +31,8 @@ from .load import (VocabularyError, check_byte_level, load_gpt2_files, load_tikt
 from .protocol import PieceEncoding, check_encoding
 
 __all__ = ["get_encoding", "list_encodings", "describe_encodings", "register_encoding",
-           "is_registered", "derived", "is_file_name", "tokenizer_json_path", "ALIASES"]
+           "register_models", "is_registered", "derived", "is_file_name",
+           "tokenizer_json_path", "ALIASES"]
 
 T = TypeVar("T")
 
@@ -279,30 +280,57 @@ def register_encoding(name: str, factory: Callable[[], Any]) -> None:
             del _LOADED[key]
 
 
-def list_encodings(*, found: bool = True) -> list[str]:
+#: how model names become encoding names: ``(encoding_of, listed)`` registered by
+#: :mod:`.catalog` (:func:`register_models`), which imports :mod:`.models`, which imports this
+#: module: so the registry is told, it does not import the catalog
+_MODELS: list[tuple[Callable[[str], str | None], Callable[[], list[tuple[str, str]]]]] = []
+
+
+def register_models(encoding_of: Callable[[str], str | None],
+                    listed: Callable[[], list[tuple[str, str]]]) -> None:
+    """Make :func:`get_encoding` take model names: ``encoding_of(name)`` is the encoding name
+    of the model ``name`` (``None``: not a model; it raises ``VocabularyError`` for a model it
+    cannot count exactly here), ``listed()`` the ``(model, one line)`` pairs that
+    ``list_encodings(models=True)`` adds. :mod:`.catalog` registers itself on import.
+
+    Runtime complexity: ``O(1)``.
+    """
+    _MODELS[:] = [(encoding_of, listed)]
+
+
+def list_encodings(*, found: bool = True, models: bool = False) -> list[str]:
     """Names :func:`get_encoding` accepts (aliases not included): the built-in names, sorted,
+    then (with ``models``) the exact models' names whose tokenizer is here (:mod:`.catalog`),
     then (unless ``found`` is false) the ``hf:ORG/NAME`` ids whose ``tokenizer.json`` is in the
     local Hugging Face cache (a listing of its folder, nothing read). Any ``tokenizer.json``
     path is accepted too.
 
-    Runtime complexity: ``O(encodings)``, plus ``O(models in the cache)`` file checks.
+    Runtime complexity: ``O(encodings)``, plus ``O(models in the cache)`` file checks (and
+    ``O(catalog)`` with ``models``).
     """
     names = sorted(_FACTORIES)
+    if models:
+        names += [n for n, _ in _described_models() if n not in _FACTORIES]
     return names + list_hf_tokenizers() if found else names
 
 
-def describe_encodings() -> list[tuple[str, str]]:
+def _described_models() -> list[tuple[str, str]]:
+    return [pair for _, listed in _MODELS for pair in listed()]
+
+
+def describe_encodings(*, models: bool = False) -> list[tuple[str, str]]:
     """``(name, one line about it)`` for each name of :func:`list_encodings` (what the
     language server's ``livetok/listEncodings`` and ``livetok count --help`` show).
 
     Runtime complexity: as :func:`list_encodings`.
     """
     out = []
-    for name in list_encodings():
+    about_model = dict(_described_models()) if models else {}
+    for name in list_encodings(models=models):
         if name.startswith(HF_PREFIX):
             about = "tokenizer.json from the local Hugging Face cache"
         else:
-            about = _DESCRIPTIONS.get(name, "registered encoding")
+            about = _DESCRIPTIONS.get(name) or about_model.get(name, "registered encoding")
         aliases = sorted(a for a, n in ALIASES.items() if n == name)
         out.append((name, about + (f" (alias: {', '.join(aliases)})" if aliases else "")))
     return out
@@ -487,7 +515,9 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Pi
     then the file's absolute path), or
     ``hf:ORG/NAME[@REVISION]``, a model whose ``tokenizer.json`` is in the local Hugging Face
     cache (never downloaded: :func:`.find.find_hf_tokenizer`). Such an encoding is read again
-    when its file changes.
+    when its file changes. A model's name (``llama-3.1-8b``, ``gpt-4.1``) is the encoding of
+    its tokenizer (:mod:`.catalog`); one whose count would only be ≈, or whose tokenizer is
+    not here, is a ``VocabularyError`` that says what to do instead.
 
     With ``path``, the vocabulary is read from that file instead: a ``tokenizer.json`` (the
     file's whole pipeline; ``name`` only names the encoding), a ``.tiktoken`` file, or a
@@ -523,6 +553,10 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Pi
                 "HuggingFace tokenizer.json (check the path)"
             )
         return _tokenizer_json(p, p)
+    if canonical not in _FACTORIES and canonical not in _FILE_ONLY and _MODELS:
+        model_encoding = _MODELS[0][0](canonical)  # a model's name (:mod:`.catalog`)
+        if model_encoding is not None:
+            return _model(name, model_encoding)
     with _LOCK:
         enc: PieceEncoding | None = _LOADED.get(canonical)
         if enc is not None:
@@ -539,8 +573,9 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Pi
     if factory is None:
         raise ValueError(
             f"unknown encoding {name!r}; available: {', '.join(list_encodings())} "
-            f"(aliases: {', '.join(sorted(ALIASES))}), a tokenizer.json path, or "
-            "hf:ORG/NAME for a model in the local Hugging Face cache"
+            f"(aliases: {', '.join(sorted(ALIASES))}), a model's name (`livetok models` "
+            "lists them), a tokenizer.json path, or hf:ORG/NAME for a model in the local "
+            "Hugging Face cache"
         )
     with loading:
         with _LOCK:
@@ -556,3 +591,12 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Pi
         with _LOCK:
             loaded: PieceEncoding = _LOADED.setdefault(canonical, enc)
         return loaded
+
+
+def _model(name: str, encoding: str) -> PieceEncoding:
+    """The encoding of the model ``name`` (its tokenizer's name ``encoding``); a tokenizer
+    that cannot be loaded says which model asked for it."""
+    try:
+        return get_encoding(encoding)
+    except VocabularyError as exc:
+        raise VocabularyError(f"{name}: the model's tokenizer is {encoding}: {exc}") from exc

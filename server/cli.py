@@ -49,6 +49,7 @@ _COMMANDS = [
     "livetok.server.cmd_serve",
     "livetok.server.cmd_demo",
     "livetok.server.cmd_analyze",
+    "livetok.server.cmd_models",
 ]
 
 

@@ -66,6 +66,7 @@ ONE_WORKER_PER_FILE = {
     "test_hf_models.py", "test_hf_document.py", "test_hf_encoding.py", "test_hf_horizon.py",
     "test_hf_pretokenizers.py", "test_hf_normalizers.py", "test_tokenizer_files.py",
     "test_analyze_tokenizer_json.py", "test_hf_long_lines.py", "test_hf_decoders.py",
+    "test_catalog.py",
 }
 
 
