@@ -14,12 +14,19 @@ to :meth:`LivetokServer.report_server_error`, which logs it to stderr and sends 
 ``window/logMessage`` warning; it never stops the server or touches other documents. See
 ``transport.py`` for the concurrency model and ``background.py`` for big documents, which
 are tokenized in a worker thread.
+
+The session's lifecycle (LSP's "Lifecycle Messages") is kept by :class:`SessionProtocol`: a
+request before ``initialize`` gets ``ServerNotInitialized`` (-32002) and a notification is
+dropped (``exit`` excepted); a second ``initialize`` gets ``InvalidRequest`` (-32600); after
+``shutdown`` requests get ``InvalidRequest`` (``protocol.py``); ``exit`` ends the session at
+once, status 0 after ``shutdown`` and 1 without, and nothing is written after it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import logging
 import threading
 import time
@@ -27,8 +34,14 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 
 from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
-from pygls.exceptions import FeatureNotificationError, JsonRpcInvalidParams
+from pygls.exceptions import (
+    FeatureNotificationError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcServerNotInitialized,
+)
 from pygls.lsp.server import LanguageServer
+from pygls.protocol.language_server import lsp_method
 
 from livetok.incremental import Document, PieceEncoding, get_encoding
 
@@ -55,7 +68,7 @@ from .version import livetok_version
 if TYPE_CHECKING:
     from pygls.server import ServerErrors
 
-__all__ = ["LivetokServer", "create_server"]
+__all__ = ["LivetokServer", "SessionProtocol", "create_server"]
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +91,70 @@ def _too_large_diagnostic(message: str) -> types.Diagnostic:
                             code="too-large")
 
 
+class SessionProtocol(LivetokProtocol):
+    """:class:`LivetokProtocol` keeping the session's lifecycle: nothing but ``initialize``
+    (and ``exit``) before ``initialize``, one ``initialize``, nothing after ``exit``.
+
+    Whichever answers the ``initialize`` (this server, or ``front.py`` before it exists: then
+    :meth:`LivetokServer.adopt_initialize` marks it seen), the client sees LSP's rules.
+    """
+
+    #: an ``initialize`` request was handled (or answered by the front)
+    initialize_seen = False
+    #: ``exit`` came: the session is over and nothing more is written
+    exited = False
+
+    def handle_message(self, message: Any) -> None:
+        """Apply the lifecycle's rules, then dispatch as :class:`LivetokProtocol` does.
+
+        Runtime complexity: ``O(1)`` besides the dispatch.
+        """
+        method = getattr(message, "method", None)
+        if self.exited:
+            return
+        if method == types.INITIALIZE and not self._shutdown:
+            if self.initialize_seen:
+                self._send_error(message.id, JsonRpcInvalidRequest(
+                    "initialize was sent already: a session is initialized once (send "
+                    "shutdown and exit, then start a new session)"))
+                return
+            self.initialize_seen = True
+        elif method not in (None, types.EXIT) and not self.initialize_seen:
+            if hasattr(message, "id"):
+                self._send_error(message.id, JsonRpcServerNotInitialized(
+                    f"{method} before initialize: send the initialize request first"))
+            else:  # LSP: notifications before initialize are dropped
+                log.info("dropped %s: it came before initialize", method)
+            return
+        super().handle_message(message)
+
+    # pygls's is a generator that first runs the server's own exit handler (livetok has none)
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> None:  # type: ignore[override]
+        """End the session now (``SystemExit``: status 0 after ``shutdown``, 1 without). The
+        transport stops reading; callbacks still queued (a coalesced count) write nothing."""
+        status = 0 if self._shutdown else 1
+        self.exited = True
+        self._shutdown = True  # what checks for shutdown (publish) stops too
+        try:
+            closing = self.writer.close() if self.writer is not None else None
+            if inspect.isawaitable(closing):
+                asyncio.ensure_future(closing)
+        except Exception:  # the client may have closed its end first
+            log.info("closing the output at exit failed", exc_info=True)
+        raise SystemExit(status)
+
+    def _send_data(self, data: Any) -> None:
+        # after exit the output is closed: a write would fail, and pygls would report the
+        # failure by writing again (a loop of errors that kept a session alive for seconds)
+        if not self.exited:
+            super()._send_data(data)
+
+
 class LivetokServer(LanguageServer):
     """The language server: open documents, settings and the coalesced count notifications."""
 
-    protocol: LivetokProtocol
+    protocol: SessionProtocol
 
     def __init__(
         self,
@@ -93,7 +166,7 @@ class LivetokServer(LanguageServer):
         super().__init__(
             "livetok",
             __version__,
-            protocol_cls=LivetokProtocol,
+            protocol_cls=SessionProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.settings: Settings = Settings()
@@ -324,12 +397,23 @@ class LivetokServer(LanguageServer):
         except Exception as exc:  # reported again, to the client, when a document needs it
             log.info("livetok: preloading %r failed: %s", name, exc)
 
+    def adopt_initialize(self, unit: str) -> None:
+        """The front answered ``initialize`` (announcing position unit ``unit``) but this
+        server found its params invalid: go on with the defaults, the announced unit, and the
+        session initialized (the client was told it is)."""
+        self.codec = PositionCodec(cast(Unit, unit))
+        self.protocol.initialize_seen = True
+
     def save_traces(self) -> None:
-        """Write the traces of documents still open (``--record-trace``)."""
+        """Write the traces of documents still open (``--record-trace``). After ``exit`` the
+        process ends now: documents still being built in the worker are not waited for."""
         if self.recorder is None:
             return
-        self.background.finish_all()
+        if not self.protocol.exited:
+            self.background.finish_all()
         for uri in self.recorder.open_uris():
+            if self.background.busy(uri):
+                continue  # only after exit: its work was not waited for
             od = self.store.find(uri)
             self.recorder.close(uri, od.text() if od is not None else "")
 

@@ -15,6 +15,11 @@ Python threads share one interpreter lock: the worker gives it up every few mill
 (``sys.getswitchinterval``) except inside one long C call (the regex split of a whole paste),
 so other documents wait milliseconds, at worst a fraction of a second, instead of the whole
 tokenization.
+
+The worker is a daemon thread (:class:`_Worker`), started when work comes and gone when none is
+left: the interpreter joins a ``ThreadPoolExecutor``'s threads at exit, so an ``exit`` during
+a 30 s tokenization kept the process for those 30 s; a daemon thread never keeps it, and a
+finished session leaves no thread behind.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import asyncio
 import logging
 import threading
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any, Callable, Generic, TypeVar
 
 __all__ = ["Background"]
@@ -32,6 +37,48 @@ log = logging.getLogger(__name__)
 
 #: what one job's work returns and its ``done`` receives
 T = TypeVar("T")
+
+
+class _Worker:
+    """Runs submitted work in order in one daemon thread, started by :meth:`submit` when none
+    is running and ended when nothing is left to run.
+
+    Runtime complexity: ``O(1)`` per :meth:`submit`, plus a thread start after an idle spell.
+    """
+
+    #: the worker thread's name (:meth:`Background.in_worker` recognises it)
+    NAME = "livetok-bg"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: deque[tuple[Future[Any], Callable[[], Any]]] = deque()
+        self._running = False
+
+    def submit(self, fn: Callable[[], T]) -> Future[T]:
+        """Run ``fn()`` after the work submitted before; its result or error goes to the future."""
+        future: Future[T] = Future()
+        with self._lock:
+            self._queue.append((future, fn))
+            if not self._running:
+                self._running = True
+                threading.Thread(target=self._run, name=self.NAME, daemon=True).start()
+        return future
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queue:
+                    self._running = False
+                    return
+                future, fn = self._queue.popleft()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn())
+                except BaseException as exc:  # the caller's to report, as an executor does
+                    future.set_exception(exc)
+            # subtle: the loop would otherwise hold the last work and its result (a whole
+            # document's text) until the next job, after the document was closed
+            del future, fn
 
 
 class _Job(Generic[T]):
@@ -52,13 +99,13 @@ class Background:
     def __init__(self) -> None:
         self._backlog: dict[str, deque[Callable[[], None]]] = {}
         self._jobs: dict[str, _Job[Any]] = {}  # each job has its own result type
-        self._pool: ThreadPoolExecutor | None = None
+        self._worker = _Worker()
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @staticmethod
     def in_worker() -> bool:
         """True in the worker thread (where nothing may write to the client directly)."""
-        return threading.current_thread().name.startswith("livetok-bg")
+        return threading.current_thread().name.startswith(_Worker.NAME)
 
     def post(self, fn: Callable[[], None]) -> None:
         """Run ``fn()`` soon on the event loop's thread (callable from the worker)."""
@@ -89,10 +136,8 @@ class Background:
             return False
         assert uri not in self._backlog, f"{uri} is already busy"
         self._loop = loop
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="livetok-bg")
         self._backlog[uri] = deque()
-        job = _Job(self._pool.submit(work), done)
+        job = _Job(self._worker.submit(work), done)
         self._jobs[uri] = job
         asyncio.wrap_future(job.future, loop=loop).add_done_callback(
             lambda _f: self._finish(uri, job))

@@ -201,11 +201,7 @@ def _run_stdio(make_server: Callable[[], LivetokServer], max_message_bytes: int,
 
     from pygls.io_ import StdoutWriter
 
-    from .positions import PositionCodec
     from .transport import Limits, serve_stdio
-
-    def keep_announced_unit(unit: str) -> None:  # the server read no valid initialize
-        server.codec = PositionCodec(unit)  # type: ignore[arg-type]
 
     writer = StdoutWriter(stdout)
     status = 0
@@ -214,7 +210,7 @@ def _run_stdio(make_server: Callable[[], LivetokServer], max_message_bytes: int,
             status = serve_stdio(
                 server.protocol, sys.stdin.buffer, stdout, pool,
                 Limits(max_message_bytes=max_message_bytes), framer=framer, first=frames,
-                writer=writer if sent is None else HandOver(writer, sent, keep_announced_unit))
+                writer=writer if sent is None else HandOver(writer, sent, server.adopt_initialize))
     except SystemExit as exc:  # the LSP exit notification
         status = exc.code if isinstance(exc.code, int) else 0
     finally:

@@ -22,7 +22,10 @@ had answered itself; its own answer is dropped (and compared with the one sent: 
 difference is logged as an error). The server then handles every message read so far, in
 order (the ``didOpen`` messages too: it builds their documents and publishes their counts
 again), and all that follow. A first message that is not such an ``initialize`` (a request
-sent too early, bad JSON) is left to the full server, which answers it as before.
+sent too early, bad JSON) is left to the full server, which answers it as before; the front
+answers nothing but that first ``initialize``, so LSP's lifecycle (``ServerNotInitialized``
+before it, ``InvalidRequest`` for a second one, which the front hands over unread) is the
+server's to keep (``app.SessionProtocol``).
 Measured in ``docs/benchmarks-server.md`` (cold start).
 
 Only stdio starts this way: ``--tcp`` and ``--ws`` make a server per connection after the

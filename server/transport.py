@@ -304,6 +304,9 @@ class _Sessions:
     def __init__(self, once: bool) -> None:
         self.once = once
         self.started = 0
+        #: the listener's exit status: with ``once``, 1 when its session's client sent
+        #: ``exit`` without ``shutdown`` (LSP), else 0
+        self.status = 0
         self.stop = asyncio.Event()
         self._closers: set[Callable[[], None]] = set()
         self._idle = asyncio.Event()
@@ -324,6 +327,11 @@ class _Sessions:
         self.started += 1
         self._closers.add(close)
         self._idle.clear()
+
+    def exited(self, exc: SystemExit) -> None:
+        """A session's client sent ``exit``; with ``once`` its status is the listener's."""
+        if self.once:
+            self.status = exc.code if isinstance(exc.code, int) else 0
 
     def end(self, close: Callable[[], None]) -> None:
         self._closers.discard(close)
@@ -371,8 +379,8 @@ def serve_tcp(make_server: ServerFactory, host: str, port: int, *, limits: Limit
                     break
             else:
                 _input_ended(framer, who, "this session ends")
-        except SystemExit:  # the client sent `exit`: this session ends, the others go on
-            pass
+        except SystemExit as exc:  # the client sent `exit`: this session ends, the others go on
+            sessions.exited(exc)
         except ConnectionError as exc:
             log.info("%s: connection lost: %s", who, exc)
         finally:
@@ -380,7 +388,7 @@ def serve_tcp(make_server: ServerFactory, host: str, port: int, *, limits: Limit
             _end_session(server, who)
             sessions.end(writer.close)
 
-    async def main() -> None:
+    async def main() -> int:
         sessions = _Sessions(once)
         listener = await asyncio.start_server(
             lambda r, w: session(sessions, r, w), host, port, limit=_CHUNK)
@@ -391,9 +399,9 @@ def serve_tcp(make_server: ServerFactory, host: str, port: int, *, limits: Limit
         await sessions.stop.wait()
         listener.close()
         await sessions.close_all()
+        return sessions.status
 
-    asyncio.run(main())
-    return 0
+    return asyncio.run(main())
 
 
 @dataclass(frozen=True)
@@ -458,7 +466,7 @@ def serve_ws(make_server: ServerFactory, host: str, port: int, *, access: WsAcce
         raise SystemExit("livetok serve --ws needs the 'websockets' package: "
                          "pip install 'livetok[ws]'") from exc
 
-    async def main() -> None:
+    async def main() -> int:
         sessions = _Sessions(once)
 
         def handshake(connection: ServerConnection, request: Request) -> Response | None:
@@ -489,8 +497,8 @@ def serve_ws(make_server: ServerFactory, host: str, port: int, *, access: WsAcce
                                         limits.max_message_bytes)
                         break
                     dispatch(server.protocol, data)
-            except SystemExit:  # the client sent `exit`: this session ends, the others go on
-                pass
+            except SystemExit as exc:  # the client sent `exit`: this session ends, the others go on
+                sessions.exited(exc)
             finally:
                 _end_session(server, who)
                 sessions.end(ws.transport.close)
@@ -504,6 +512,6 @@ def serve_ws(make_server: ServerFactory, host: str, port: int, *, access: WsAcce
             await sessions.stop.wait()
         # leaving ``serve`` closes the open connections (1001, going away): each session's
         # recv fails and its ``finally`` saves its traces
+        return sessions.status
 
-    asyncio.run(main())
-    return 0
+    return asyncio.run(main())

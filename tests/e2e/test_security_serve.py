@@ -454,9 +454,11 @@ class Stdio:
 
 
 @contextlib.asynccontextmanager
-async def stdio(*args: str) -> AsyncIterator[Stdio]:
+async def stdio(*args: str, code: str | None = None) -> AsyncIterator[Stdio]:
+    """The server on pipes (``code``: a ``python -c`` program that runs it, instead)."""
+    command = [sys.executable, "-c", code] if code else SERVER
     proc = await asyncio.create_subprocess_exec(
-        *SERVER, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        *command, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, limit=1 << 24)
     try:
         yield Stdio(proc)

@@ -308,8 +308,8 @@ def test_requests_before_initialize_still_get_errors():
                              "params": {"processId": None, "rootUri": None,
                                         "capabilities": {}}}))
     proc.stdin.flush()
-    early, _ = _until_id(proc.stdout, 1)
-    assert early["error"]["code"] == -32602 and "not open" in early["error"]["message"]
+    early, _ = _until_id(proc.stdout, 1)  # LSP's ServerNotInitialized
+    assert early["error"]["code"] == -32002 and "before initialize" in early["error"]["message"]
     bad, _ = _until_id(proc.stdout, 2)
     assert bad["error"]["code"] == -32602 and "process_id" in bad["error"]["message"]
     good, _ = _until_id(proc.stdout, 3)

@@ -1,0 +1,217 @@
+"""A session's lifecycle and what one session may hold (issue 26, the lifecycle rows).
+
+- before ``initialize`` a request gets ``ServerNotInitialized`` (-32002) and a notification is
+  dropped; a second ``initialize`` gets ``InvalidRequest`` (-32600); on stdio whether the
+  front (``front.py``) or the full server answered the first ``initialize``, and on TCP;
+- ``exit`` ends the process at once (status 1 without ``shutdown``, 0 after), on stdio and
+  with ``--tcp --once``, even while the worker thread is stuck in a document's build.
+
+Each test drives the server raw (no LSP library between), as ``test_security_serve.py`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import pytest
+
+from .test_security_serve import TIMEOUT, Peer, Served, Stdio, served, stdio
+
+NOT_INITIALIZED, INVALID_REQUEST, INVALID_PARAMS = -32002, -32600, -32602
+
+#: ``python -c`` wrapper: the server, with one document whose build never ends (``stuck.txt``),
+#: so that only a prompt exit can end the process while the worker thread is busy with it
+_STUCK_SERVER = """
+import sys, threading
+from livetok.server import app
+from livetok.server.__main__ import main
+
+never = threading.Event()
+open_document = app.LivetokServer.open_document
+
+def stuck_open(self, uri, *args, **kwargs):
+    if uri.endswith("stuck.txt"):
+        never.wait()
+    return open_document(self, uri, *args, **kwargs)
+
+app.LivetokServer.open_document = stuck_open
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _open(uri: str, text: str) -> dict[str, Any]:
+    return {"method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "plaintext", "version": 1, "text": text}}}
+
+
+def _count(msg_id: int, uri: str) -> dict[str, Any]:
+    return {"id": msg_id, "method": "livetok/tokenCount",
+            "params": {"textDocument": {"uri": uri}}}
+
+
+def _initialize(msg_id: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"id": msg_id, "method": "initialize",
+            "params": {"processId": None, "capabilities": {}, "initializationOptions": options}}
+
+
+async def _answers(srv: Stdio, n: int) -> dict[Any, dict[str, Any]]:
+    out = {}
+    for _ in range(n):
+        answer = await srv.answer()
+        out[answer["id"]] = answer
+    return out
+
+
+def _code(answer: dict[str, Any]) -> int | None:
+    return answer.get("error", {}).get("code")
+
+
+# -- before initialize, and initialize twice -----------------------------------------------------
+
+
+async def test_stdio_before_initialize_and_a_second_initialize():
+    """The full server answers all (the first message is not an initialize the front takes)."""
+    async with stdio() as srv:
+        srv.write(b"".join(srv.frame(m) for m in [
+            _count(1, "file:///a.txt"),
+            {"id": 2, "method": "shutdown"},
+            _open("file:///a.txt", "dropped: before initialize"),
+            {"method": "initialized", "params": {}},
+            _initialize(3),
+            _count(4, "file:///a.txt"),  # its didOpen was dropped: not open
+            _initialize(5),
+            _open("file:///b.txt", "hello world"),
+            _count(6, "file:///b.txt"),
+        ]))
+        got = await _answers(srv, 6)
+        assert _code(got[1]) == _code(got[2]) == NOT_INITIALIZED, got
+        assert "initialize" in got[1]["error"]["message"]
+        assert "result" in got[3]
+        assert _code(got[4]) == INVALID_PARAMS and "not open" in got[4]["error"]["message"]
+        assert _code(got[5]) == INVALID_REQUEST and "once" in got[5]["error"]["message"]
+        assert got[6]["result"]["characters"] == 11
+        srv.write(srv.frame({"id": 7, "method": "shutdown"}) + srv.frame({"method": "exit"}))
+        assert (await srv.answer())["id"] == 7
+        assert await asyncio.wait_for(srv.proc.wait(), TIMEOUT) == 0
+
+
+async def test_stdio_second_initialize_after_the_front_answered_the_first():
+    """The front answers the first initialize before the server exists; the second one,
+    read while the front still counts the first documents, is the server's to refuse."""
+    async with stdio() as srv:
+        srv.write(b"".join(srv.frame(m) for m in [
+            _initialize(1),
+            _open("file:///a.txt", "hello world"),  # counted by the front
+            _initialize(2),
+            _count(3, "file:///a.txt"),
+        ]))
+        got = await _answers(srv, 3)
+        assert "result" in got[1]
+        assert _code(got[2]) == INVALID_REQUEST, got[2]
+        assert got[3]["result"]["characters"] == 11
+        srv.write(srv.frame({"method": "exit"}))
+        assert await asyncio.wait_for(srv.proc.wait(), TIMEOUT) == 1
+        err = (await srv.proc.stderr.read()).decode()
+        assert "differs" not in err and "Traceback" not in err, err
+
+
+async def test_stdio_front_answered_invalid_params_still_initialize_the_session():
+    """An initialize the front answered but lsprotocol refuses (a field the front does not
+    read) leaves the session initialized: the client was told so."""
+    async with stdio() as srv:
+        srv.write(b"".join(srv.frame(m) for m in [
+            {"id": 1, "method": "initialize", "params": {
+                "processId": None, "capabilities": {"textDocument": {"hover": {
+                    "contentFormat": 5}}}}},
+            _open("file:///a.txt", "hello world"),
+            _count(2, "file:///a.txt"),
+            _initialize(3),
+        ]))
+        got = await _answers(srv, 3)
+        assert "result" in got[1] and got[2]["result"]["characters"] == 11
+        assert _code(got[3]) == INVALID_REQUEST
+
+
+async def test_tcp_before_initialize_and_a_second_initialize():
+    async with served("--tcp", "127.0.0.1:0") as s:
+        peer = (await Peer.tcp(s.port)).start_reading()
+        early = await peer.request("livetok/tokenCount", {"textDocument": {"uri": "file:///a"}})
+        assert _code(early) == NOT_INITIALIZED, early
+        peer.open("file:///a", "dropped")
+        await peer.initialize()
+        again = await peer.request("initialize", {"processId": None, "capabilities": {}})
+        assert _code(again) == INVALID_REQUEST, again
+        answer = await peer.request("livetok/tokenCount", {"textDocument": {"uri": "file:///a"}})
+        assert _code(answer) == INVALID_PARAMS
+        peer.open("file:///b", "hello")
+        assert (await peer.count("file:///b"))["characters"] == 5
+        peer.close()
+        assert await s.stop() == 0
+
+
+# -- exit ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shutdown_first", [False, True])
+async def test_stdio_exit_ends_the_process_with_lsps_status(shutdown_first):
+    """A count is still pending when ``exit`` comes: nothing is written after it (the closed
+    output once sent pygls into a loop of errors that kept the process for seconds)."""
+    async with stdio() as srv:
+        srv.write(srv.frame(_initialize(1)))
+        await srv.answer()
+        srv.write(srv.frame({"id": 2, "method": "livetok/listEncodings", "params": None}))
+        await srv.answer()  # the full server handles what follows
+        messages = [_open("file:///a.txt", "hello world")]
+        if shutdown_first:
+            messages.append({"id": 3, "method": "shutdown"})
+        messages.append({"method": "exit"})
+        srv.write(b"".join(srv.frame(m) for m in messages))
+        status = await asyncio.wait_for(srv.proc.wait(), TIMEOUT)
+        assert status == (0 if shutdown_first else 1)
+        err = (await srv.proc.stderr.read()).decode()
+        assert "Error sending data" not in err and "Traceback" not in err, err[:3000]
+
+
+def _stuck_options() -> dict[str, Any]:
+    # every didOpen is built in the worker thread
+    return {"progressThreshold": 0}
+
+
+async def test_stdio_exit_while_the_worker_is_busy():
+    async with stdio(code=_STUCK_SERVER) as srv:
+        srv.write(srv.frame(_initialize(1, _stuck_options())))
+        await srv.answer()
+        srv.write(srv.frame(_open("file:///w/stuck.txt", "never built")))
+        srv.write(srv.frame({"id": 2, "method": "livetok/listEncodings", "params": None}))
+        await srv.answer()  # the didOpen before it was handled: the worker is stuck in it
+        srv.write(srv.frame({"method": "exit"}))
+        # a hang guard only: before, the worker thread kept the process for ever
+        assert await asyncio.wait_for(srv.proc.wait(), TIMEOUT) == 1
+
+
+@pytest.mark.parametrize("shutdown_first", [False, True])
+async def test_tcp_once_exit_status(shutdown_first):
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _STUCK_SERVER, "--tcp", "127.0.0.1:0", "--once",
+        stderr=asyncio.subprocess.PIPE)
+    s = Served(proc)
+    try:
+        s.port = int((await s.wait_for_line(r"^livetok listening on \S+:(\d+)")).group(1))
+        peer = (await Peer.tcp(s.port)).start_reading()
+        await peer.initialize(_stuck_options() if not shutdown_first else None)
+        if shutdown_first:
+            peer.open("file:///w/a.txt", "hello")
+            assert (await peer.count("file:///w/a.txt"))["characters"] == 5
+            await peer.exit()
+        else:
+            peer.open("file:///w/stuck.txt", "never built")
+            assert "result" in await peer.request("livetok/listEncodings", None)
+            peer.notify("exit", None)
+        assert await asyncio.wait_for(proc.wait(), TIMEOUT) == (0 if shutdown_first else 1)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
