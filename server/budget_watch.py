@@ -12,16 +12,32 @@ What the server shows:
   message ``livetok check`` prints (a span over budget but within its baseline: information);
 - the section's code lens reads ``n / budget tokens in this section``;
 - diagnostics on the budget file itself (unknown keys, bad values): from the editor's text
-  when it is open, from the disk when it changes.
+  when it is open, from the disk when it changes;
+- a rule's ``total`` and ``total_cost`` over budget: a diagnostic on the key's line of the
+  budget file (and a code lens there, within budget or not), from
+  :func:`.budgets.total_verdicts`, the function ``livetok check`` runs, with the same counts:
+  the files of the set as a walk of the budget file's folder reaches them, read from disk
+  through :mod:`.trust` (bounded, inside that folder), an open document's live count in place
+  of its file's.
 
 Budget files are re-read when the client reports a change (``workspace/didChangeWatchedFiles``,
 registered dynamically when the client can, see :meth:`BudgetWatch.registration`) or when one
 is opened or saved in the editor. Nothing here runs in a worker thread.
+
+A set (the files of a budget file's totals) is walked and read when a document it governs or
+the budget file is first checked, and again when a budget file or a baseline changes or a
+document that is not yet in a set is saved; files are read again only when their size or
+modification time changed. A keystroke in a document of a set reads nothing: its live count
+replaces its file's and the totals are summed again, ``O(files of the set)`` additions
+(``docs/budgets.md`` has the measurement).
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 from urllib.parse import unquote, urlparse
@@ -29,24 +45,34 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 
 from livetok.incremental import get_encoding
+from livetok.incremental.load import size_limit
 
+from . import trust
 from .budgets import (
     CONFIG_NAMES,
     DEFAULT_BASELINE,
     MARKDOWN_SUFFIXES,
+    MAX_CHECK_BYTES_ENV,
     BudgetConfig,
+    BudgetRule,
     ConfigError,
     ConfigFinder,
     ConfigProblem,
     Verdict,
     budget_for,
+    check_bytes_limit,
     check_text,
     load_baseline,
     load_config,
+    money,
     parse_config,
+    total_verdicts,
 )
 from .documents import OpenDocument
 from .features import Lens, budget_overflow
+from .walk import walk
+
+log = logging.getLogger(__name__)
 
 __all__ = ["BudgetWatch", "first_past"]
 
@@ -55,6 +81,13 @@ WATCHED_GLOBS = (*(f"**/{name}" for name in CONFIG_NAMES), f"**/{DEFAULT_BASELIN
 _REGISTRATION_ID = "livetok/budgetFiles"
 #: how much of a Markdown document is read to see whether it starts with front matter
 _FRONT_MATTER_MAX_CP = 8
+#: a set is summed in the editor only when the walk of its budget file's folder meets at most
+#: this many files and its files hold at most this many bytes in all: a repository's
+#: ``files = ["**"]`` must not make the server read gigabytes (``livetok check`` still sums it)
+SET_FILES_ENV = "LIVETOK_MAX_SET_FILES"
+_SET_FILES = 20_000
+SET_BYTES_ENV = "LIVETOK_MAX_SET_BYTES"
+_SET_BYTES = 16 << 20
 Publish = Callable[[str, list[types.Diagnostic]], None]
 
 
@@ -102,6 +135,25 @@ class _DocCounter:
         return len(enc.encode(self.text[start_cp:end_cp]))
 
 
+@dataclass
+class _Set:
+    """The files of one budget file's totals (its rules with ``total`` or ``total_cost``), as
+    a walk of its folder found them, with their counts on disk and the verdicts last made."""
+
+    config: BudgetConfig
+    #: each file of a set (absolute) and the rules whose set it is in
+    members: dict[Path, tuple[BudgetRule, ...]] = field(default_factory=dict)
+    #: each member's path relative to the budget file's folder (made once: a keystroke sums)
+    labels: dict[Path, str] = field(default_factory=dict)
+    #: each member's count on disk per encoding (absent: it could not be read)
+    disk: dict[Path, dict[str, int]] = field(default_factory=dict)
+    #: what :func:`.budgets.total_verdicts` sums: per rule, each member's count (live or disk)
+    counts: dict[int, dict[str, int]] = field(default_factory=dict)
+    verdicts: list[Verdict] = field(default_factory=list)
+    #: why the set is not summed in the editor (over a limit), or ""
+    too_big: str = ""
+
+
 class BudgetWatch:
     """Budget files found for the open documents, their verdicts, and their diagnostics.
 
@@ -118,6 +170,18 @@ class BudgetWatch:
         self._baselines: dict[Path, dict[str, dict[str, int]]] = {}
         #: budget files whose problems were published from disk
         self._flagged: set[Path] = set()
+        #: the sets of the budget files with totals, by budget file
+        self._sets: dict[Path, _Set] = {}
+        #: the live counts of open documents, by path and encoding (they replace the disk's)
+        self._live: dict[Path, dict[str, int]] = {}
+        #: counts of files on disk: (path, encoding) -> (mtime_ns, size, tokens)
+        self._disk: dict[tuple[Path, str], tuple[int, int, int]] = {}
+        #: budget files open in the editor whose text has problems (their totals are not shown)
+        self._open_broken: set[Path] = set()
+        #: budget files whose totals' diagnostics were published
+        self._totals_shown: set[Path] = set()
+        #: saved files a set's rules match that its walk did not reach (see _join_sets)
+        self._outside: set[Path] = set()
 
     @property
     def trust_tokenizers(self) -> bool:
@@ -131,6 +195,7 @@ class BudgetWatch:
             self.finder = ConfigFinder(trust_tokenizers=value)
             self._cache.clear()
             self._baselines.clear()
+            self._sets.clear()
 
     # -- watching ------------------------------------------------------------------------------
 
@@ -155,22 +220,45 @@ class BudgetWatch:
 
     def changed(self, uris: Sequence[str]) -> bool:
         """Forget what was read if any of ``uris`` is a budget or baseline file (and publish
-        the problems of the budget files among them); True when the documents' verdicts
-        must be computed again.
+        the problems of the budget files among them, or their totals, the sets walked again);
+        True when the documents' verdicts must be computed again. A saved document that a
+        set's rules match but its walk did not find (a new file) has its set walked again.
 
-        Runtime complexity: ``O(1)`` per URI, plus reading each changed budget file.
+        Runtime complexity: ``O(1)`` per URI, plus reading each changed budget file and
+        walking the sets again (files read again only when they changed on disk).
         """
         relevant = [u for u in uris if self.is_budget_file(u)]
         if not relevant:
+            self._join_sets(uris)
             return False
         self.finder.clear()
         self._cache.clear()
         self._baselines.clear()
+        self._outside.clear()
+        again = set(self._sets)
+        self._sets.clear()
         for uri in relevant:
             path = path_of(uri)
             if path is not None and path.name in CONFIG_NAMES:
                 self._publish_disk_problems(path)
+                again.add(path)
+        for path in sorted(again):
+            self._publish_totals(path)
         return True
+
+    def _join_sets(self, uris: Sequence[str]) -> None:
+        """Walk again the sets whose rules match a saved file they do not hold yet (once per
+        file: one the walk does not reach, such as an ignored one, is remembered)."""
+        for uri in uris:
+            path = path_of(uri)
+            if path is None or path in self._outside:
+                continue
+            for cfg_path, st in list(self._sets.items()):
+                if path not in st.members and st.config.totals_for(path):
+                    del self._sets[cfg_path]
+                    self._publish_totals(cfg_path)
+                    if path not in self._sets.get(cfg_path, st).members:
+                        self._outside.add(path)
 
     def _publish_disk_problems(self, path: Path,
                                known: list[ConfigProblem] | None = None) -> None:
@@ -182,14 +270,20 @@ class BudgetWatch:
                 load_config(path, trust_tokenizers=self.trust_tokenizers)
             except ConfigError as exc:
                 problems = exc.problems
-        if not problems and path not in self._flagged:
+        self._publish_tracked(path, [_problem_diagnostic(p) for p in problems], self._flagged)
+
+    def _publish_tracked(self, path: Path, diagnostics: list[types.Diagnostic],
+                         shown: set[Path]) -> None:
+        """Publish ``diagnostics`` for the budget file ``path``, unless there are none and
+        none were published before; ``shown`` holds the files that have some."""
+        if not diagnostics and path not in shown:
             return
-        if problems:
-            self._flagged.add(path)
+        if diagnostics:
+            shown.add(path)
         else:
-            self._flagged.discard(path)
+            shown.discard(path)
         if self._publish is not None:
-            self._publish(path.as_uri(), [_problem_diagnostic(p) for p in problems])
+            self._publish(path.as_uri(), diagnostics)
 
     # -- per document --------------------------------------------------------------------------
 
@@ -277,8 +371,185 @@ class BudgetWatch:
         return self._baselines[bfile].get(key)
 
     def forget(self, uri: str) -> None:
-        """Drop what is cached for a closed document."""
+        """Drop what is cached for a closed document; a document of a set counts as its file
+        on disk again (read again if it changed).
+
+        Runtime complexity: ``O(1)``, plus reading the file and summing its sets again when
+        it is in one.
+        """
         self._cache.pop(uri, None)
+        path = path_of(uri)
+        if path is None:
+            return
+        self._open_broken.discard(path)
+        if self._live.pop(path, None) is None:
+            return
+        for st in list(self._sets.values()):
+            if path in st.members:
+                st.disk[path] = self._disk_counts(st, path)
+                self._place(st, path)
+                self._refresh(st)
+
+    # -- totals --------------------------------------------------------------------------------
+
+    def _set(self, cfg: BudgetConfig) -> _Set:
+        """The set of ``cfg``'s totals, walked and read the first time it is needed.
+
+        Runtime complexity: ``O(files + folders)`` under the budget file's folder, plus reading
+        and counting each file of the set that changed since it was last read.
+        """
+        st = self._sets.get(cfg.path)
+        if st is not None:
+            return st
+        st = _Set(cfg, counts={r.index: {} for r in cfg.total_rules})
+        max_files = size_limit(SET_FILES_ENV, _SET_FILES, "files")
+        max_bytes = size_limit(SET_BYTES_ENV, _SET_BYTES)
+        walked = size = 0
+        for item in walk(cfg.root, boundary=cfg.root):
+            if not isinstance(item, Path):
+                continue  # passed over: livetok check warns of it and counts it neither
+            walked += 1
+            if walked > max_files:
+                st.too_big = (f"the folder of {cfg.path.name} holds more than {max_files:,} "
+                              f"files (set {SET_FILES_ENV} to walk more)")
+                break
+            # a file below a nested budget file belongs to that one's sets
+            if self.finder.config_path(item.parent) != cfg.path:
+                continue
+            rules = cfg.totals_for(item)
+            if rules:
+                with contextlib.suppress(OSError):
+                    size += os.stat(item).st_size
+                if size > max_bytes:
+                    st.too_big = (f"its files hold more than {max_bytes:,} bytes (set "
+                                  f"{SET_BYTES_ENV} to read more)")
+                    break
+                st.members[item] = rules
+                st.labels[item] = cfg.relative(item) or str(item)
+                st.disk[item] = self._disk_counts(st, item)
+                self._place(st, item)
+        if st.too_big:  # nothing summed: the budget file says why
+            st.members.clear()
+            st.labels.clear()
+            st.disk.clear()
+            st.counts.clear()
+        else:
+            st.verdicts = self._set_verdicts(st)
+        self._sets[cfg.path] = st
+        return st
+
+    def _disk_counts(self, st: _Set, path: Path) -> dict[str, int]:
+        """A member's counts on disk in the encodings of its sets: read (bounded, inside the
+        budget file's folder) only when its size or modification time changed."""
+        out: dict[str, int] = {}
+        for enc in sorted({st.config.rule_encoding(r) for r in st.members[path]}):
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            hit = self._disk.get((path, enc))
+            if hit is not None and hit[:2] == (info.st_mtime_ns, info.st_size):
+                out[enc] = hit[2]
+                continue
+            try:
+                text = trust.read_text(path, root=st.config.root, limit=check_bytes_limit(),
+                                       what="file to count", env=MAX_CHECK_BYTES_ENV)
+            except trust.UntrustedFile as exc:
+                log.info("not counted in a total: %s", exc)
+                continue
+            n = len(get_encoding(enc).encode(text))
+            self._disk[(path, enc)] = (info.st_mtime_ns, info.st_size, n)
+            out[enc] = n
+        return out
+
+    def _place(self, st: _Set, path: Path) -> None:
+        """Put a member's count in the set's sums: its live count where it is open, else its
+        disk's (neither: it is left out, as ``livetok check`` leaves out a file it skips)."""
+        have = self._live.get(path) or st.disk.get(path, {})
+        for r in st.members[path]:
+            n = have.get(st.config.rule_encoding(r))
+            if n is None:
+                st.counts[r.index].pop(st.labels[path], None)
+            else:
+                st.counts[r.index][st.labels[path]] = n
+
+    def _set_verdicts(self, st: _Set) -> list[Verdict]:
+        """The totals' verdicts, from the counts :meth:`_place` keeps.
+
+        Runtime complexity: ``O(f log f)`` for ``f`` files, no file read.
+        """
+        try:
+            baseline = self._baseline(st.config, st.config.path)
+        except ConfigError:
+            baseline = None
+        return total_verdicts(st.config, st.counts, label=st.config.path.name, baseline=baseline)
+
+    def _refresh(self, st: _Set) -> None:
+        """Sum the set again; publish its budget file's diagnostics when a verdict changed."""
+        verdicts = self._set_verdicts(st)
+        if verdicts != st.verdicts:
+            st.verdicts = verdicts
+            self._publish_totals(st.config.path)
+
+    def _note_live(self, od: OpenDocument, path: Path) -> None:
+        """A keystroke's part in the totals: an open document of a set gives its live count.
+
+        Runtime complexity: ``O(total globs)`` to find its sets; when it is in one, ``O(1)``
+        for its count in its own encoding (else an encode of its text), then :meth:`_refresh`.
+        """
+        try:
+            cfg = self._config(path)
+        except ConfigError:
+            return
+        if cfg is None or not cfg.totals_for(path):
+            return
+        new = cfg.path not in self._sets
+        st = self._set(cfg)
+        if new:  # the budget file may not be open: its totals are shown from here
+            self._publish_totals(cfg.path)
+        rules = st.members.get(path)
+        if not rules:
+            return  # not found by the walk (ignored, or new): livetok check counts it neither
+        counts = {enc: _live_count(od, enc) for enc in {cfg.rule_encoding(r) for r in rules}}
+        if self._live.get(path) != counts:
+            self._live[path] = counts
+            self._place(st, path)
+            self._refresh(st)
+
+    def _total_set(self, path: Path) -> _Set | None:
+        """The set of the budget file ``path``, if it is valid, governs its own folder and has
+        totals."""
+        if path in self._open_broken or path in self._flagged:
+            return None
+        try:
+            cfg = self._config(path)
+        except ConfigError:
+            return None
+        if cfg is None or cfg.path != path or not cfg.total_rules:
+            return None
+        return self._set(cfg)
+
+    def _total_diagnostics(self, path: Path) -> list[types.Diagnostic]:
+        """The diagnostics of the budget file ``path``'s totals: those over budget, or why
+        its totals are not summed in the editor."""
+        st = self._total_set(path)
+        if st is None:
+            return []
+        if st.too_big:
+            return [_line_diagnostic(
+                line, f'total "budget #{r.index}" is not summed in the editor: {st.too_big}; '
+                "livetok check sums it", types.DiagnosticSeverity.Information)
+                for r in st.config.total_rules for _key, line in sorted(r.lines.items())]
+        return [_line_diagnostic(v.line, v.message, types.DiagnosticSeverity.Warning if v.fails
+                                 else types.DiagnosticSeverity.Information)
+                for v in st.verdicts if v.over]
+
+    def _publish_totals(self, path: Path) -> None:
+        """Publish the totals' diagnostics of the budget file ``path`` (none: clear those
+        published before), unless its problems are what it shows."""
+        if path in self._open_broken or path in self._flagged:
+            return
+        self._publish_tracked(path, self._total_diagnostics(path), self._totals_shown)
 
     def diagnostics(self, od: OpenDocument, setting_budget: int | None) -> list[types.Diagnostic]:
         """The budget diagnostics of ``od``: a budget file's verdicts where one applies, else
@@ -291,8 +562,12 @@ class BudgetWatch:
             try:
                 parse_config(od.text(), path, trust_tokenizers=self.trust_tokenizers)
             except ConfigError as exc:
+                self._open_broken.add(path)
                 return [_problem_diagnostic(p) for p in exc.problems]
-            return []
+            self._open_broken.discard(path)
+            return self._total_diagnostics(path)
+        if path is not None:
+            self._note_live(od, path)
         result = self.check(od)
         if result is None:
             return _setting_diagnostics(od, setting_budget)
@@ -314,7 +589,7 @@ class BudgetWatch:
     def _verdict_diagnostic(self, od: OpenDocument, v: Verdict,
                             counter: _DocCounter) -> types.Diagnostic:
         enc = get_encoding(v.encoding)
-        if v.kind == "file" and enc is counter.doc.encoding:
+        if v.kind in ("file", "file_cost") and enc is counter.doc.encoding:
             over = budget_overflow(od, v.budget)  # the exact first token, from the live tokens
             start_cp = over.start_cp if over is not None else 0
         else:
@@ -328,26 +603,39 @@ class BudgetWatch:
             else types.DiagnosticSeverity.Information)
 
     def lenses(self, od: OpenDocument, lenses: list[Lens]) -> list[Lens]:
-        """``lenses`` with the budgets written in: ``n / budget`` on the document's lens, on
-        each budgeted section's (added where the editor shows none, as in a file the editor does
-        not treat as Markdown) and a lens per retrieval chunk.
+        """``lenses`` with the budgets written in: ``n / budget`` on the document's lens (and
+        its cost against ``max_cost``), on each budgeted section's (added where the editor shows
+        none, as in a file the editor does not treat as Markdown) and a lens per retrieval
+        chunk; in a budget file, a lens per ``total`` and ``total_cost`` on its key's line.
 
         Runtime complexity: ``O(lenses + verdicts)`` after :meth:`check`.
         """
-        result = self.check(od)
-        if not result or not result[0]:
+        path = path_of(od.uri)
+        if path is not None and path.name in CONFIG_NAMES:
+            st = self._total_set(path)
+            verdicts = st.verdicts if st is not None else []
+        else:
+            result = self.check(od)
+            verdicts = result[0] if result else []
+        if not verdicts:
             return lenses
         by_line = {lens.line: i for i, lens in enumerate(lenses)}
         out = list(lenses)
-        for v in result[0]:
+        for v in verdicts:
             mark = " (over budget)" if v.over else ""
-            if v.kind == "file":
-                title = f"{v.tokens:,} / {v.budget:,} tokens{mark}"
+            cost = v.cost
+            if v.cost_budget is not None and cost is not None:
+                title = f"{money(cost)} / {money(v.cost_budget, v.currency)}"
+            else:
+                title = f"{v.tokens:,} / {v.budget:,} tokens"
+            if v.kind in ("file", "file_cost"):
+                title += mark
                 out[0] = Lens(0, f"{out[0].title} · {title}") if out else Lens(0, title)
                 continue
             line = v.line - 1
-            what = "tokens in this section" if v.kind == "section" else "tokens in this chunk"
-            title = f"{v.tokens:,} / {v.budget:,} {what}{mark}"
+            what = {"section": " in this section", "chunk": " in this chunk"}.get(
+                v.kind, f" in {v.files or 0:,} file" + ("" if v.files == 1 else "s"))
+            title = f"{title}{what}{mark}"
             i = by_line.get(line)
             if i is None:
                 by_line[line] = len(out)
@@ -362,10 +650,26 @@ class BudgetWatch:
 def _problem_diagnostic(p: ConfigProblem, severity: types.DiagnosticSeverity =
                         types.DiagnosticSeverity.Error) -> types.Diagnostic:
     """A diagnostic over the problem's line (the whole line: its column is not known)."""
-    line = max(0, (p.line or 1) - 1)
+    return _line_diagnostic(p.line or 1, p.message, severity, "budget-config")
+
+
+def _line_diagnostic(line: int, message: str, severity: types.DiagnosticSeverity,
+                     code: str = "token-budget") -> types.Diagnostic:
+    """A diagnostic over the whole of the 1-based ``line`` of a budget file (a problem's, or
+    a total's key)."""
+    at = max(0, line - 1)
     return types.Diagnostic(
-        range=types.Range(start=types.Position(line, 0), end=types.Position(line + 1, 0)),
-        message=p.message, source="livetok", code="budget-config", severity=severity)
+        range=types.Range(start=types.Position(at, 0), end=types.Position(at + 1, 0)),
+        message=message, source="livetok", code=code, severity=severity)
+
+
+def _live_count(od: OpenDocument, encoding: str) -> int:
+    """An open document's count in ``encoding``: ``O(1)`` in its own, else an encode."""
+    doc = od.ready()
+    enc = get_encoding(encoding)
+    if enc is doc.encoding:
+        return int(doc.token_count)
+    return len(enc.encode(od.text()))
 
 
 def _setting_diagnostics(od: OpenDocument, budget: int | None) -> list[types.Diagnostic]:

@@ -12,6 +12,8 @@ not merged with others (as ruff and black find theirs). Schema (``docs/budgets.m
 
     encoding = "o200k_base"            # default encoding of every rule
     baseline = ".livetok-baseline.json"  # the ratchet's file, beside this one
+    price = 2.50                       # currency units per million tokens (no default)
+    currency = "USD"                   # the label shown after amounts
     [[budget]]
     files = ["skills/**/SKILL.md", "!skills/old/**"]   # .gitignore-style globs
     max = 5000                         # tokens in the whole file
@@ -19,6 +21,16 @@ not merged with others (as ruff and black find theirs). Schema (``docs/budgets.m
     section_level = 2                  # "##" (default)
     encoding = "cl100k_base"
     chunk = { max = 512, encoding = "bert-base-uncased", by = "section", level = 6 }
+    total = 20000                      # tokens of all the files the rule matches, summed
+    price = 3                          # this rule's price (else the top-level one)
+    max_cost = 0.05                    # cost of each file, at the price
+    total_cost = 1.00                  # cost of all the files the rule matches
+
+Prices and costs are read as exact decimals (TOML floats parsed as :class:`~decimal.Decimal`)
+and compared exactly: a cost budget is the most whole tokens it pays for
+(:func:`tokens_for`). A ``total`` is checked by :func:`total_verdicts` from the counts the
+caller gathers (``livetok check`` walks the budget file's folder, the server adds the open
+documents' live counts to the files on disk).
 
 An ``encoding`` is a name livetok knows, ``hf:ORG/NAME`` (a model whose ``tokenizer.json`` is
 in the local Hugging Face cache) or the path of a ``tokenizer.json``, relative to the budget
@@ -43,6 +55,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
+from decimal import ROUND_HALF_UP, Context, Decimal
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, NamedTuple, Protocol
 
@@ -64,7 +77,9 @@ else:  # pragma: no cover - Python 3.10
 __all__ = [
     "CONFIG_NAMES",
     "DEFAULT_BASELINE",
+    "DEFAULT_CURRENCY",
     "DEFAULT_ENCODING",
+    "MAX_CHECK_BYTES_ENV",
     "Budget",
     "BudgetConfig",
     "BudgetSection",
@@ -78,15 +93,21 @@ __all__ = [
     "MARKDOWN_SUFFIXES",
     "TextCounter",
     "Verdict",
+    "VerdictKind",
     "baseline_entries",
     "budget_for",
     "budget_sections",
+    "check_bytes_limit",
     "check_text",
+    "cost_of",
     "front_matter",
     "load_baseline",
     "load_config",
+    "money",
     "parse_config",
     "shown",
+    "tokens_for",
+    "total_verdicts",
     "write_baseline",
 ]
 
@@ -97,8 +118,13 @@ DEFAULT_BASELINE = ".livetok-baseline.json"
 #: Markdown files: the ones whose front matter may set a budget
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".mdc"})
 
-_TOP_KEYS = ("encoding", "baseline", "budget")
-_RULE_KEYS = ("files", "max", "section", "section_level", "encoding", "chunk")
+DEFAULT_CURRENCY = "USD"
+
+_TOP_KEYS = ("encoding", "baseline", "price", "currency", "budget")
+_RULE_KEYS = ("files", "max", "section", "section_level", "encoding", "chunk", "total", "price",
+              "max_cost", "total_cost")
+#: the keys of a rule that are amounts of money, and need a price
+_COST_KEYS = ("max_cost", "total_cost")
 _CHUNK_KEYS = ("max", "encoding", "by", "level")
 _CHUNK_BY = ("section", "paragraph")
 _FRONT_MATTER_KEYS = ("token_budget", "tokens")
@@ -114,6 +140,16 @@ _GLOBS = 1000
 #: front matter is looked for in this many code points at the top of a Markdown file
 FRONT_MATTER_ENV = "LIVETOK_MAX_FRONT_MATTER_BYTES"
 _FRONT_MATTER_MAX = 64 << 10
+#: the largest file counted for a budget (a 200 MB Markdown file took 3.3 GB to check)
+MAX_CHECK_BYTES_ENV = "LIVETOK_MAX_CHECK_BYTES"
+_MAX_CHECK_BYTES = 64 << 20
+#: prices and costs: at most this much, with at most this many decimals, so that every product
+#: of a count and a price is exact in :data:`_MONEY`'s 60 digits
+_MONEY_MAX = Decimal(10) ** 9
+_MONEY_DECIMALS = 12
+_MONEY = Context(prec=60, rounding=ROUND_HALF_UP)
+#: contributors a total's verdict keeps (the message names the first three)
+TOP_CONTRIBUTORS = 5
 #: the environment variable that makes ``livetok check`` trust tokenizer files (as
 #: ``--trust-tokenizers``)
 TRUST_TOKENIZERS_ENV = "LIVETOK_TRUST_TOKENIZERS"
@@ -138,6 +174,9 @@ def shown(value: Any, limit: int = 60) -> str:
     if isinstance(value, (dict, list, tuple, set)):
         head = f"{type(value).__name__} of {len(value):,} items"
         return head
+    if isinstance(value, Decimal):  # a TOML float, read exactly: shown as written
+        text = str(value)
+        return text if len(text) <= limit else f"{text[:limit - 1]}… ({len(text):,} characters)"
     text = repr(value) if not isinstance(value, str) or len(value) <= 4 * limit else repr(
         value[:4 * limit])
     if len(text) <= limit:
@@ -170,6 +209,64 @@ def glob_problem(glob: str, limit: int) -> str | None:
                 f"matches (each one more multiplies the work by the path's depth); write "
                 f"fewer, or set {GLOB_STARS_ENV}")
     return None
+
+
+def check_bytes_limit() -> int:
+    """The largest file counted for a budget, in bytes (``$LIVETOK_MAX_CHECK_BYTES``, default
+    64 MiB): ``livetok check`` and the server's totals refuse a larger one unread.
+
+    Runtime complexity: ``O(1)``.
+    """
+    return size_limit(MAX_CHECK_BYTES_ENV, _MAX_CHECK_BYTES)
+
+
+# -- money -----------------------------------------------------------------------------------
+
+
+def cost_of(tokens: int, price: Decimal) -> Decimal:
+    """What ``tokens`` cost at ``price`` currency units per million tokens, exactly.
+
+    >>> cost_of(3412, Decimal("2.50"))
+    Decimal('0.00853000')
+
+    Runtime complexity: ``O(1)`` (numbers of a few dozen digits).
+    """
+    return _MONEY.multiply(Decimal(tokens), price).scaleb(-6, _MONEY)
+
+
+def tokens_for(cost: Decimal, price: Decimal) -> int | None:
+    """The most whole tokens ``cost`` pays for at ``price`` per million tokens, or None at a
+    price of 0 (any number of tokens). A count is over a cost budget exactly when it is over
+    this number: ``n * price / 10**6 > cost`` holds for a whole ``n`` iff ``n > tokens_for``.
+
+    >>> tokens_for(Decimal("0.05"), Decimal("2.50")), tokens_for(Decimal("0.07"), Decimal("3"))
+    (20000, 23333)
+
+    Runtime complexity: ``O(1)``.
+    """
+    if price == 0:
+        return None
+    return int(_MONEY.divide_int(cost.scaleb(6, _MONEY), price))
+
+
+def money(amount: Decimal, currency: str = "") -> str:
+    """An amount for messages: at least two decimals, at most eight (rounded half up),
+    thousands separated, then the currency.
+
+    >>> money(Decimal("0.0085300"), "USD"), money(Decimal(1234)), money(Decimal("1E-9"), "EUR")
+    ('0.00853 USD', '1,234.00', '0.00000000 EUR')
+
+    Runtime complexity: ``O(digits)``.
+    """
+    d = amount.normalize(_MONEY)
+    exponent = d.as_tuple().exponent
+    assert isinstance(exponent, int), amount  # amounts are finite (validated)
+    if exponent > -2:
+        d = d.quantize(Decimal("0.01"), context=_MONEY)
+    elif exponent < -8:
+        d = d.quantize(Decimal("1E-8"), context=_MONEY)
+    text = f"{d:,f}"
+    return f"{text} {currency}" if currency else text
 
 
 # -- configuration ---------------------------------------------------------------------------
@@ -227,7 +324,16 @@ class BudgetRule:
     section_level: int | None = None
     encoding: str | None = None
     chunk: ChunkRule | None = None
+    #: tokens of all the files the rule matches, summed (each counted in the rule's encoding)
+    total: int | None = None
+    #: currency units per million tokens (None: the budget file's top-level ``price``)
+    price: Decimal | None = None
+    #: the cost of each file, and of all the files the rule matches, at the price
+    max_cost: Decimal | None = None
+    total_cost: Decimal | None = None
     spec: pathspec.GitIgnoreSpec | None = field(default=None, compare=False, repr=False)
+    #: 1-based line of its ``total`` and ``total_cost`` keys in the budget file (their verdicts')
+    lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def matches(self, rel_path: str) -> bool:
         """Whether the rule's globs match ``rel_path`` (POSIX, relative to the config's folder).
@@ -245,6 +351,9 @@ class BudgetConfig:
     encoding: str = DEFAULT_ENCODING
     baseline: str = DEFAULT_BASELINE
     rules: tuple[BudgetRule, ...] = ()
+    #: currency units per million tokens, for every rule that names no price
+    price: Decimal | None = None
+    currency: str = DEFAULT_CURRENCY
 
     @property
     def root(self) -> Path:
@@ -282,7 +391,8 @@ class BudgetConfig:
             if not rule.matches(rel):
                 continue
             sources.append(f"{self.path.name} budget #{rule.index}")
-            for key in ("max", "section", "section_level", "encoding", "chunk"):
+            for key in ("max", "section", "section_level", "encoding", "chunk", "price",
+                        "max_cost"):
                 value = getattr(rule, key)
                 if value is not None:
                     merged[key] = value
@@ -295,7 +405,37 @@ class BudgetConfig:
             section_level=merged.get("section_level", 2),
             chunk=merged.get("chunk"),
             source=", ".join(sources),
+            price=merged.get("price", self.price),
+            currency=self.currency,
+            max_cost=merged.get("max_cost"),
         )
+
+    @property
+    def total_rules(self) -> tuple[BudgetRule, ...]:
+        """The rules with a ``total`` or a ``total_cost``, in order."""
+        return tuple(r for r in self.rules if r.total is not None or r.total_cost is not None)
+
+    def totals_for(self, path: Path) -> tuple[BudgetRule, ...]:
+        """The :attr:`total_rules` whose globs match ``path`` (its sets).
+
+        >>> cfg = parse_config('[[budget]]\\nfiles = ["docs/*.md"]\\ntotal = 9',
+        ...                    Path("/r/livetok.toml"))
+        >>> [r.index for r in cfg.totals_for(Path("/r/docs/a.md"))], cfg.totals_for(Path("/r/a.md"))
+        ([1], ())
+
+        Runtime complexity: ``O(globs of those rules)``.
+        """
+        rules = self.total_rules
+        rel = self.relative(path) if rules else None
+        return () if rel is None else tuple(r for r in rules if r.matches(rel))
+
+    def rule_encoding(self, rule: BudgetRule) -> str:
+        """The encoding a rule's ``total`` counts in: its own, else the budget file's."""
+        return rule.encoding or self.encoding
+
+    def rule_price(self, rule: BudgetRule) -> Decimal | None:
+        """The price of a rule's ``total``: its own, else the budget file's (or None)."""
+        return rule.price if rule.price is not None else self.price
 
 
 @dataclass(frozen=True)
@@ -310,10 +450,16 @@ class Budget:
     source: str = ""
     #: ``max`` came from the file's front matter
     max_from_front_matter: bool = False
+    #: currency units per million tokens of ``encoding`` (None: no price declared)
+    price: Decimal | None = None
+    currency: str = DEFAULT_CURRENCY
+    #: the cost of the whole file, at ``price``
+    max_cost: Decimal | None = None
 
     @property
     def empty(self) -> bool:
-        return self.max is None and self.section is None and self.chunk is None
+        return (self.max is None and self.section is None and self.chunk is None
+                and self.max_cost is None)
 
 
 def _known_encodings() -> list[str]:
@@ -414,6 +560,21 @@ class _Validator:
                      f"got {shown(value)}", rule=rule)
         return None
 
+    def money(self, value: Any, key: str, what: str, rule: int | None) -> Decimal | None:
+        """A price or a cost: a number from 0 to 10**9 with at most 12 decimals (read exactly:
+        TOML floats are parsed as decimals), else a problem."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = Decimal(value)
+        if isinstance(value, Decimal) and value.is_finite() and 0 <= value <= _MONEY_MAX:
+            exponent = value.as_tuple().exponent
+            if isinstance(exponent, int) and exponent >= -_MONEY_DECIMALS:
+                return value if value != 0 else Decimal(0)  # not -0
+        unit = "currency units per million tokens" if key == "price" else "currency units"
+        self.problem(f"{what}.{key}", f"{what}: {key!r} must be a number from 0 to "
+                     f"{_MONEY_MAX:,} with at most {_MONEY_DECIMALS} decimals ({unit}), "
+                     f"got {shown(value)}", rule=rule)
+        return None
+
     def encoding(self, value: Any, key: str, what: str, rule: int | None) -> str | None:
         if isinstance(value, str) and is_file_name(value):
             return self.tokenizer_file(value, key, what, rule)
@@ -463,7 +624,7 @@ def parse_config(text: str, path: Path, *, trust_tokenizers: bool = False) -> Bu
     >>> parse_config('[[budget]]\\nfiles = ["*.md"]\\nmaxx = 3', Path("livetok.toml"))
     Traceback (most recent call last):
     ...
-    livetok.server.budgets.ConfigError: livetok.toml:3: budget #1: unknown key 'maxx' (allowed: files, max, section, section_level, encoding, chunk); did you mean 'max'?
+    livetok.server.budgets.ConfigError: livetok.toml:3: budget #1: unknown key 'maxx' (allowed: files, max, section, section_level, encoding, chunk, total, price, max_cost, total_cost); did you mean 'max'?
 
     ``trust_tokenizers``: whether a ``tokenizer.json`` path the file names may be loaded
     (else each such ``encoding`` is a problem saying how to trust it).
@@ -471,7 +632,8 @@ def parse_config(text: str, path: Path, *, trust_tokenizers: bool = False) -> Bu
     Runtime complexity: ``O(len(text))``.
     """
     try:
-        data = tomllib.loads(text)
+        # floats as exact decimals: a price of 2.50 and a cost of 0.05 are compared exactly
+        data = tomllib.loads(text, parse_float=Decimal)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"at line (\d+)", str(exc))
         raise ConfigError([ConfigProblem(str(path), int(m.group(1)) if m else None, "",
@@ -499,6 +661,13 @@ def parse_config(text: str, path: Path, *, trust_tokenizers: bool = False) -> Bu
         v.problem(f"{top}.baseline", f"{top}: 'baseline' must be a file name inside "
                   f"{path.name}'s folder (relative to it, without '..'), got {shown(baseline)}")
         baseline = DEFAULT_BASELINE
+    price = v.money(data["price"], "price", top, None) if "price" in data else None
+    currency = data.get("currency", DEFAULT_CURRENCY)
+    if not isinstance(currency, str) or not re.fullmatch(r"[^\s\x00-\x1f\x7f]{1,12}", currency):
+        v.problem(f"{top}.currency", f"{top}: 'currency' must be a short label shown after "
+                  f"amounts, such as \"USD\" or \"€\" (1 to 12 characters, no spaces), got "
+                  f"{shown(currency)}")
+        currency = DEFAULT_CURRENCY
     raw_rules = data.get("budget", [])
     if not isinstance(raw_rules, list):
         v.problem(f"{top}.budget", f"{top}: 'budget' must be an array of tables: write each "
@@ -512,10 +681,13 @@ def parse_config(text: str, path: Path, *, trust_tokenizers: bool = False) -> Bu
                   f"more than the {limit:,} globs livetok reads from a budget file; merge "
                   f"rules, or set {GLOBS_ENV}", line=1)
         raw_rules = []
-    rules = [r for i, raw in enumerate(raw_rules, 1) if (r := _parse_rule(v, raw, i))]
+    # a top-level price that is there but wrong is its own problem, not a missing price
+    priced = "price" in data
+    rules = [r for i, raw in enumerate(raw_rules, 1) if (r := _parse_rule(v, raw, i, priced))]
     if v.problems:
         raise ConfigError(v.all_problems())
-    return BudgetConfig(path=path, encoding=encoding, baseline=baseline, rules=tuple(rules))
+    return BudgetConfig(path=path, encoding=encoding, baseline=baseline, rules=tuple(rules),
+                        price=price, currency=currency)
 
 
 def _inside_name(name: str) -> bool:
@@ -533,7 +705,8 @@ def _inside_name(name: str) -> bool:
     return ".." not in parts and parts[-1] not in ("", ".")
 
 
-def _parse_rule(v: _Validator, raw: Any, i: int) -> BudgetRule | None:
+def _parse_rule(v: _Validator, raw: Any, i: int, priced: bool = False) -> BudgetRule | None:
+    """The ``i``-th ``[[budget]]`` table, or None; ``priced``: the top level has a price."""
     what = v.where(i)
     if not isinstance(raw, dict):
         v.problem(what, f"{what} must be a table with 'files' and budgets", rule=i)
@@ -559,9 +732,17 @@ def _parse_rule(v: _Validator, raw: Any, i: int) -> BudgetRule | None:
         except Exception as exc:  # pathspec's own pattern error
             v.problem(f"{what}.files", f"{what}: 'files' has a bad glob ({exc})", rule=i)
     out: dict[str, Any] = {}
-    for key in ("max", "section"):
+    for key in ("max", "section", "total"):
         if key in raw:
             out[key] = v.integer(raw[key], key, what, i)
+    for key in ("price", *_COST_KEYS):
+        if key in raw:
+            out[key] = v.money(raw[key], key, what, i)
+    for key in _COST_KEYS:
+        if key in raw and not priced and "price" not in raw:
+            v.problem(f"{what}.{key}", f"{what}: {key!r} is an amount of money and needs a "
+                      "price: declare price = 2.50 (currency units per million tokens of the "
+                      "rule's encoding) at the top level or in this rule", rule=i)
     if "section_level" in raw:
         out["section_level"] = v.integer(raw["section_level"], "section_level", what, i,
                                          minimum=1, maximum=6)
@@ -569,11 +750,13 @@ def _parse_rule(v: _Validator, raw: Any, i: int) -> BudgetRule | None:
         out["encoding"] = v.encoding(raw["encoding"], "encoding", what, i)
     if "chunk" in raw:
         out["chunk"] = _parse_chunk(v, raw["chunk"], i, f"{what}.chunk")
-    if not any(k in raw for k in ("max", "section", "chunk", "encoding")) and set(raw) <= set(_RULE_KEYS):
-        v.problem(what, f"{what}: give it a budget: 'max', 'section' or 'chunk' "
-                  "(or only an 'encoding' for front-matter budgets)", rule=i,
-                  line=v.locate("files", i))
-    return BudgetRule(index=i, files=tuple(files), spec=spec, **out)
+    if not any(k in raw for k in ("max", "section", "chunk", "encoding", "total", "price",
+                                  *_COST_KEYS)) and set(raw) <= set(_RULE_KEYS):
+        v.problem(what, f"{what}: give it a budget: 'max', 'section', 'chunk', 'total', "
+                  "'max_cost' or 'total_cost' (or only an 'encoding' or a 'price' for "
+                  "front-matter budgets)", rule=i, line=v.locate("files", i))
+    lines = {key: v.locate(key, i) or 1 for key in ("total", "total_cost") if key in raw}
+    return BudgetRule(index=i, files=tuple(files), spec=spec, lines=lines, **out)
 
 
 def _parse_chunk(v: _Validator, raw: Any, i: int, what: str) -> ChunkRule | None:
@@ -858,14 +1041,27 @@ class TextCounter:
         return n
 
 
+#: what a verdict measures: a span's tokens (``file``, ``section``, ``chunk``), a set's tokens
+#: (``total``), or the cost of a file or a set (``file_cost``, ``total_cost``)
+VerdictKind = Literal["file", "section", "chunk", "total", "file_cost", "total_cost"]
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """One budget applied to one span of a file: the whole file, a section or a chunk."""
+    """One budget applied to one span of a file (the whole file, a section or a chunk), to
+    the cost of a file, or to a set of files (a rule's ``total`` and ``total_cost``).
+
+    For the cost kinds, ``cost_budget`` is the budget in money and ``budget`` the most whole
+    tokens it pays for (:func:`tokens_for`; the count itself at a price of 0), so that ``over``
+    and the editor's "first token past the budget" compare tokens for every kind. A total's
+    ``path`` is its budget file and ``line`` its key's; ``files`` counts the set and ``top``
+    holds its largest files (paths relative to the budget file's folder), largest first.
+    """
 
     path: str
     line: int  # 1-based line where the span starts
-    kind: Literal["file", "section", "chunk"]
-    title: str  # "## Tools" for sections and chunks, "" for the file
+    kind: VerdictKind
+    title: str  # "## Tools" for sections and chunks, "budget #2" for totals, "" for the file
     tokens: int
     budget: int
     encoding: str
@@ -875,6 +1071,14 @@ class Verdict:
     baseline: int | None = None
     #: the span's key in the baseline file (several sections may share a title)
     key: str = "file"
+    #: currency units per million tokens of ``encoding`` (None: no price applies)
+    price: Decimal | None = None
+    currency: str = DEFAULT_CURRENCY
+    #: the budget in money (the cost kinds only)
+    cost_budget: Decimal | None = None
+    #: the number of files of a total, and its largest ones: ``(path, tokens)``
+    files: int | None = None
+    top: tuple[tuple[str, int], ...] = ()
 
     @property
     def over(self) -> bool:
@@ -886,36 +1090,75 @@ class Verdict:
         return self.over and (self.baseline is None or self.tokens > self.baseline)
 
     @property
+    def cost(self) -> Decimal | None:
+        """What the span's tokens cost at :attr:`price`, or None without a price."""
+        return cost_of(self.tokens, self.price) if self.price is not None else None
+
+    @property
     def message(self) -> str:
         """The text ``livetok check`` prints after ``path:line:`` and the editor shows.
 
         >>> Verdict("CLAUDE.md", 1, "file", "", 3412, 3000, "o200k_base", 0, 9, "x").message
         '3,412 tokens (o200k_base), 412 over the budget of 3,000'
+        >>> Verdict("a.md", 1, "file_cost", "", 3412, 2000, "o200k_base", 0, 9, "x",
+        ...         price=Decimal("2.50"), cost_budget=Decimal("0.005")).message
+        '3,412 tokens (o200k_base) cost 0.00853 USD at 2.50 USD per million tokens, 0.00353 USD over the cost budget of 0.005 USD'
+
+        Runtime complexity: ``O(len(top))``.
         """
-        what = f'{self.kind} "{self.title}" ' if self.kind != "file" else ""
-        of = "the chunk budget" if self.kind == "chunk" else "the budget"
+        what = "" if self.kind in ("file", "file_cost") else (
+            f'{self.kind.split("_")[0]} "{self.title}" ')  # total_cost: 'total "budget #2" '
+        counted = f"{self.tokens:,} tokens ({self.encoding})"
+        if self.files is not None:
+            counted += f" in {self.files:,} file" + ("" if self.files == 1 else "s")
         origin = " (front matter)" if self.source == "front matter" else ""
-        head = f"{what}{self.tokens:,} tokens ({self.encoding}), "
+        if self.cost_budget is not None and self.price is not None:
+            cost = cost_of(self.tokens, self.price)
+            head = (f"{what}{counted} cost {money(cost, self.currency)} at "
+                    f"{money(self.price, self.currency)} per million tokens, ")
+            of = f"the cost budget of {money(self.cost_budget, self.currency)}"
+            gap, unit = money(cost - self.cost_budget, self.currency), " tokens"
+        else:
+            of = "the chunk budget" if self.kind == "chunk" else "the budget"
+            head, of = f"{what}{counted}, ", f"{of} of {self.budget:,}"
+            gap, unit = f"{self.tokens - self.budget:,}", ""
         if not self.over:
-            return f"{head}within {of} of {self.budget:,}{origin}"
-        msg = f"{head}{self.tokens - self.budget:,} over {of} of {self.budget:,}{origin}"
+            return f"{head}within {of}{origin}"
+        msg = f"{head}{gap} over {of}{origin}"
         if self.baseline is not None:
-            if self.tokens > self.baseline:
-                msg += f"; grew past the baseline of {self.baseline:,}"
-            else:
-                msg += f"; within the baseline of {self.baseline:,}"
+            grew = "grew past" if self.tokens > self.baseline else "within"
+            msg += f"; {grew} the baseline of {self.baseline:,}{unit}"
+        if self.top:
+            msg += "; largest: " + ", ".join(f"{_path_shown(p)} {n:,}" for p, n in self.top[:3])
         return msg
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}"
 
     def to_json(self) -> dict[str, Any]:
+        """The verdict as ``livetok check --format json`` lists it (amounts as numbers;
+        ``cost``, ``price`` and ``currency`` null without a price; ``cost_budget`` null but
+        for the cost kinds; ``files`` and ``top`` for totals only)."""
+        cost = self.cost
         return {
             "path": self.path, "line": self.line, "kind": self.kind, "title": self.title,
             "tokens": self.tokens, "budget": self.budget, "encoding": self.encoding,
             "over": self.over, "fails": self.fails, "baseline": self.baseline,
             "key": self.key, "source": self.source, "message": self.message,
+            "cost": float(cost) if cost is not None else None,
+            "price": float(self.price) if self.price is not None else None,
+            "currency": self.currency if self.price is not None else None,
+            "cost_budget": float(self.cost_budget) if self.cost_budget is not None else None,
+            "files": self.files,
+            "top": [{"path": p, "tokens": n} for p, n in self.top] if self.files is not None
+            else None,
         }
+
+
+def _path_shown(path: str) -> str:
+    """A path of a repository in a message: as it is, unless it is long or holds a control
+    character (a file named with a line break could forge a line of ``livetok check``)."""
+    return path if len(path) <= 80 and path.isprintable() else shown(path)
 
 
 def budget_for(path: Path, text: str, config: BudgetConfig | None) -> Budget | None:
@@ -928,7 +1171,8 @@ def budget_for(path: Path, text: str, config: BudgetConfig | None) -> Budget | N
     if path.suffix.lower() in MARKDOWN_SUFFIXES:
         fm = front_matter(text, str(path))
         if fm.tokens is not None:
-            base = budget or Budget(encoding=config.encoding if config else DEFAULT_ENCODING)
+            base = budget or (Budget(encoding=config.encoding, price=config.price,
+                                     currency=config.currency) if config else Budget())
             budget = replace(base, max=fm.tokens, max_from_front_matter=True)
     return None if budget is None or budget.empty else budget
 
@@ -996,7 +1240,9 @@ def check_text(
 
     ``label`` is the path shown in messages (default ``str(path)``); ``counter`` counts spans
     (default: :class:`TextCounter`); ``baseline`` maps this file's keys (``file``,
-    ``section ## Tools``, ...) to recorded counts (the ratchet).
+    ``file_cost``, ``section ## Tools``, ...) to recorded counts (the ratchet). When a price
+    applies, every verdict counted in the budget's encoding carries it (a chunk counted in
+    another encoding has none), and ``max_cost`` gives a ``file_cost`` verdict.
 
     >>> cfg = parse_config('[[budget]]\\nfiles = ["*.md"]\\nmax = 3\\nsection = 2',
     ...                    Path("/r/livetok.toml"))
@@ -1018,7 +1264,15 @@ def check_text(
     if budget.max is not None:
         n = count(budget.encoding, 0, len(text))
         out.append(Verdict(label, 1, "file", "", n, budget.max, budget.encoding, 0, len(text),
-                           source, base.get("file"), "file"))
+                           source, base.get("file"), "file", price=budget.price,
+                           currency=budget.currency))
+    if budget.max_cost is not None and budget.price is not None:
+        n = count(budget.encoding, 0, len(text))
+        most = tokens_for(budget.max_cost, budget.price)
+        out.append(Verdict(label, 1, "file_cost", "", n, n if most is None else most,
+                           budget.encoding, 0, len(text), budget.source, base.get("file_cost"),
+                           "file_cost", cost_budget=budget.max_cost, price=budget.price,
+                           currency=budget.currency))
     if budget.section is None and budget.chunk is None:
         return out
     body = front_matter(text, label).end_cp if path.suffix.lower() in MARKDOWN_SUFFIXES else 0
@@ -1038,14 +1292,60 @@ def check_text(
             n = count(budget.encoding, s.start_cp, s.end_cp)
             out.append(Verdict(label, s.line, "section", s.heading, n,
                                budget.section, budget.encoding, s.start_cp, s.end_cp,
-                               budget.source, base.get(key), key))
+                               budget.source, base.get(key), key, price=budget.price,
+                               currency=budget.currency))
     if budget.chunk is not None:
         enc = budget.chunk.encoding or budget.encoding
+        # the price is the budget's encoding's: a chunk counted by an embedding model has none
+        chunk_price = budget.price if enc == budget.encoding else None
         for title, start, end in _chunks(text, body, budget.chunk, secs):
             key = key_of("chunk", title)
             n = count(enc, start, end)
             out.append(Verdict(label, 1 + _breaks(text, 0, start), "chunk", title, n, budget.chunk.max,
-                               enc, start, end, budget.source, base.get(key), key))
+                               enc, start, end, budget.source, base.get(key), key,
+                               price=chunk_price, currency=budget.currency))
+    return out
+
+
+def total_verdicts(config: BudgetConfig, counts: Mapping[int, Mapping[str, int]], *,
+                   label: str | None = None,
+                   baseline: Mapping[str, int] | None = None) -> list[Verdict]:
+    """The verdicts of the budget file's ``total`` and ``total_cost`` rules whose index is in
+    ``counts``, which maps it to the tokens of each file of the rule's set (in the rule's
+    encoding, by path relative to the budget file's folder); rules not in ``counts`` are not
+    checked. ``label`` is the budget file's path in messages; ``baseline`` maps ``total #N`` and
+    ``total_cost #N`` to recorded totals.
+
+    >>> cfg = parse_config('[[budget]]\\nfiles = ["*.md"]\\ntotal = 5', Path("/r/livetok.toml"))
+    >>> [str(v) for v in total_verdicts(cfg, {1: {"a.md": 4, "b.md": 3}}, label="livetok.toml")]
+    ['livetok.toml:3: total "budget #1" 7 tokens (o200k_base) in 2 files, 2 over the budget of 5; largest: a.md 4, b.md 3']
+
+    Runtime complexity: ``O(f log f)`` for a set of ``f`` files (its largest are sorted out).
+    """
+    label = label if label is not None else str(config.path)
+    base = baseline or {}
+    out: list[Verdict] = []
+    for rule in config.total_rules:
+        files = counts.get(rule.index)
+        if files is None:
+            continue
+        n = sum(files.values())
+        top = tuple(sorted(files.items(), key=lambda item: (-item[1], item[0]))[:TOP_CONTRIBUTORS])
+        price = config.rule_price(rule)
+        common: dict[str, Any] = {
+            "title": f"budget #{rule.index}", "tokens": n, "encoding": config.rule_encoding(rule),
+            "start_cp": 0, "end_cp": 0, "source": f"{config.path.name} budget #{rule.index}",
+            "price": price, "currency": config.currency, "files": len(files), "top": top}
+        if rule.total is not None:
+            key = f"total #{rule.index}"
+            out.append(Verdict(label, rule.lines.get("total", 1), "total", budget=rule.total,
+                               baseline=base.get(key), key=key, **common))
+        if rule.total_cost is not None and price is not None:
+            key = f"total_cost #{rule.index}"
+            most = tokens_for(rule.total_cost, price)
+            out.append(Verdict(label, rule.lines.get("total_cost", 1), "total_cost",
+                               budget=n if most is None else most, baseline=base.get(key),
+                               key=key, cost_budget=rule.total_cost, **common))
     return out
 
 

@@ -7,6 +7,11 @@ applies its budgets (:mod:`.budgets`) and prints compiler-style lines for the on
 
 Exit status: 0 within budgets, 1 a budget exceeded, 2 a configuration error.
 
+A rule's ``total`` (and ``total_cost``) sums every file the rule matches under its budget
+file's folder, as a walk of that folder reaches them (``.gitignore`` and the trust rules
+honoured), whatever paths were named: a subset of paths (pre-commit's changed files) checks
+the totals of the sets it touches, reading the rest of each set (:func:`_walk_for_totals`).
+
 The paths are a repository, untrusted input (``docs/security.md``): each file is read through
 :mod:`.trust` (a regular file inside the checked folder, at most ``$LIVETOK_MAX_CHECK_BYTES``),
 a walked entry that is not is passed over with a warning on stderr, a ``tokenizer.json`` a
@@ -21,27 +26,31 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Literal
 
 from livetok.incremental import get_encoding
-from livetok.incremental.load import size_limit
 
 from . import trust
 from .budgets import (
     MARKDOWN_SUFFIXES,
+    MAX_CHECK_BYTES_ENV,
     TRUST_TOKENIZERS_ENV,
     BudgetConfig,
+    BudgetRule,
     ConfigError,
     ConfigFinder,
     ConfigProblem,
     TextCounter,
     Verdict,
     baseline_entries,
+    check_bytes_limit,
     check_text,
     load_baseline,
     load_config,
+    money,
+    total_verdicts,
     write_baseline,
 )
 from .cli import Subparsers
@@ -50,9 +59,6 @@ from .walk import Skipped, walk
 
 #: below this many bytes in all, files are checked in this process (forking costs more)
 PARALLEL_MIN_BYTES = 1 << 20
-#: the largest file ``livetok check`` reads (a 200 MB Markdown file took 3.3 GB)
-MAX_CHECK_BYTES_ENV = "LIVETOK_MAX_CHECK_BYTES"
-_MAX_CHECK_BYTES = 64 << 20
 EXIT_OK, EXIT_OVER, EXIT_CONFIG = 0, 1, 2
 
 
@@ -90,7 +96,7 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
 
 @dataclass
 class _Target:
-    """A file to check, with what governs it."""
+    """A file to check, with what governs it; or (``role="set"``) a budget file's totals."""
 
     path: Path
     label: str
@@ -102,6 +108,29 @@ class _Target:
     boundary: Path | None = None
     #: named on the command line (a failure to read it is an error, not a warning)
     named: bool = False
+    #: ``file``: its budgets are checked; ``count``: read only to be counted in totals;
+    #: ``set``: the totals of the budget file ``path`` (not read)
+    role: Literal["file", "count", "set"] = "file"
+    #: the rules of its budget file with a total that match it
+    totals: tuple[BudgetRule, ...] = ()
+    #: reached by the walk of a folder that holds its budget file's folder: only such files
+    #: count in a total (a file named alone, perhaps ignored by .gitignore, does not)
+    reached: bool = False
+
+    def total_encodings(self) -> list[str]:
+        """The encodings it is counted in for the totals it belongs to."""
+        if not self.reached or self.config is None:
+            return []
+        return sorted({self.config.rule_encoding(r) for r in self.totals})
+
+
+@dataclass
+class _Collected:
+    """What to check: the files, and the budget files whose totals are checked with the
+    indexes of those rules."""
+
+    targets: list[_Target] = field(default_factory=list)
+    sets: dict[Path, tuple[BudgetConfig, set[int]]] = field(default_factory=dict)
 
 
 def _label(path: Path) -> str:
@@ -127,12 +156,16 @@ def _boundary(path: Path) -> Path:
 
 
 def _collect(paths: list[str], explicit: BudgetConfig | None, problems: list[ConfigProblem],
-             warnings: list[Skipped], *, trust_tokenizers: bool = False) -> list[_Target] | None:
-    """The files to check (None when a path does not exist), with their budget files; the
-    walked entries passed over go to ``warnings`` when they would have been checked."""
+             warnings: list[Skipped], *, trust_tokenizers: bool = False) -> _Collected | None:
+    """The files to check (None when a path does not exist), with their budget files, and
+    the totals the paths touch (a file of a rule's set; the budget file itself touches all its
+    totals); the walked entries passed over go to ``warnings`` when they would have been
+    checked."""
     finder = ConfigFinder(trust_tokenizers=trust_tokenizers)
-    seen: set[Path] = set()
-    out: list[_Target] = []
+    #: every path met, and its target (None: not checked)
+    by_path: dict[Path, _Target | None] = {}
+    out = _Collected()
+    walked: list[Path] = []
     for name in paths:
         root = Path(name)
         if not os.path.lexists(root):
@@ -140,27 +173,82 @@ def _collect(paths: list[str], explicit: BudgetConfig | None, problems: list[Con
             return None
         boundary = _boundary(root)
         named = not root.is_dir()
+        if not named:
+            walked.append(Path(os.path.abspath(root)))
         for item in walk(root, boundary=boundary):
             path = (item.path if isinstance(item, Skipped) else item).absolute()
-            if path in seen:
+            if path in by_path:
+                seen = by_path[path]
+                if seen is not None and not named:
+                    seen.reached = True
                 continue
-            seen.add(path)
+            by_path[path] = None
             try:
                 cfg = explicit if explicit is not None else finder.config_for(path)
             except ConfigError as exc:
                 problems.extend(p for p in exc.problems if p not in problems)
                 continue
+            totals = cfg.totals_for(path) if cfg is not None else ()
+            if cfg is not None and (totals or cfg.total_rules and path == cfg.path.absolute()):
+                # a file of a set touches that total; the budget file itself, every one
+                rules = totals if totals else cfg.total_rules
+                out.sets.setdefault(cfg.path, (cfg, set()))[1].update(r.index for r in rules)
             # read only files a rule names, or Markdown (whose front matter may set a budget)
             checked = path.suffix.lower() in MARKDOWN_SUFFIXES or (
                 cfg is not None and cfg.rule_budget(path) is not None)
             if isinstance(item, Skipped):
-                if checked or item.folder:
+                if checked or totals or item.folder:
                     warnings.append(item)
                 continue
             if checked:
-                out.append(_Target(path, _label(path), cfg, Path(), "", boundary=boundary,
-                                   named=named))
+                t = _Target(path, _label(path), cfg, Path(), "", boundary=boundary, named=named,
+                            totals=totals, reached=not named)
+                out.targets.append(t)
+                by_path[path] = t
+    for cfg, touched in out.sets.values():
+        root = cfg.root.absolute()
+        if not any(w == root or w in root.parents for w in walked):
+            _walk_for_totals(cfg, touched, explicit is not None, finder, by_path, out.targets,
+                             warnings)
+    for t in out.targets:
+        # subtle: a set holds only files inside its budget file's folder, links resolved (the
+        # folder vouches for them; the server walks it with that boundary)
+        if t.reached and t.totals and t.config is not None and not trust.inside(t.path,
+                                                                                t.config.root):
+            t.reached = False
     return out
+
+
+def _walk_for_totals(cfg: BudgetConfig, touched: set[int], explicit: bool, finder: ConfigFinder,
+                     by_path: dict[Path, _Target | None], targets: list[_Target],
+                     warnings: list[Skipped]) -> None:
+    """Walk the folder of a budget file whose totals (the rules ``touched``) are checked,
+    which the paths given did not walk: the files of those sets are marked reached, or added
+    to be read and counted only (``role="count"``); the entries passed over that could belong
+    to one are warned of.
+
+    Runtime complexity: ``O(files + folders)`` under the folder, as :func:`.walk.walk`.
+    """
+    boundary = _boundary(cfg.root)
+    for item in walk(cfg.root, boundary=boundary):
+        path = (item.path if isinstance(item, Skipped) else item).absolute()
+        if path in by_path:
+            seen = by_path[path]
+            if seen is not None:
+                seen.reached = True
+            continue
+        # a file below a nested budget file belongs to that one's sets, not to these
+        mine = explicit or finder.config_path(path.parent) == cfg.path
+        totals = tuple(r for r in cfg.totals_for(path) if r.index in touched) if mine else ()
+        if isinstance(item, Skipped):
+            if (totals or item.folder) and item not in warnings:
+                warnings.append(item)
+            continue
+        if totals:
+            t = _Target(path, _label(path), cfg, Path(), "", boundary=boundary, role="count",
+                        totals=totals, reached=True)
+            targets.append(t)
+            by_path[path] = t
 
 
 def _attach_baselines(targets: list[_Target], override: Path | None,
@@ -213,33 +301,38 @@ class _BigFileCounter(TextCounter):
         return super().__call__(encoding, start_cp, end_cp)
 
 
-#: what checking one file gives: its verdicts and the problems of its budget files
-_Result = tuple[list[Verdict], list[ConfigProblem]]
+#: what checking one file gives: its verdicts, the problems of its budget files, and its
+#: count in each encoding of the totals it belongs to
+_Result = tuple[list[Verdict], list[ConfigProblem], dict[str, int]]
 
 
 def _check_one(t: _Target, jobs: int = 1) -> _Result:
-    """Verdicts of one file, or the problems that kept it from being checked (a file found by
-    the walk that cannot be read safely is passed over: its problem's key is ``skipped``)."""
+    """Verdicts of one file and its counts for totals, or the problems that kept it from
+    being checked (a file found by the walk that cannot be read safely is passed over: its
+    problem's key is ``skipped``)."""
     try:
         text = trust.read_text(t.path, root=t.boundary, what="file to check", label=t.label,
-                               limit=size_limit(MAX_CHECK_BYTES_ENV, _MAX_CHECK_BYTES),
-                               env=MAX_CHECK_BYTES_ENV)
+                               limit=check_bytes_limit(), env=MAX_CHECK_BYTES_ENV)
     except trust.UntrustedFile as exc:
         return [], [ConfigProblem(t.label, None, "" if t.named else "skipped",
-                                  str(exc).split(": ", 1)[-1])]
-    counter = _BigFileCounter(text, jobs) if len(text) >= PARALLEL_MIN_CHARS else None
+                                  str(exc).split(": ", 1)[-1])], {}
+    counter = _BigFileCounter(text, jobs) if len(text) >= PARALLEL_MIN_CHARS else TextCounter(text)
+    # the whole file's count, shared (memo) with its own budget in the same encoding
+    counts = {enc: counter(enc, 0, len(text)) for enc in t.total_encodings()}
+    if t.role != "file":
+        return [], [], counts
     try:
         return check_text(t.path, text, t.config, label=t.label, counter=counter,
-                          baseline=t.baseline), []
+                          baseline=t.baseline), [], counts
     except ConfigError as exc:
-        return [], exc.problems
+        return [], exc.problems, counts
 
 
 #: the targets the forked workers check: set by :func:`_check_all` before it forks them
 _TARGETS: list[_Target] | None = None
 
 
-def _check_index(i: int) -> tuple[int, list[Verdict], list[ConfigProblem]]:
+def _check_index(i: int) -> tuple[int, list[Verdict], list[ConfigProblem], dict[str, int]]:
     assert _TARGETS is not None  # set before the fork
     return (i, *_check_one(_TARGETS[i]))
 
@@ -274,9 +367,9 @@ def _check_all(targets: list[_Target], jobs: int) -> list[_Result]:
     try:
         if pool is not None:
             with pool:
-                for i, verdicts, problems in pool.imap_unordered(_check_index, small,
-                                                                 chunksize=8):
-                    results[i] = (verdicts, problems)
+                for i, verdicts, problems, counts in pool.imap_unordered(
+                        _check_index, small, chunksize=8):
+                    results[i] = (verdicts, problems, counts)
     finally:
         _TARGETS = None
     return [_check_one(t, jobs) if r is None else r for t, r in zip(targets, results)]
@@ -298,15 +391,27 @@ def _preload(targets: Iterable[_Target]) -> None:
 
 
 def _summary(verdicts: list[Verdict]) -> str:
-    rows = [("file", "what", "tokens", "budget", "encoding", "status")]
+    """The ``--summary`` table: a row per budget, within or over (a ``cost`` column when a
+    price applies to one)."""
+    priced = any(v.price is not None for v in verdicts)
+    rows = [("file", "what", "tokens", *(("cost",) if priced else ()), "budget", "encoding",
+             "status")]
     for v in verdicts:
-        what = "file" if v.kind == "file" else f"{v.kind} {v.title}"
-        status = "ok" if not v.over else (
-            f"over by {v.tokens - v.budget:,}" + ("" if v.fails else " (baseline)"))
-        rows.append((f"{v.path}:{v.line}", what, f"{v.tokens:,}", f"{v.budget:,}", v.encoding,
-                     status))
+        what = {"file": "file", "file_cost": "file cost"}.get(
+            v.kind, f"{v.kind.replace('_', ' ')} {v.title}")
+        if v.files is not None:
+            what += f" ({v.files:,} file{'' if v.files == 1 else 's'})"
+        cost = v.cost
+        if v.cost_budget is not None and cost is not None:
+            budget, gap = money(v.cost_budget, v.currency), money(cost - v.cost_budget, v.currency)
+        else:
+            budget, gap = f"{v.budget:,}", f"{v.tokens - v.budget:,}"
+        status = "ok" if not v.over else f"over by {gap}" + ("" if v.fails else " (baseline)")
+        shown_cost = (money(cost, v.currency),) if cost is not None else ("",)
+        rows.append((f"{v.path}:{v.line}", what, f"{v.tokens:,}",
+                     *(shown_cost if priced else ()), budget, v.encoding, status))
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    right = {2, 3}
+    right = {2, 3, 4} if priced else {2, 3}
     lines = []
     for r in rows:
         cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in
@@ -330,51 +435,88 @@ def run(args: argparse.Namespace) -> int:
             explicit = load_config(Path(args.config).absolute(), trust_tokenizers=trusted)
         except ConfigError as exc:
             return _finish(args, [], exc.problems, 0)
-    targets = _collect(args.paths or ["."], explicit, problems, warnings,
-                       trust_tokenizers=trusted)
-    if targets is None:
+    collected = _collect(args.paths or ["."], explicit, problems, warnings,
+                         trust_tokenizers=trusted)
+    if collected is None:
         return EXIT_CONFIG
+    targets = collected.targets
+    sets = [_Target(cfg.path, _label(cfg.path), cfg, Path(), "", role="set",
+                    totals=tuple(r for r in cfg.total_rules if r.index in touched))
+            for cfg, touched in collected.sets.values()]
     override = Path(args.baseline) if args.baseline else None
-    loaded = _attach_baselines(targets, override, problems)
+    loaded = _attach_baselines([*targets, *sets], override, problems)
     results = _check_all(targets, jobs)
     verdicts: list[Verdict] = []
-    for t, (vs, ps) in zip(targets, results):
+    checked: list[tuple[_Target, list[Verdict]]] = []
+    #: per budget file, per rule with a total: each file's count (relative to the folder)
+    counts: dict[Path, dict[int, dict[str, int]]] = {
+        s.path: {r.index: {} for r in s.totals} for s in sets}
+    for t, (vs, ps, ns) in zip(targets, results):
         verdicts.extend(vs)
+        if t.role == "file":
+            checked.append((t, vs))
         for p in ps:
             if p.key == "skipped":
                 warnings.append(Skipped(t.path, p.message))
             else:
                 problems.append(p)
+        if t.config is not None and ns:
+            rel = t.config.relative(t.path) or t.label
+            for r in t.totals:  # each of them touched: the file is in its set
+                counts[t.config.path][r.index][rel] = ns[t.config.rule_encoding(r)]
+    for s in sets:
+        assert s.config is not None  # a set is a budget file's
+        vs = total_verdicts(s.config, counts[s.path], label=s.label, baseline=s.baseline)
+        verdicts.extend(vs)
+        checked.append((s, vs))
     if args.update_baseline and not problems:
         try:
-            verdicts = _update_baseline(targets, results, loaded, override)
+            verdicts = _update_baseline(checked, loaded, override)
         except ConfigError as exc:
             problems.extend(exc.problems)
     return _finish(args, verdicts, problems, len(targets), warnings)
 
 
-def _update_baseline(targets: list[_Target], results: list[_Result],
+def _update_baseline(checked: list[tuple[_Target, list[Verdict]]],
                      loaded: dict[Path, dict[str, dict[str, int]]],
                      override: Path | None) -> list[Verdict]:
-    """Record the counts of the spans over budget; the verdicts, now with those counts."""
-    from dataclasses import replace
-
+    """Record the counts of the spans and totals over budget; the verdicts, now with those
+    counts. Each target rewrites its own keys of its entry: a file its spans', a budget file's
+    totals those of the rules checked (``total #N``, ``total_cost #N``)."""
     out: list[Verdict] = []
-    for t, (vs, _ps) in zip(targets, results):
+    for t, vs in checked:
         entries = baseline_entries(vs)
         files = loaded[t.baseline_file]
-        if entries:
-            files[t.baseline_key] = entries
+        # subtle: a budget file a rule matches has both kinds of keys, written by two targets
+        kept = {k: n for k, n in files.get(t.baseline_key, {}).items() if not _owns(t, k)}
+        if entries or kept:
+            files[t.baseline_key] = {**kept, **entries}
         else:
             files.pop(t.baseline_key, None)
         out.extend(replace(v, baseline=entries.get(v.key)) for v in vs)
-    roots = {t.baseline_file: _baseline_root(t, override) for t in targets}
+    roots = {t.baseline_file: _baseline_root(t, override) for t, _vs in checked}
     for bfile in sorted(roots):
         write_baseline(bfile, loaded[bfile], roots[bfile])
         n = sum(len(e) for e in loaded[bfile].values())
         print(f"livetok check: {_label(bfile)}: {n:,} span(s) over budget recorded",
               file=sys.stderr)
     return out
+
+
+def _owns(t: _Target, key: str) -> bool:
+    """Whether the baseline key ``key`` of ``t``'s entry is ``t``'s to rewrite.
+
+    >>> t = _Target(Path("livetok.toml"), "", None, Path(), "", role="set",
+    ...             totals=(BudgetRule(2, ("*.md",), total=5),))
+    >>> _owns(t, "total #2"), _owns(t, "total_cost #3"), _owns(t, "file")
+    (True, False, False)
+
+    Runtime complexity: ``O(rules)``.
+    """
+    kind, _, index = key.partition(" #")
+    if t.role != "set":
+        return kind not in ("total", "total_cost")
+    return kind in ("total", "total_cost") and index in {str(r.index) for r in t.totals}
 
 
 def _finish(args: argparse.Namespace, verdicts: list[Verdict], problems: list[ConfigProblem],

@@ -137,6 +137,11 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "other/CLAUDE.md": "# Other\n\nThe root budget applies here.\n",
         "src/main.py": "print('not checked: no rule names it')\n" * 50,
     }
+    return write_repo(r, files, monkeypatch)
+
+
+def write_repo(r: Path, files: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git work tree at ``r`` holding ``files`` (path: text), made the working folder."""
     for name, text in files.items():
         p = r / name
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -303,7 +308,8 @@ def test_configuration_errors_exit_2_and_say_what_is_allowed(repo, capsys):
     lines = err.splitlines()
     pyproject = str(repo / "sub" / "pyproject.toml")
     assert f"{pyproject}:10: error: tool.livetok.budget #1: unknown key 'sections' (allowed: " \
-           "files, max, section, section_level, encoding, chunk); did you mean 'section'?" in lines
+           "files, max, section, section_level, encoding, chunk, total, price, max_cost, total_cost); " \
+           "did you mean 'section'?" in lines
     assert any(line.startswith(f"{pyproject}:11: error: tool.livetok.budget #1: 'encoding' must "
                                "be one of ") and "did you mean 'o200k_base'?" in line
                for line in lines)
