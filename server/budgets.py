@@ -62,6 +62,7 @@ from typing import Any, Iterable, Literal, Mapping, NamedTuple, Protocol
 import pathspec
 
 from livetok.incremental import get_encoding, list_encodings
+from livetok.incremental.catalog import model_encoding
 from livetok.incremental.find import find_hf_tokenizer
 from livetok.incremental.load import VocabularyError, size_limit
 from livetok.incremental.registry import ALIASES, is_file_name, tokenizer_json_path
@@ -579,14 +580,21 @@ class _Validator:
         if isinstance(value, str) and is_file_name(value):
             return self.tokenizer_file(value, key, what, rule)
         known = self.known_encodings()
+        if isinstance(value, str) and value not in known:
+            try:  # a model's name (livetok models): exact counts only
+                if model_encoding(value) is not None:
+                    return value
+            except VocabularyError as exc:
+                self.problem(f"{what}.{key}", f"{what}: {key!r}: {exc}", rule=rule)
+                return None
         if not isinstance(value, str) or value not in known:
             close = difflib.get_close_matches(str(value)[:100], known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            self.problem(f"{what}.{key}", f"{what}: {key!r} must be one of {', '.join(known)}, "
-                         f"got {shown(value)}{hint}", rule=rule)
+            self.problem(f"{what}.{key}", f"{what}: {key!r} must be one of {', '.join(known)} "
+                         f"or a model's name (livetok models), got {shown(value)}{hint}",
+                         rule=rule)
             return None
         return value
-
 
     def tokenizer_file(self, value: str, key: str, what: str, rule: int | None) -> str | None:
         """A tokenizer.json encoding: ``hf:ORG/NAME`` found in the local Hugging Face cache,

@@ -393,3 +393,15 @@ def test_doctests_of_the_command():
 
     result = doctest.testmod(cmd_check, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_budget_file_takes_model_names(tmp_path: Path) -> None:
+    """An exact model's name is an encoding in a budget file; an ≈ model's name or a model
+    whose tokenizer is not here is a configuration problem that says why."""
+    from livetok.server.budgets import ConfigError, parse_config
+
+    cfg = parse_config('encoding = "gpt-4.1"\n[[budget]]\nfiles = ["*.md"]\nmax = 3\n',
+                       tmp_path / "livetok.toml")
+    assert cfg.encoding == "gpt-4.1"
+    with pytest.raises(ConfigError, match="no exact count"):
+        parse_config('encoding = "claude-sonnet-4"\n', tmp_path / "livetok.toml")
