@@ -50,17 +50,26 @@ from __future__ import annotations
 import functools
 import itertools
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Callable, Iterator, Literal, Union
 
 import regex
 
-__all__ = ["Derivation", "PatternError", "SplitHorizon", "derive", "translate"]
+from .load import VocabularyError, size_limit
+
+__all__ = ["Derivation", "PatternError", "UnsafePattern", "SplitHorizon", "BudgetedPattern",
+           "BoundedRegex", "check", "compile_bounded", "derive", "match_budget", "min_width",
+           "translate"]
 
 Flavour = Literal["oniguruma", "fancy"]
 
 
 class PatternError(ValueError):
     """A pattern this module cannot read (its syntax, not its horizon)."""
+
+
+class UnsafePattern(PatternError):
+    """A pattern whose matching work livetok cannot bound: longer or larger than its limits,
+    nested too deep, or of a shape that backtracks catastrophically (:func:`check`)."""
 
 
 # --- syntax tree --------------------------------------------------------------------------
@@ -214,6 +223,23 @@ def _intersect(a: CSet, b: CSet) -> CSet:
 
 # --- parser -------------------------------------------------------------------------------
 
+# the parser's lexical pieces, compiled once (compiling them on every character made a
+# 200,000-word alternation take over a minute to parse)
+_INLINE_FLAGS = regex.compile(r"\(\?([imx]*(?:-[imx]*)?)\)")
+_INTERVAL = regex.compile(r"\{(\d*)(,?)(\d*)\}")
+_GROUP_OPENER = regex.compile(r"\?(?:P?<([A-Za-z_]\w*)>|([imx]*(?:-[imx]*)?):)")
+_PROPERTY = regex.compile(r"\{(\^?)([\w ]+)\}")
+_HEX_ESCAPE = regex.compile(r"\{([0-9A-Fa-f]{1,8})\}|([0-9A-Fa-f]{1,2})")
+_U_ESCAPE = regex.compile(r"[0-9A-Fa-f]{4}")
+_OCTAL = regex.compile(r"[0-7]{0,2}")
+_BACKREF = regex.compile(r"\\(\d+)")
+_NAMED_BACKREF = regex.compile(r"\\k<(\w+)>")
+_POSIX_CLASS = regex.compile(r"\[:(\^?)(\w+):\]")
+
+#: groups, classes, inline flag groups and stacked quantifiers nest at most this deep: the
+#: parser and every walk of the tree recurse once per level (real patterns nest 3 or 4 deep)
+MAX_NESTING = 64
+
 
 class _Parser:
     """Recursive descent over Oniguruma (Ruby syntax, as HF ``tokenizers`` compiles it) or
@@ -224,9 +250,20 @@ class _Parser:
         self.p = pattern
         self.i = 0
         self.flavour = flavour
+        #: how deep the parse is nested now (groups, classes, inline flags)
+        self.depth = 0
 
     def error(self, what: str) -> PatternError:
         return PatternError(f"{what} at position {self.i} of {self.p!r}")
+
+    def enter(self) -> None:
+        """One level deeper (a group, a class, an inline flag group); refused past
+        :data:`MAX_NESTING`, before the recursion that reads it."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise UnsafePattern(f"groups, classes and flag groups nest more than {MAX_NESTING} "
+                                f"deep at position {self.i}: livetok reads patterns nested at "
+                                "most that deep")
 
     def peek(self, k: int = 0) -> str:
         j = self.i + k
@@ -236,6 +273,10 @@ class _Parser:
         node = self.alt(ci=False, dotall=False)
         if self.i != len(self.p):
             raise self.error("unbalanced ')'")
+        if _depth(node) > 4 * MAX_NESTING:
+            raise UnsafePattern(f"its syntax tree is more than {4 * MAX_NESTING} levels deep "
+                                "(quantifiers stacked inside nested groups): livetok reads "
+                                "patterns at most that deep")
         return node
 
     def alt(self, ci: bool, dotall: bool) -> Node:
@@ -253,7 +294,9 @@ class _Parser:
                 # subtle: Oniguruma's (?i) applies to the rest of the enclosing group,
                 # alternatives included; the regex package would apply it to all the pattern
                 ci2, dotall2 = self.apply_flags(flags, ci, dotall)
+                self.enter()
                 rest = self.alt(ci2, dotall2)
+                self.depth -= 1
                 items.append(Group(rest, self.flag_opener(ci2, dotall2)))
                 break
             atom = self.atom(ci, dotall)
@@ -261,7 +304,7 @@ class _Parser:
         return items[0] if len(items) == 1 else Seq(tuple(items))
 
     def inline_flags(self) -> str | None:
-        m = regex.compile(r"\(\?([imx]*(?:-[imx]*)?)\)").match(self.p, self.i)
+        m = _INLINE_FLAGS.match(self.p, self.i)
         if m is None or m.group(1) == "":
             return None
         self.i = m.end()
@@ -289,7 +332,12 @@ class _Parser:
     def quantifiers(self, atom: Node) -> Node:
         node = atom
         first = True
+        stacked = 0
         while True:
+            stacked += 1
+            if self.depth + stacked > MAX_NESTING:
+                raise UnsafePattern(f"more than {MAX_NESTING} quantifiers follow one another at "
+                                    f"position {self.i}: livetok reads at most that many")
             c = self.peek()
             if c in ("*", "+", "?"):
                 if not first and self.flavour == "fancy":
@@ -305,7 +353,7 @@ class _Parser:
                     mode = "possessive"
                 node = Repeat(node, lo, hi, mode)
             elif c == "{":
-                m = regex.compile(r"\{(\d*)(,?)(\d*)\}").match(self.p, self.i)
+                m = _INTERVAL.match(self.p, self.i)
                 if m is None or (m.group(1) == "" and (m.group(2) == "" or m.group(3) == "")):
                     return node  # a literal '{' (Oniguruma reads an invalid interval so)
                 self.i = m.end()
@@ -362,6 +410,7 @@ class _Parser:
 
     def group(self, ci: bool, dotall: bool) -> Node:
         self.i += 1
+        self.enter()
         rest = self.p[self.i:]
         opener = "("
         look: tuple[bool, bool] | None = None
@@ -385,10 +434,10 @@ class _Parser:
                     if end < 0:
                         raise self.error("unterminated comment")
                     self.i = end + 1
+                    self.depth -= 1
                     return Seq(())
                 else:
-                    m = regex.compile(r"\?(?:P?<([A-Za-z_]\w*)>|([imx]*(?:-[imx]*)?):)").match(
-                        self.p, self.i)
+                    m = _GROUP_OPENER.match(self.p, self.i)
                     if m is None:
                         raise self.error("unknown group syntax")
                     self.i = m.end()
@@ -401,6 +450,7 @@ class _Parser:
         if self.peek() != ")":
             raise self.error("missing ')'")
         self.i += 1
+        self.depth -= 1
         if look is not None:
             return Look(inner, ahead=look[0], negative=look[1])
         return Group(inner, opener)
@@ -425,7 +475,7 @@ class _Parser:
                 body = _WORD_IN_CLASS
             return ("neg", body) if neg else ("set", body)
         if c in "pP":
-            m = regex.compile(r"\{(\^?)([\w ]+)\}").match(self.p, self.i)
+            m = _PROPERTY.match(self.p, self.i)
             if m is None:
                 raise self.error(f"bad \\{c}{{...}}")
             self.i = m.end()
@@ -440,19 +490,19 @@ class _Parser:
             neg = (c == "P") != (m.group(1) == "^")
             return ("neg", body) if neg else ("set", body)
         if c == "x":
-            m = regex.compile(r"\{([0-9A-Fa-f]{1,8})\}|([0-9A-Fa-f]{1,2})").match(self.p, self.i)
+            m = _HEX_ESCAPE.match(self.p, self.i)
             if m is None:
                 raise self.error("bad \\x escape")
             self.i = m.end()
             return chr(int(m.group(1) or m.group(2), 16))
         if c == "u":
-            m = regex.compile(r"[0-9A-Fa-f]{4}").match(self.p, self.i)
+            m = _U_ESCAPE.match(self.p, self.i)
             if m is None:
                 raise self.error("bad \\u escape")
             self.i = m.end()
             return chr(int(m.group(0), 16))
         if c == "0":
-            m = regex.compile(r"[0-7]{0,2}").match(self.p, self.i)
+            m = _OCTAL.match(self.p, self.i)
             assert m is not None
             self.i = m.end()
             return chr(int("0" + m.group(0), 8))
@@ -471,12 +521,12 @@ class _Parser:
                 kind = "z"  # fancy-regex: \Z is the end of the text
             return Anchor(kind)
         if c.isdigit() and c != "0":
-            m = regex.compile(r"\\(\d+)").match(self.p, self.i)
+            m = _BACKREF.match(self.p, self.i)
             assert m is not None
             self.i = m.end()
             return Backref(m.group(0))
         if c == "k":
-            m = regex.compile(r"\\k<(\w+)>").match(self.p, self.i)
+            m = _NAMED_BACKREF.match(self.p, self.i)
             if m is None:
                 raise self.error("bad \\k")
             self.i = m.end()
@@ -509,7 +559,7 @@ class _Parser:
                 parts = []
                 continue
             if c == "[":
-                m = regex.compile(r"\[:(\^?)(\w+):\]").match(self.p, self.i)
+                m = _POSIX_CLASS.match(self.p, self.i)
                 if m is not None:
                     self.i = m.end()
                     name = m.group(2)
@@ -518,7 +568,9 @@ class _Parser:
                     parts.append(("neg" if m.group(1) else "set", _POSIX[name]))
                     continue
                 self.i += 1
+                self.enter()
                 parts.append(self.class_body())
+                self.depth -= 1
                 continue
             lo = self.class_atom()
             if isinstance(lo, str) and self.peek() == "-" and self.peek(1) not in ("]", ""):
@@ -605,6 +657,18 @@ def parse(pattern: str, flavour: Flavour = "oniguruma") -> Node:
     Alt(options=(Chars(matcher='a', ci=False, chars=frozenset({'a'})), Repeat(node=Chars(matcher='b', ci=False, chars=frozenset({'b'})), lo=1, hi=None, mode='greedy')))
     """
     return _Parser(pattern, flavour).parse()
+
+
+def min_width(pattern: str, flavour: Flavour = "oniguruma") -> int:
+    """The fewest characters a match of ``pattern`` consumes (0: it can match the empty
+    string).
+
+    >>> min_width(" {2,}"), min_width("a|b*")
+    (2, 0)
+
+    Runtime complexity: ``O(len(pattern))``.
+    """
+    return _width(parse(pattern, flavour))[0]
 
 
 def translate(pattern: str, flavour: Flavour = "oniguruma") -> str:
@@ -904,6 +968,643 @@ def _walk(node: Node, into_looks: bool = True) -> list[Node]:
     return out
 
 
+# --- bounded work: what a pattern from a file may cost --------------------------------------
+#
+# A tokenizer.json is untrusted input (a cloned repository can name one), and the ``regex``
+# package is a backtracking matcher. The work of a file's pattern is bounded three ways
+# (limits, environment variables and measurements: docs/tokenizer-json.md, "Limits"):
+#
+# * its size, checked before anything is compiled: its length (``LIVETOK_MAX_REGEX_CHARS``),
+#   what its counted repetitions unroll to (``LIVETOK_MAX_REGEX_SIZE``: the ``regex`` package
+#   expands nested counts when it compiles), its nesting (:data:`MAX_NESTING`);
+# * its shape (:func:`check`): the shapes whose backtracking is exponential in the ``regex``
+#   package are refused. Measured: an unbounded repetition over overlapping alternatives
+#   (``(a|aa)+$`` on 48 characters: forever), a counted repetition of a sub-pattern that can
+#   split a text several ways (``(a{1,3}){1,50}$``), and (refused though the package's guards
+#   keep it cubic) a repetition of a repetition (``(a+)+``, ``(a*)*``);
+# * a time budget (:func:`match_budget`) for the shapes the package's guards keep polynomial
+#   but not linear: an unbounded repetition of a sub-pattern that can split a text several
+#   ways (``([^/]+\.?)+``, a real Hub pattern: quadratic), a look-around that scans an unbounded
+#   repetition, back-references, two overlapping runs followed by a step that can fail
+#   (``\d+\.?\d*[eE]``). Only those patterns pay for it: a budget costs the ``regex`` package a
+#   clock read per match (~1.4 us, +120% on llama3's pattern), so the patterns that need none
+#   (every pattern of the real files the tests read) run without.
+
+#: the longest pattern livetok reads from a file, in characters (``LIVETOK_MAX_REGEX_CHARS``):
+#: the longest of the Hub's 141 Split patterns has 274; a 200,000-word alternation took 94 s
+#: to load (a 10,000-character one loads in about half a second)
+MAX_PATTERN_CHARS = 10_000
+#: the most characters a pattern's repetitions may unroll to (``LIVETOK_MAX_REGEX_SIZE``):
+#: ``x{n}`` counts ``n`` times ``x``; ``a{300}{300}{300}`` (27,000,000) asked the ``regex``
+#: package for 3.8 GB; the Hub's largest is 1,533 (``\p{Nd}{1,510}...``)
+MAX_PATTERN_SIZE = 100_000
+#: the time budget of one scan by a pattern that needs one (``LIVETOK_MAX_REGEX_MS``, in
+#: milliseconds), and as much again per :data:`BUDGET_CHARS` characters scanned
+MATCH_BUDGET_MS = 1_000
+BUDGET_CHARS = 10_000
+#: alternatives of one alternation inside a repetition that :func:`check` compares pairwise
+#: (past it, only plain literal alternatives are checked: sorted, in ``O(k log k)``)
+_MAX_REPEATED_OPTIONS = 64
+#: the longest fixed start of an alternative that :func:`check` compares
+_MAX_PREFIX = 16
+
+_CHARS_ENV = "LIVETOK_MAX_REGEX_CHARS"
+_SIZE_ENV = "LIVETOK_MAX_REGEX_SIZE"
+_BUDGET_ENV = "LIVETOK_MAX_REGEX_MS"
+
+
+def check(pattern: str, flavour: Flavour = "oniguruma") -> str | None:
+    """Raise :class:`UnsafePattern` when the work of matching ``pattern`` cannot be bounded
+    (too long, too large unrolled, nested too deep, or a shape that backtracks exponentially,
+    the message says which part and what to do); else the reason its scans need a time budget
+    (:class:`BudgetedPattern`), or None when they need none.
+
+    >>> check(r"\\s+(?!\\S)|\\p{L}+") is None
+    True
+    >>> print(check(r"([^/]+\\.?)+/"))
+    '([^/]+\\\\.?)+' repeats a sub-pattern that can split the same text several ways
+    >>> check("(a|aa)+$")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    livetok.incremental.regex_horizon.UnsafePattern: the alternatives 'a' and 'aa' of '(a|aa)+' can match the same text...
+
+    Raises :class:`PatternError` when the syntax itself is not understood.
+    Runtime complexity: ``O(len(pattern))``, and ``O(k^2)`` for an alternation of ``k``
+    options (at most 64, or plain literals) inside a repetition.
+    """
+    limit = size_limit(_CHARS_ENV, MAX_PATTERN_CHARS, unit="characters")
+    if len(pattern) > limit:
+        raise UnsafePattern(
+            f"the pattern has {len(pattern):,} characters, more than the {limit:,} livetok "
+            f"reads from a file; shorten it, or set {_CHARS_ENV} to allow more")
+    return _check_tree(parse(pattern, flavour))
+
+
+def match_budget(n_chars: int) -> float:
+    """The seconds one scan of ``n_chars`` characters by a pattern that needs a time budget may
+    take: ``LIVETOK_MAX_REGEX_MS`` (default 1,000) milliseconds, and as much again per 10,000
+    characters (a linear scan takes under a microsecond a character: the budget is a hundred
+    times more).
+
+    >>> match_budget(0), match_budget(20_000)
+    (1.0, 3.0)
+
+    Runtime complexity: ``O(1)``.
+    """
+    ms = size_limit(_BUDGET_ENV, MATCH_BUDGET_MS, unit="milliseconds")
+    return ms / 1000 * (1 + n_chars / BUDGET_CHARS)
+
+
+class BudgetedPattern:
+    """A compiled pattern of a file whose scans run under :func:`match_budget`: a scan past it
+    raises ``error`` with a one-line message naming ``what`` (the file and the step), the
+    budget and the variable that moves it. It has the methods of ``regex.Pattern`` livetok
+    uses (``finditer``, ``search``, ``match``, ``sub``, ``pattern``).
+
+    >>> p = BudgetedPattern(r"(?:a+b?)+$", what="f.json: Split", reason="nested")
+    >>> [m.span() for m in p.finditer("aab a")]
+    [(4, 5)]
+
+    Runtime complexity: the pattern's, stopped after ``match_budget(n)`` seconds.
+    """
+
+    def __init__(self, form: str, *, what: str, reason: str,
+                 error: type[ValueError] = VocabularyError) -> None:
+        self.compiled = regex.compile(form)
+        #: the pattern (``regex`` syntax), as ``regex.Pattern.pattern``
+        self.pattern = form
+        self.what, self.reason, self.error = what, reason, error
+
+    def finditer(self, string: str, pos: int = 0, endpos: int | None = None
+                 ) -> Iterator[regex.Match[str]]:
+        """The matches of ``string[pos:endpos]``, as ``regex.Pattern.finditer``."""
+        end = len(string) if endpos is None else endpos
+        budget = match_budget(end - pos)
+        try:
+            yield from self.compiled.finditer(string, pos, end, timeout=budget)
+        except TimeoutError:
+            raise self._late(end - pos, budget) from None
+
+    def search(self, string: str, pos: int = 0, endpos: int | None = None
+               ) -> regex.Match[str] | None:
+        """The first match in ``string[pos:endpos]``, as ``regex.Pattern.search``."""
+        return self._one(self.compiled.search, string, pos, endpos)
+
+    def match(self, string: str, pos: int = 0, endpos: int | None = None
+              ) -> regex.Match[str] | None:
+        """The match at ``pos`` in ``string[:endpos]``, as ``regex.Pattern.match``."""
+        return self._one(self.compiled.match, string, pos, endpos)
+
+    def _one(self, scan: Callable[..., regex.Match[str] | None], string: str, pos: int,
+             endpos: int | None) -> regex.Match[str] | None:
+        """``scan(string, pos, endpos)`` under the budget."""
+        end = len(string) if endpos is None else endpos
+        budget = match_budget(end - pos)
+        try:
+            return scan(string, pos, end, timeout=budget)
+        except TimeoutError:
+            raise self._late(end - pos, budget) from None
+
+    def sub(self, repl: Callable[[regex.Match[str]], str], string: str) -> str:
+        """``string`` with every match replaced by ``repl(match)``, as ``regex.Pattern.sub``."""
+        budget = match_budget(len(string))
+        try:
+            return self.compiled.sub(repl, string, timeout=budget)
+        except TimeoutError:
+            raise self._late(len(string), budget) from None
+
+    def _late(self, n: int, budget: float) -> ValueError:
+        per = budget / (1 + n / BUDGET_CHARS) * 1000
+        return self.error(
+            f"{self.what}: matching {n:,} characters took more than its time budget of "
+            f"{budget:.1f} s ({self.reason}, so its work can grow faster than the text); fix "
+            f"the pattern, or set {_BUDGET_ENV} (now {per:.0f} ms per scan and as much per "
+            f"{BUDGET_CHARS:,} characters) to allow more")
+
+
+#: a pattern of a file, compiled: plain, or under a time budget (:func:`compile_bounded`)
+BoundedRegex = Union["regex.Pattern[str]", BudgetedPattern]
+
+
+def compile_bounded(form: str, budget: str | None, *, what: str,
+                    error: type[ValueError] = VocabularyError) -> BoundedRegex:
+    """``form`` compiled: a plain ``regex`` pattern when ``budget`` (:func:`check`'s verdict)
+    is None, else a :class:`BudgetedPattern` (``what`` and ``error`` say how it reports a scan
+    past its budget).
+
+    >>> type(compile_bounded("a+", None, what="f")).__name__
+    'Pattern'
+
+    Runtime complexity: the ``regex`` package's compile.
+    """
+    if budget is None:
+        return regex.compile(form)
+    return BudgetedPattern(form, what=what, reason=budget, error=error)
+
+
+def _depth(tree: Node) -> int:
+    """The depth of ``tree`` (iterative: it is what bounds the recursive walks)."""
+    deepest = 0
+    stack: list[tuple[Node, int]] = [(tree, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((kid, d + 1) for kid in _kids(node, into_looks=True))
+    return deepest
+
+
+def _kids(node: Node, into_looks: bool) -> tuple[Node, ...]:
+    if isinstance(node, Seq):
+        return node.items
+    if isinstance(node, Alt):
+        return node.options
+    if isinstance(node, (Repeat, Group)):
+        return (node.node,)
+    if isinstance(node, Look) and into_looks:
+        return (node.node,)
+    return ()
+
+
+def _check_tree(tree: Node) -> str | None:
+    """:func:`check` of a parsed pattern."""
+    limit = size_limit(_SIZE_ENV, MAX_PATTERN_SIZE, unit="characters")
+    size = _unrolled(tree, limit)
+    if size > limit:
+        raise UnsafePattern(
+            f"its repetitions unroll to more than {limit:,} characters (counted repetitions "
+            f"inside counted repetitions: {_show(_largest_repeat(tree))}), more than livetok "
+            f"compiles; make the counts smaller, or set {_SIZE_ENV} to allow more")
+    budget: str | None = None
+    for node in _walk(tree):
+        why: str | None = None
+        if isinstance(node, Repeat):
+            why = _repeat_hazard(node)
+        elif isinstance(node, Look) and any(isinstance(n, Repeat) and n.hi is None
+                                            for n in _walk(node.node)):
+            why = f"the look-around {_show(node)} scans an unbounded repetition at each try"
+        elif isinstance(node, Backref):
+            why = "a back-reference"
+        elif isinstance(node, Seq):
+            why = _chain_hazard(node)
+        budget = budget or why
+    return budget
+
+
+def _unrolled(node: Node, cap: int) -> int:
+    """The characters ``node`` unrolls to (``x{n}``: ``n`` times ``x``), or a number past
+    ``cap`` (the walk stops growing there)."""
+    if isinstance(node, (Seq, Alt)):
+        total = 0
+        for kid in _kids(node, into_looks=True):
+            total += _unrolled(kid, cap)
+            if total > cap:
+                return total
+        return max(total, 1)
+    if isinstance(node, Repeat):
+        times = node.hi if node.hi is not None else node.lo
+        return _unrolled(node.node, cap) * max(times, 1)
+    if isinstance(node, (Group, Look)):
+        return _unrolled(node.node, cap)
+    return 1
+
+
+def _largest_repeat(tree: Node) -> Node:
+    """The repetition of ``tree`` that unrolls to the most (for the message)."""
+    reps = [n for n in _walk(tree) if isinstance(n, Repeat)]
+    return max(reps, key=lambda n: _unrolled(n, 1 << 62), default=tree)
+
+
+def _show(node: Node) -> str:
+    """A sub-pattern for a message: its ``regex`` form, quoted, at most 60 characters."""
+    text = _render(node)
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _unwrap(node: Node) -> Node | None:
+    """``node`` through the groups around it; None for an atomic group (no backtracking
+    goes into it)."""
+    while isinstance(node, Group):
+        if node.opener == "(?>":
+            return None
+        node = node.node
+    return node
+
+
+def _repeat_hazard(node: Repeat) -> str | None:
+    """Raise :class:`UnsafePattern` for a repetition whose backtracking is exponential;
+    else the reason it needs a time budget, or None."""
+    if node.mode == "possessive" or (node.hi is not None and node.hi <= 1):
+        return None  # no backtracking into it, or no repetition at all
+    body = _unwrap(node.node)
+    if body is None or isinstance(body, Chars):
+        return None  # a run of one character set: one way to match
+    if (node.hi is None and isinstance(body, Repeat) and body.hi is None
+            and body.mode != "possessive"):
+        raise UnsafePattern(
+            f"{_show(node)} repeats a repetition without bound (like (a+)+): when a match "
+            "fails, a backtracking matcher tries every way of cutting the text between the "
+            "two, exponentially many; write it as one repetition (a+)")
+    for alt in _backtracking_alts(node.node):
+        pair = _conflict(alt)
+        if pair is not None:
+            raise UnsafePattern(
+                f"the alternatives {_show(pair[0])} and {_show(pair[1])} of {_show(node)} can "
+                "match the same text, so a failing match retries exponentially many ways (like "
+                "(a|aa)+); make the alternatives exclusive, or the repetition possessive (++) or "
+                "atomic ((?>...)+)")
+    if _ambiguous(node) is None:
+        return None
+    if node.hi is not None:
+        raise UnsafePattern(
+            f"the counted repetition {_show(node)} repeats a sub-pattern that can split the same "
+            "text several ways (like (a{1,3}){1,50}), so a failing match retries exponentially "
+            "many ways; make the sub-pattern match one way, or the repetition possessive")
+    return f"{_show(node)} repeats a sub-pattern that can split the same text several ways"
+
+
+def _backtracking_alts(node: Node) -> list[Alt]:
+    """The alternations in ``node`` that backtracking can go back into (not inside a
+    possessive repetition, an atomic group or a look-around)."""
+    out: list[Alt] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Alt):
+            out.append(n)
+        if (isinstance(n, Repeat) and n.mode == "possessive" or isinstance(n, Look)
+                or isinstance(n, Group) and n.opener == "(?>"):
+            continue
+        stack.extend(_kids(n, into_looks=False))
+    return out
+
+
+def _chain_hazard(seq: Seq) -> str | None:
+    """The reason a sequence needs a time budget: two unbounded runs that can share characters
+    (only optional steps between them) followed by a step that can fail, so a failing try
+    re-splits the two runs every way (``\\d+\\.?\\d*[eE]``: quadratic a try); else None."""
+    items = seq.items
+    for i, x in enumerate(items):
+        if not _is_run(x):
+            continue
+        for j in range(i + 1, len(items)):
+            y = items[j]
+            if _is_run(y) and not _first(Seq(items[j + 1:]))[1] and _overlap(
+                    _consumed(x), _first(y)[0]):
+                return (f"the repetitions {_show(x)} and {_show(y)} can share characters and "
+                        "what follows them can fail")
+            if not _first(y)[1]:
+                break
+    return None
+
+
+def _is_run(node: Node) -> bool:
+    node_ = _unwrap(node)
+    return isinstance(node_, Repeat) and node_.hi is None and node_.mode != "possessive"
+
+
+def _consumed(node: Node) -> list[str]:
+    """The single-character matchers of everything ``node`` can consume."""
+    return [_matcher(n) for n in _walk(node, into_looks=False) if isinstance(n, Chars)]
+
+
+#: any character (what a back-reference may start with)
+_ANY = r"[\s\S]"
+
+
+def _first(node: Node) -> tuple[list[str], bool]:
+    """(the matchers of the characters a match of ``node`` can start with, whether ``node``
+    can match the empty string)."""
+    if isinstance(node, Chars):
+        return [_matcher(node)], False
+    if isinstance(node, Seq):
+        out: list[str] = []
+        for item in node.items:
+            first, empty = _first(item)
+            out += first
+            if not empty:
+                return out, False
+        return out, True
+    if isinstance(node, Alt):
+        out = []
+        empty = False
+        for opt in node.options:
+            first, e = _first(opt)
+            out += first
+            empty = empty or e
+        return out, empty
+    if isinstance(node, Repeat):
+        if node.hi == 0:
+            return [], True
+        first, empty = _first(node.node)
+        return first, empty or node.lo == 0
+    if isinstance(node, Group):
+        return _first(node.node)
+    if isinstance(node, Backref):
+        return [_ANY], True
+    return [], True  # look-around, anchor
+
+
+def _tails(node: Node) -> list[str]:
+    """The matchers of the characters ``node`` may consume after a point where its match
+    could already have ended (where a backtracking matcher can choose to stop)."""
+    if isinstance(node, Seq):
+        out: list[str] = []
+        items = node.items
+        for i, item in enumerate(items):
+            rest = Seq(items[i + 1:])
+            first, empty = _first(rest)
+            if empty:
+                out += _tails(item) + first
+        return out
+    if isinstance(node, Alt):
+        return [m for opt in node.options for m in _tails(opt)]
+    if isinstance(node, Repeat):
+        if node.mode == "possessive" or node.hi == 0:
+            return []
+        out = _tails(node.node)
+        if node.hi is None or node.hi > node.lo:
+            out += _first(node.node)[0]  # one more iteration, or stop
+        return out
+    if isinstance(node, Group):
+        return [] if node.opener == "(?>" else _tails(node.node)
+    if isinstance(node, Backref):
+        return [_ANY]
+    return []
+
+
+def _ambiguous(node: Node) -> Node | None:
+    """A part of ``node`` that can match some text in more than one way (conservative: None
+    means one way at most), or None."""
+    if isinstance(node, Repeat):
+        if node.mode == "possessive" or node.hi == 0:
+            return None
+        inner = _ambiguous(node.node)
+        if inner is not None:
+            return inner
+        if node.hi is None or node.hi > 1:
+            first, empty = _first(node.node)
+            if empty and first:
+                return node  # an empty iteration or a full one
+            if _overlap(_tails(node.node), first):
+                return node  # where one iteration ends and the next begins
+        return None
+    if isinstance(node, Group):
+        return None if node.opener == "(?>" else _ambiguous(node.node)
+    if isinstance(node, Seq):
+        items = node.items
+        for i, item in enumerate(items):
+            inner = _ambiguous(item)
+            if inner is not None:
+                return inner
+            if i + 1 < len(items) and _overlap(_tails(item), _first(Seq(items[i + 1:]))[0]):
+                return node  # where one step ends and the next begins
+        return None
+    if isinstance(node, Alt):
+        if _conflict(node) is not None:
+            return node
+        for opt in node.options:
+            inner = _ambiguous(opt)
+            if inner is not None:
+                return inner
+        return None
+    return None  # one character, a look-around (tried once), an anchor, a back-reference
+
+
+def _prefix(node: Node) -> tuple[list[list[str]], bool]:
+    """(the matchers of the characters at each position of the fixed start of ``node``,
+    whether ``node`` is exactly that start)."""
+    if isinstance(node, Chars):
+        return [[_matcher(node)]], True
+    if isinstance(node, Group) and node.opener != "(?>":
+        return _prefix(node.node)
+    if isinstance(node, Seq):
+        out: list[list[str]] = []
+        for item in node.items:
+            part, closed = _prefix(item)
+            out += part
+            if not closed or len(out) > _MAX_PREFIX:
+                return out, False
+        return out, True
+    if isinstance(node, Repeat) and node.lo == node.hi and node.mode != "possessive":
+        part, closed = _prefix(node.node)
+        if closed and len(part) * node.lo <= _MAX_PREFIX:
+            return part * node.lo, True
+        return part, False
+    return [], False
+
+
+def _conflict(alt: Alt) -> tuple[Node, Node] | None:
+    """Two options of ``alt`` that may match the same text, or one a start of the other's
+    (conservative: None means no two can), or None. Raises :class:`UnsafePattern` for more
+    than :data:`_MAX_REPEATED_OPTIONS` options that are not all plain literals."""
+    options = alt.options
+    if len(options) > _MAX_REPEATED_OPTIONS:
+        words = [_literal_text(o) for o in options]
+        if any(w is None for w in words):
+            raise UnsafePattern(
+                f"{_show(alt)} has {len(options):,} alternatives inside a repetition: livetok "
+                f"checks at most {_MAX_REPEATED_OPTIONS} that are not plain literals for overlap; "
+                "write fewer, or make the repetition possessive (++)")
+        ranked = sorted((w or "", k) for k, w in enumerate(words))
+        for (a, i), (b, j) in zip(ranked, ranked[1:]):
+            if b.startswith(a):  # a word and a longer word it starts (sorted: neighbours)
+                return options[i], options[j]
+        return None
+    starts: list[list[list[str]] | None] = []
+    for opt in options:
+        first, empty = _first(opt)
+        part = _prefix(opt)[0]
+        starts.append(None if empty else (part or [first]))
+    for i, j in itertools.combinations(range(len(options)), 2):
+        si, sj = starts[i], starts[j]
+        if si is None or sj is None or all(_overlap(x, y) for x, y in zip(si, sj)):
+            return options[i], options[j]
+    return None
+
+
+def _literal_text(node: Node) -> str | None:
+    """The text ``node`` matches when it is a plain literal (one way, no class), else None."""
+    part, closed = _prefix(node)
+    if not closed or not part:
+        return None
+    out: list[str] = []
+    for pos in part:
+        chars = _explicit(pos[0]) if len(pos) == 1 else None
+        if chars is None or len(chars) != 1:
+            return None
+        out.append(next(iter(chars)))
+    return "".join(out)
+
+
+def _overlap(a: list[str], b: list[str]) -> bool:
+    """Whether some character matches one of the matchers ``a`` and one of ``b``
+    (conservative: True unless shown otherwise)."""
+    return any(_pair_overlap(x, y) for x in a for y in b)
+
+
+@functools.lru_cache(maxsize=4096)
+def _pair_overlap(a: str, b: str) -> bool:
+    """Whether some character matches both single-character matchers (True unless shown
+    otherwise: explicit characters, or general categories and a few literals)."""
+    if a == b or _ANY in (a, b):
+        return True
+    sa, sb = _explicit(a), _explicit(b)
+    if sa is not None and sb is not None:
+        return bool(sa & sb)
+    if sa is not None:
+        return any(_matches(b, c) for c in sa)
+    if sb is not None:
+        return any(_matches(a, c) for c in sb)
+    ca, cb = _categories(a), _categories(b)
+    if ca is None or cb is None:
+        return True
+    (na, cats_a, lits_a), (nb, cats_b, lits_b) = ca, cb
+    if na and nb:
+        return True
+    if not na and not nb:
+        return bool(cats_a & cats_b) or any(_matches(b, c) for c in lits_a) or any(
+            _matches(a, c) for c in lits_b)
+    if na:  # b inside the complement of a's set?
+        (cats_a, lits_a, a), (cats_b, lits_b, b) = (cats_b, lits_b, b), (cats_a, lits_a, a)
+    # a positive, b negated: disjoint when b excludes all of a
+    return not cats_a <= cats_b or any(_matches(b, c) for c in lits_a)
+
+
+@functools.lru_cache(maxsize=1024)
+def _matches(matcher: str, ch: str) -> bool:
+    return regex.fullmatch(matcher, ch) is not None
+
+
+#: a single-character matcher's pieces: an escaped or plain character, or a property
+_CLASS_PIECE = regex.compile(
+    r"\\x([0-9A-Fa-f]{2})|\\([nrtfv])|\\p\{(\w+)\}|\\([^\w\s])|([^\\\[\]])")
+_NAMED_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "f": "\x0c", "v": "\x0b"}
+#: general categories by their one-letter group
+_CATEGORIES = {
+    "L": ("Lu", "Ll", "Lt", "Lm", "Lo"), "M": ("Mn", "Mc", "Me"), "N": ("Nd", "Nl", "No"),
+    "P": ("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"), "S": ("Sm", "Sc", "Sk", "So"),
+    "Z": ("Zs", "Zl", "Zp"), "C": ("Cc", "Cf", "Cs", "Co", "Cn"),
+}
+_SUBCATEGORIES = {c for group in _CATEGORIES.values() for c in group}
+
+
+def _pieces(matcher: str) -> tuple[bool, list[tuple[str, str]]] | None:
+    """(negated, the pieces: ("char", c), ("range", lo + hi) or ("cat", name)) of a plain
+    single-character matcher (a literal, ``\\p{..}``, or a class of those and ranges), or
+    None for any other."""
+    bracket = matcher.startswith("[") and matcher.endswith("]")
+    neg = bracket and matcher.startswith("[^")
+    body = matcher[2:-1] if neg else matcher[1:-1] if bracket else matcher
+    out: list[tuple[str, str]] = []
+    pos = 0
+    while pos < len(body):
+        m = _CLASS_PIECE.match(body, pos)
+        if m is None:
+            return None
+        pos = m.end()
+        if m.group(3) is not None:
+            out.append(("cat", m.group(3)))
+        elif m.group(5) == "-" and bracket:
+            out.append(("dash", "-"))  # a range, if a character follows
+        else:
+            ch = (chr(int(m.group(1), 16)) if m.group(1) else _NAMED_ESCAPES[m.group(2)]
+                  if m.group(2) else m.group(4) or m.group(5))
+            if len(out) >= 2 and out[-1][0] == "dash" and out[-2][0] == "char":
+                lo = out[-2][1]
+                del out[-2:]
+                out.append(("range", lo + ch))
+            else:
+                out.append(("char", ch))
+    return neg, [("char", "-") if kind == "dash" else (kind, v) for kind, v in out]
+
+
+@functools.lru_cache(maxsize=1024)
+def _explicit(matcher: str) -> frozenset[str] | None:
+    """The characters a single-character matcher matches, when it names them all (literals
+    and ranges, at most 4,096, not negated), else None."""
+    got = _pieces(matcher)
+    if got is None or got[0] or len(matcher) > 1 and not matcher.startswith(("[", "\\")):
+        return None
+    out: set[str] = set()
+    for kind, value in got[1]:
+        if kind == "cat":
+            return None
+        if kind == "range":
+            lo, hi = ord(value[0]), ord(value[1])
+            if hi - lo > 4096:
+                return None
+            out.update(map(chr, range(lo, hi + 1)))
+        else:
+            out.add(value)
+        if len(out) > 4096:
+            return None
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def _categories(matcher: str) -> tuple[bool, frozenset[str], frozenset[str]] | None:
+    """(negated, general categories, literal characters) of a matcher made of ``\\p{..}``
+    categories and literals (``[^\\r\\n\\p{L}\\p{N}]``), else None."""
+    got = _pieces(matcher)
+    if got is None:
+        return None
+    cats: set[str] = set()
+    lits: set[str] = set()
+    for kind, value in got[1]:
+        if kind == "cat":
+            if value in _CATEGORIES:
+                cats.update(_CATEGORIES[value])
+            elif value in _SUBCATEGORIES:
+                cats.add(value)
+            else:
+                return None
+        elif kind == "char":
+            lits.add(value)
+        else:
+            return None
+    return got[0], frozenset(cats), frozenset(lits)
+
+
 @dataclass(frozen=True)
 class Reader:
     """One possessive reader and what is read past its end."""
@@ -931,6 +1632,8 @@ class Derivation:
     fallback: str | None
     #: fewest characters a match consumes (0: empty matches are possible)
     min_width: int = 1
+    #: why the pattern's scans need a time budget (:func:`check`), or None
+    budget: str | None = None
 
 
 def _finish(prog: _Prog) -> tuple[tuple[_Step, ...], int]:
@@ -987,9 +1690,12 @@ def derive(pattern: str, flavour: Flavour = "oniguruma") -> Derivation:
     >>> [(r.pattern, r.slack) for r in d.readers], d.base
     ([('\\\\s*+', 1), (' ?+\\\\p{L}*+', 1)], 2)
 
-    Raises :class:`PatternError` when the syntax itself is not understood.
+    Raises :class:`PatternError` when the syntax itself is not understood, and
+    :class:`UnsafePattern` (one) when the work of matching it cannot be bounded
+    (:func:`check`, before anything is compiled).
     Runtime complexity: ``O(len(pattern))`` (at most 32 sequences per alternation product).
     """
+    budget = check(pattern, flavour)
     tree = parse(pattern, flavour)
     form = _form(tree, flavour)
     regex.compile(form)
@@ -999,7 +1705,7 @@ def derive(pattern: str, flavour: Flavour = "oniguruma") -> Derivation:
             raise _Fallback("the pattern can match the empty string")
         progs = _Deriver().expand(tree, 0)
     except _Fallback as why:
-        return Derivation(pattern, flavour, form, (), 0, -1, str(why), min_width)
+        return Derivation(pattern, flavour, form, (), 0, -1, str(why), min_width, budget)
     base = 0
     eot_base = -1
     found: dict[str, Reader] = {}
@@ -1020,7 +1726,8 @@ def derive(pattern: str, flavour: Flavour = "oniguruma") -> Derivation:
         if not any(o is not r and o.pattern.startswith(r.pattern) and o.slack >= r.slack
                    and (o.eot or not r.eot) for o in found.values())
     ]
-    return Derivation(pattern, flavour, form, tuple(readers), base, eot_base, None, min_width)
+    return Derivation(pattern, flavour, form, tuple(readers), base, eot_base, None, min_width,
+                      budget)
 
 
 class SplitHorizon:

@@ -38,10 +38,17 @@ from typing import Any, NamedTuple, Sequence
 
 import regex
 
-from .errors import UnsupportedComponent
+from ..load import size_limit
+from .errors import UnboundedComponent, UnsupportedComponent
 
 __all__ = ["AddedToken", "Match", "AddedMatcher", "parse_added_tokens", "trie_pattern",
-           "token_rows", "tokens_of_rows"]
+           "token_rows", "tokens_of_rows", "MAX_ADDED_TOKENS", "check_added_count"]
+
+#: the most added tokens livetok reads from a file (``LIVETOK_MAX_ADDED_TOKENS``): their
+#: matcher is compiled on every load, 5-8 s for 100,000 (1,000,000: 190 s); the real files
+#: the tests read have at most 6,415 (Gemma 3), speech models add some 65,000
+MAX_ADDED_TOKENS = 100_000
+_ADDED_ENV = "LIVETOK_MAX_ADDED_TOKENS"
 
 #: Rust ``regex``'s Unicode ``\w`` (what ``single_word`` tests one character with)
 _WORD = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
@@ -85,6 +92,7 @@ def parse_added_tokens(entries: object, *, source: str) -> list[AddedToken]:
     if not isinstance(entries, list):
         raise UnsupportedComponent(f"{source}: added_tokens is a {type(entries).__name__}, "
                                    "not a list")
+    check_added_count(len(entries), source=source)
     out: list[AddedToken] = []
     for k, e in enumerate(entries):
         if not isinstance(e, dict) or not isinstance(e.get("content"), str) or not isinstance(
@@ -101,6 +109,22 @@ def parse_added_tokens(entries: object, *, source: str) -> list[AddedToken]:
                                            "boolean")
         out.append(AddedToken(e["content"], e["id"], **flags))
     return out
+
+
+def check_added_count(n: int, *, source: str) -> None:
+    """Refuse (:class:`.errors.UnboundedComponent`) a file with more than
+    ``$LIVETOK_MAX_ADDED_TOKENS`` (default :data:`MAX_ADDED_TOKENS`) added tokens.
+
+    >>> check_added_count(6_415, source="f.json")
+
+    Runtime complexity: ``O(1)``.
+    """
+    limit = size_limit(_ADDED_ENV, MAX_ADDED_TOKENS, unit="tokens")
+    if n > limit:
+        raise UnboundedComponent(
+            f"{source}: added_tokens has {n:,} tokens, more than the {limit:,} livetok reads "
+            "(their matcher is built on every load, in time that grows with them); set "
+            f"{_ADDED_ENV} to allow more")
 
 
 def token_rows(tokens: Sequence[AddedToken]) -> list[tuple[str, int, bool, bool, bool, bool, bool]]:
@@ -140,13 +164,19 @@ def trie_pattern(words: Sequence[str]) -> str:
         node[""] = {}
 
     def emit(node: dict[str, Any]) -> str:
+        # a chain of one-child nodes that end no word is their characters: read in a loop, so
+        # that the recursion is as deep as the words nested in one another (31 in Gemma 3),
+        # not as long as the longest word
+        chain: list[str] = []
+        while len(node) == 1 and "" not in node:
+            ((ch, node),) = node.items()
+            chain.append(re.escape(ch))
         alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
         if not alts:
-            return ""
+            return "".join(chain)
         body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return f"(?:{body})?" if "" in node else body
+        return "".join(chain) + (f"(?:{body})?" if "" in node else body)
 
-    # an iterative form is not needed: the nesting depth is the longest token (31 in Gemma 3)
     return emit(root)
 
 

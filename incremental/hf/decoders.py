@@ -27,7 +27,8 @@ from typing import Any, Mapping, Protocol
 
 import regex
 
-from .errors import UnsupportedComponent
+from ..regex_horizon import BoundedRegex
+from .errors import UnboundedComponent, UnsupportedComponent
 
 __all__ = ["Decoder", "ByteLevel", "Metaspace", "Replace", "ByteFallback", "Fuse", "Strip",
            "WordPiece", "BPEDecoder", "CTC", "DecoderSequence", "Refused", "build_decoder",
@@ -127,7 +128,7 @@ class Replace:
     Runtime complexity: ``O(total length)`` for a literal; the regex engine's otherwise.
     """
 
-    pattern: str | regex.Pattern[str]
+    pattern: str | BoundedRegex
     content: str
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
@@ -427,21 +428,31 @@ def _replace(spec: Mapping[str, Any], source: str) -> Replace:
         raise _unsupported(source, f"Replace {pattern!r} -> {content!r}",
                            'expected {"pattern": {"String" or "Regex": ...}, "content": ...}')
     ((kind, value),) = pattern.items()
+    from .normalizers import check_growth, replace_growth
+
     if kind == "String" and isinstance(value, str):
+        check_growth(source, f"Replace String {value[:60]!r}",
+                     *replace_growth(len(value), len(content)), part="decoder")
         return Replace(value, content)
     if kind == "Regex" and isinstance(value, str):
-        from ..regex_horizon import PatternError, derive
+        from ..regex_horizon import PatternError, UnsafePattern, compile_bounded, derive
 
+        what = f"Replace Regex {value[:60]!r}"
         try:
             d = derive(value, "oniguruma")
+        except UnsafePattern as e:
+            raise UnboundedComponent(
+                f"{source}: decoder {what}: refused: {e} (livetok runs a tokenizer.json's "
+                "regexes only when their work is bounded; counting is unaffected)") from None
         except (regex.error, PatternError) as e:
-            raise _unsupported(source, f"Replace Regex {value!r}",
-                               f"not understood ({e})") from None
+            raise _unsupported(source, what, f"not understood ({e})") from None
         if d.min_width == 0:
             # (Oniguruma's and Python's scans step past an empty match differently)
-            raise _unsupported(source, f"Replace Regex {value!r}", "it can match the empty "
+            raise _unsupported(source, what, "it can match the empty "
                                "string, where HF's scan is not reproduced exactly")
-        return Replace(regex.compile(d.regex_form), content)
+        check_growth(source, what, *replace_growth(d.min_width, len(content)), part="decoder")
+        return Replace(compile_bounded(d.regex_form, d.budget, what=f"{source}: decoder {what}",
+                                       error=UnboundedComponent), content)
     raise _unsupported(source, f"Replace pattern {pattern!r}", "String or Regex expected")
 
 

@@ -44,13 +44,18 @@ from typing import Any, Callable, Iterable, Literal, Protocol, Sequence as Seq, 
 
 import regex
 
+from ..load import size_limit
+from ..regex_horizon import BoundedRegex, UnsafePattern, check, compile_bounded, min_width
 from ..wordpiece import bert_normalize
-from .errors import UnsupportedComponent
+from .errors import UnboundedComponent, UnsupportedComponent
 from .precompiled import Charsmap, certain_break, char_class, charsmap_from_base64
 
 __all__ = [
     "Normalizer",
     "build_normalizer",
+    "growth_bound",
+    "check_growth",
+    "replace_growth",
     "UnicodeNormalizer",
     "Lowercase",
     "Strip",
@@ -291,6 +296,8 @@ class Lowercase:
 
     def __init__(self) -> None:
         self._table: dict[int, str] = bert_normalize.bert_tables().lower_map
+        #: the most characters one character becomes (the growth bound)
+        self.longest = max(map(len, self._table.values()), default=1)
         self._multi = re.compile(char_class(c for c, v in self._table.items() if len(v) != 1))
 
     def __repr__(self) -> str:
@@ -519,6 +526,74 @@ def _regex_alphabet(pattern: str) -> Callable[[str], bool] | None:
     return test
 
 
+# -- the growth bound ---------------------------------------------------------------------------
+
+#: a normalizer makes a text of ``n`` characters at most ``G * n + G`` characters long, ``G``
+#: this (``LIVETOK_MAX_NORMALIZER_GROWTH``): NFKC makes one character 18 (U+FDFA), the real
+#: files' chains far less; 24 chained ``Replace "a" -> "aa"`` steps made 24 kB 400 MB (1-3.7
+#: GB of memory). One step that could grow more by itself is refused when the file is read
+#: (:func:`check_growth`); a chain of steps is stopped when its text passes the bound
+#: (:meth:`Sequence.normalize`, :meth:`Replace.normalize`: before the text is built)
+MAX_GROWTH = 64
+_GROWTH_ENV = "LIVETOK_MAX_NORMALIZER_GROWTH"
+
+
+def growth_bound() -> int:
+    """``G`` of the growth bound: ``$LIVETOK_MAX_NORMALIZER_GROWTH`` or :data:`MAX_GROWTH`.
+
+    >>> growth_bound()
+    64
+
+    Runtime complexity: ``O(1)``.
+    """
+    return size_limit(_GROWTH_ENV, MAX_GROWTH, unit="times the input")
+
+
+def _shortest_match(pattern: str) -> int:
+    """The fewest characters a match of the regex ``pattern`` consumes (0 when not known)."""
+    try:
+        return min_width(pattern)
+    except ValueError:
+        return 0
+
+
+class _TooLong(Exception):
+    """A ``Replace`` in a :class:`Sequence` would pass the sequence's bound (``size``: the
+    characters it would make, or more); the sequence reports it."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def _too_long(source: str, what: str, n: int, size: int, growth: int) -> UnboundedComponent:
+    return UnboundedComponent(
+        f"{source}: normalizer {what} makes the normalized text longer than {growth} times "
+        f"its input and {growth} ({n:,} characters would become {size:,} or more): livetok "
+        f"does not run a file that multiplies the text; fix the normalizer, or set "
+        f"{_GROWTH_ENV} to allow more")
+
+
+def _growth(step: Normalizer) -> tuple[int, int]:
+    """``(a, b)``: ``step`` makes a text of ``n`` characters at most ``a * n + b`` long (the
+    Unicode forms: UAX #15's largest expansions, NFD's bounding NFC's)."""
+    if isinstance(step, UnicodeNormalizer):
+        return (18 if "K" in step.form else 4), 0
+    if isinstance(step, Lowercase):
+        return step.longest, 0
+    if isinstance(step, (Strip, StripAccents)):
+        return 1, 0
+    if isinstance(step, BertNormalizer):
+        return 36, 0  # spaces around CJK (3), then NFD (4), then lowercase (3)
+    if isinstance(step, Precompiled):
+        return max(1, step.charsmap.longest), 0
+    if isinstance(step, Prepend):
+        return 1, len(step.prepend)
+    if isinstance(step, (Replace, Sequence)):
+        return step.worst
+    return growth_bound() + 1, 0  # not known: checked
+
+
 class Replace:
     """HF ``Replace``: every non-overlapping match (left to right) of a literal
     (``{"String": s}``) or a regular expression (``{"Regex": r}``) becomes ``content``.
@@ -529,6 +604,11 @@ class Replace:
     empty string, has no anchors or look-arounds, and ``text[i-1]`` or ``text[i]`` is a
     character no match can contain, so no match spans the cut and the scan cannot depend on the
     other side (context 1). Patterns outside that analysis never cut.
+
+    The text it makes is at most ``G * n + G`` characters (:func:`growth_bound`; ``limit``
+    of :meth:`normalize`, the bound of the :class:`Sequence` it is in): past it,
+    :class:`.errors.UnboundedComponent` naming ``source``, before the text is built. ``budget``
+    (:func:`..regex_horizon.check`'s verdict): the regex scans under a time budget.
 
     >>> Replace(" ", "\\u2581").normalize("a b")
     'a\\u2581b'
@@ -542,28 +622,71 @@ class Replace:
     keep_context = 0
     changes_text = True
 
-    def __init__(self, pattern: str, content: str, *, regex_: bool = False) -> None:
+    def __init__(self, pattern: str, content: str, *, regex_: bool = False,
+                 source: str = "tokenizer.json", budget: str | None = None) -> None:
         self.pattern, self.content, self.is_regex = pattern, content, regex_
+        self.source = source
+        self.growth = growth_bound()
         self._alphabet: Callable[[str], bool] | None
         if regex_:
-            self._re: regex.Pattern[str] | None = regex.compile(pattern)
+            self._re: BoundedRegex | None = compile_bounded(
+                pattern, budget, what=f"{source}: normalizer {self!r}", error=UnboundedComponent)
             self._alphabet = _regex_alphabet(pattern)
             self.context = 1
+            shortest = _shortest_match(pattern) if content else 0
         else:
             self._re = None
             chars = frozenset(pattern)
             self._alphabet = (lambda ch: ch in chars) if pattern else None
             self.context = max(1, len(pattern))
+            shortest = len(pattern)
+        #: ``(a, b)``: it makes ``n`` characters at most ``a * n + b`` (:func:`replace_growth`)
+        self.worst = replace_growth(shortest, len(content))
+        #: whether the text can get longer than the growth bound: only then is the output's
+        #: length counted before it is built (a file's step that can is refused at load, so
+        #: only a :class:`Sequence`'s ``limit`` makes it count)
+        self._grows = len(content) > shortest
+        self._alone_ok = max(self.worst) <= self.growth
 
     def __repr__(self) -> str:
         kind = "Regex" if self.is_regex else "String"
         return f"Replace({kind} {self.pattern!r} -> {self.content!r})"
 
-    def normalize(self, text: str, *, segment_start: bool = True) -> str:
-        if self._re is None:
-            return text.replace(self.pattern, self.content)
+    def normalize(self, text: str, *, segment_start: bool = True, limit: int | None = None
+                  ) -> str:
+        """``text`` with the matches replaced; ``limit``: the most characters the result may
+        have (default ``G * len(text) + G``)."""
+        if limit is None and self._alone_ok or not self._grows:
+            if self._re is None:
+                return text.replace(self.pattern, self.content)
+            content = self.content
+            return self._re.sub(lambda _m: content, text)
+        return self._bounded(text, limit)
+
+    def _bounded(self, text: str, limit: int | None) -> str:
+        """:meth:`normalize` counting the output's length before it is built."""
         content = self.content
-        return self._re.sub(lambda _m: content, text)
+        bound = self.growth * (len(text) + 1) if limit is None else limit
+        try:
+            if self._re is None:
+                count = text.count(self.pattern) if self.pattern else len(text) + 1
+                size = len(text) + count * (len(content) - len(self.pattern))
+                if size > bound:
+                    raise _TooLong(size)
+                return text.replace(self.pattern, content)
+            room = [bound - len(text)]  # what the replacements may still add
+
+            def replace(m: regex.Match[str]) -> str:
+                room[0] -= len(content) - (m.end() - m.start())
+                if room[0] < 0:
+                    raise _TooLong(bound + 1)
+                return content
+
+            return self._re.sub(replace, text)
+        except _TooLong as e:
+            if limit is not None:
+                raise  # the Sequence this step is in reports it
+            raise _too_long(self.source, repr(self), len(text), e.size, self.growth) from None
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
         if self._re is not None:
@@ -577,8 +700,9 @@ class Replace:
             k = text.find(self.pattern, k + len(self.pattern))
         return spans
 
-    def normalize_aligned(self, text: str, *, segment_start: bool = True) -> tuple[str, Align]:
-        out = self.normalize(text)
+    def normalize_aligned(self, text: str, *, segment_start: bool = True,
+                          limit: int | None = None) -> tuple[str, Align]:
+        out = self.normalize(text, limit=limit)
         if not self.is_regex and len(self.pattern) == len(self.content) == 1:
             return out, None
         spans = self._spans(text)
@@ -770,11 +894,26 @@ class Sequence:
     >>> s.normalize("AB C"), s.cut_ok("AB C", 1), s.cut_ok("AB C", 2)
     ('ab_c', True, False)
 
+    The text after any step is at most ``G * n + G`` characters (:func:`growth_bound`): past
+    it, :class:`.errors.UnboundedComponent` naming ``source`` and the step.
+
     Runtime complexity: ``normalize`` the sum of the steps; ``cut_ok`` ``O(context)``.
     """
 
-    def __init__(self, steps: Seq[Normalizer]) -> None:
+    def __init__(self, steps: Seq[Normalizer], *, source: str = "tokenizer.json") -> None:
         self.steps: list[Normalizer] = [s for s in steps if s.changes_text]
+        #: the file (in errors) and ``G`` of the growth bound (:func:`growth_bound`)
+        self.source = source
+        self.growth = growth_bound()
+        a, b = 1, 0
+        for step in self.steps:
+            sa, sb = _growth(step)
+            a, b = sa * a, sa * b + sb
+        #: ``(a, b)``: the steps make ``n`` characters at most ``a * n + b``
+        self.worst = (a, b)
+        #: whether the text can pass the growth bound: only then is it checked after each step
+        #: (the real files' chains cannot: Llama 2's makes at most ``n + 1``, XLM-R's ``18 n``)
+        self._checked = a > self.growth or b > self.growth
         self.changes_text = bool(self.steps)
         # windows each earlier step must keep, last step first
         radii: list[int] = []
@@ -795,15 +934,54 @@ class Sequence:
     def __repr__(self) -> str:
         return f"Sequence({self.steps!r})"
 
-    def normalize(self, text: str, *, segment_start: bool = True) -> str:
-        for step in self.steps:
-            text = step.normalize(text, segment_start=segment_start)
+    def normalize(self, text: str, *, segment_start: bool = True, limit: int | None = None
+                  ) -> str:
+        """The steps one after another; past ``limit`` characters (default the growth bound
+        of ``text``: ``G * len(text) + G``) after any step, :class:`.errors.UnboundedComponent`
+        (a :class:`Replace` stops before it builds a longer text)."""
+        if not self._checked and limit is None:
+            for step in self.steps:
+                text = step.normalize(text, segment_start=segment_start)
+            return text
+        n = len(text)
+        bound = self.growth * (n + 1) if limit is None else limit
+        for k, step in enumerate(self.steps):
+            try:
+                if isinstance(step, (Replace, Sequence)):
+                    text = step.normalize(text, segment_start=segment_start, limit=bound)
+                else:
+                    text = step.normalize(text, segment_start=segment_start)
+            except _TooLong as e:
+                raise self._too_long(k, step, n, e.size) from None
+            if len(text) > bound:
+                raise self._too_long(k, step, n, len(text))
         return text
 
-    def normalize_aligned(self, text: str, *, segment_start: bool = True) -> tuple[str, Align]:
+    def _too_long(self, k: int, step: Normalizer, n: int, size: int) -> UnboundedComponent:
+        return _too_long(self.source, f"Sequence step {k + 1} ({step!r})", n, size, self.growth)
+
+    def normalize_aligned(self, text: str, *, segment_start: bool = True,
+                          limit: int | None = None) -> tuple[str, Align]:
+        """:meth:`normalize` and the alignment through every step."""
         align: Align = None
-        for step in self.steps:
-            text, a = step.normalize_aligned(text, segment_start=segment_start)
+        if not self._checked and limit is None:
+            for step in self.steps:
+                text, a = step.normalize_aligned(text, segment_start=segment_start)
+                align = _compose(align, a)
+            return text, align
+        n = len(text)
+        bound = self.growth * (n + 1) if limit is None else limit
+        for k, step in enumerate(self.steps):
+            try:
+                if isinstance(step, (Replace, Sequence)):
+                    text, a = step.normalize_aligned(text, segment_start=segment_start,
+                                                     limit=bound)
+                else:
+                    text, a = step.normalize_aligned(text, segment_start=segment_start)
+            except _TooLong as e:
+                raise self._too_long(k, step, n, e.size) from None
+            if len(text) > bound:
+                raise self._too_long(k, step, n, len(text))
             align = _compose(align, a)
         return text, align
 
@@ -890,6 +1068,7 @@ def build_normalizer(spec: dict[str, Any] | None, *, source: str) -> Normalizer 
         prepend = spec.get("prepend")
         if not isinstance(prepend, str):
             raise _unsupported(source, f"Prepend prepend={prepend!r}", "expected a string")
+        check_growth(source, f"Prepend {_shown(prepend)}", 1, len(prepend))
         return Prepend(prepend)
     if kind == "Replace":
         return _build_replace(spec, source)
@@ -909,15 +1088,17 @@ def build_normalizer(spec: dict[str, Any] | None, *, source: str) -> Normalizer 
         if not isinstance(b64, str) or not b64:
             raise _unsupported(source, "Precompiled without a precompiled_charsmap", "empty map")
         try:
-            return Precompiled(charsmap_from_base64(b64))
+            charsmap = charsmap_from_base64(b64)
         except ValueError as e:
             raise _unsupported(source, "Precompiled", f"its charsmap cannot be read ({e})") from e
+        check_growth(source, "Precompiled", charsmap.longest, 0)
+        return Precompiled(charsmap)
     if kind == "Sequence":
         steps = spec.get("normalizers")
         if not isinstance(steps, list):
             raise _unsupported(source, "Sequence without a normalizers list", "malformed")
         built = [build_normalizer(s, source=source) for s in steps]
-        return Sequence([b for b in built if b is not None])
+        return Sequence([b for b in built if b is not None], source=source)
     raise _unsupported(source, str(kind), "unknown type")
 
 
@@ -930,10 +1111,68 @@ def _build_replace(spec: dict[str, Any], source: str) -> Replace:
     if not isinstance(value, str):
         raise _unsupported(source, f"Replace pattern {pattern!r}", "expected a string")
     if kind == "String":
-        return Replace(value, content)
+        what = f"Replace String {_shown(value)} -> {_shown(content)}"
+        check_growth(source, what, *replace_growth(len(value), len(content)))
+        return Replace(value, content, source=source)
     if kind == "Regex":
+        what = f"Replace Regex {_shown(value)}"
         try:
-            return Replace(value, content, regex_=True)
+            budget = check(value, "oniguruma")  # its size and shape, before it is compiled
+            shortest = min_width(value)
+        except UnsafePattern as e:
+            raise UnboundedComponent(
+                f"{source}: normalizer {what}: refused: {e} (livetok runs a tokenizer.json's "
+                "regexes only when their work is bounded)") from None
+        except ValueError as e:
+            raise _unsupported(source, what, f"livetok cannot check its work ({e})") from None
+        check_growth(source, f"{what} -> {_shown(content)}",
+                      *replace_growth(shortest, len(content)))
+        try:
+            return Replace(value, content, regex_=True, source=source, budget=budget)
         except regex.error as e:
-            raise _unsupported(source, f"Replace Regex {value!r}", f"cannot compile: {e}") from e
+            raise _unsupported(source, what, f"cannot compile: {e}") from e
     raise _unsupported(source, f"Replace pattern kind {kind!r}", "expected String or Regex")
+
+
+def _shown(value: str) -> str:
+    """A file's string in a message: quoted, at most 60 characters."""
+    return repr(value if len(value) <= 60 else value[:57] + "...")
+
+
+def replace_growth(shortest: int, content: int) -> tuple[int, int]:
+    """(characters per input character, characters added per call), rounded up, that a
+    ``Replace`` of matches of at least ``shortest`` characters by ``content`` characters
+    may make: a match of ``w`` characters becomes ``content``; a pattern that can match the
+    empty string inserts ``content`` at every position (and after a match: twice).
+
+    >>> replace_growth(1, 2), replace_growth(0, 1000)
+    ((2, 0), (2001, 1000))
+
+    Runtime complexity: ``O(1)``.
+    """
+    if shortest == 0:
+        return 1 + 2 * content, content
+    return max(1, -(-content // shortest)), 0
+
+
+def check_growth(source: str, what: str, per_char: int, per_call: int, *,
+                 part: str = "normalizer") -> None:
+    """Refuse (:class:`.errors.UnboundedComponent`) a step that by itself may make ``n``
+    characters ``per_char * n + per_call`` when either is past ``G`` (:func:`growth_bound`):
+    no real normalizer or decoder grows so. ``part`` and ``what`` name it in the message.
+
+    >>> check_growth("f.json", "Replace String '' -> 'xx'", *replace_growth(0, 2))
+    >>> check_growth("f.json", "Prepend 'x...'", 1, 1000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    livetok.incremental.hf.errors.UnboundedComponent: f.json: normalizer Prepend 'x...': refused: ...
+
+    Runtime complexity: ``O(1)``.
+    """
+    growth = growth_bound()
+    if per_char > growth or per_call > growth:
+        raise UnboundedComponent(
+            f"{source}: {part} {what}: refused: it can make the text {per_char} times "
+            f"longer{f' and add {per_call:,} characters' if per_call else ''}, more than the "
+            f"{growth} times (and {growth} characters) livetok allows; fix the {part}, or set "
+            f"{_GROWTH_ENV} to allow more")

@@ -240,6 +240,9 @@ class Charsmap:
     ) -> None:
         #: one character -> its replacement, for every character that is a key
         self.table = table
+        #: the longest replacement (characters): what one character may become (the
+        #: normalizer's growth bound; :meth:`from_bytes` reads it from every replacement)
+        self.longest = max(map(len, table.values()), default=0)
         self._lookup = lookup  # Precompiled::transform on a cluster's bytes
         # characters a key can start with: a cluster without one is left as it is
         hot = sorted(set(table) | set(starts_longer))
@@ -276,7 +279,9 @@ class Charsmap:
                 table[ord(k.decode("utf-8"))] = at(v)
             else:
                 longer.append(ord(k.decode("utf-8")))
-        return cls(table, lookup, longer)
+        charsmap = cls(table, lookup, longer)
+        charsmap.longest = max(map(len, normalized.decode("utf-8").split("\0")), default=0)
+        return charsmap
 
     @classmethod
     def from_rules(cls, rules: dict[str, str]) -> Charsmap:
@@ -295,7 +300,9 @@ class Charsmap:
             return None
 
         table = {ord(k): v for k, v in rules.items() if len(k) == 1}
-        return cls(table, lookup, [ord(k[0]) for k in rules])
+        charsmap = cls(table, lookup, [ord(k[0]) for k in rules])
+        charsmap.longest = max(map(len, rules.values()), default=0)
+        return charsmap
 
     def _transform(self, key: bytes) -> str | None:
         return self._lookup(key)

@@ -48,8 +48,9 @@ from typing import Any, Iterable, Iterator, Literal, overload
 
 import regex
 
-from ..regex_horizon import Derivation, Flavour, SplitHorizon, derive
-from .errors import UnsupportedComponent
+from ..regex_horizon import (BoundedRegex, Derivation, Flavour, SplitHorizon, UnsafePattern,
+                             compile_bounded, derive)
+from .errors import UnboundedComponent, UnsupportedComponent
 
 __all__ = ["PreTokenizer", "build_pre_tokenizer", "GPT2_PATTERN"]
 
@@ -136,8 +137,12 @@ class _RegexSplit(_Step):
     grouped by the behaviour, the matches kept or removed (``invert`` swaps the roles)."""
 
     def __init__(self, form: str, derivation: Derivation | None, behavior: Behavior,
-                 invert: bool, char_split: bool) -> None:
-        self.regex = regex.compile(form)
+                 invert: bool, char_split: bool, what: str = "") -> None:
+        # a pattern whose shape needs it scans under a time budget (regex_horizon.check);
+        # ``what`` names the file and the step in the error past it
+        self.regex: BoundedRegex = compile_bounded(
+            form, derivation.budget if derivation is not None else None,
+            what=what or f"pre-tokenizer pattern {form!r}", error=UnboundedComponent)
         self.behavior = behavior
         self.invert = invert
         #: a split on single characters (matches never span two): no context, no horizon
@@ -304,15 +309,24 @@ class _Prepend(_Step):
 
 
 def _split_step(pattern: str, flavour: Flavour, behavior: Behavior, invert: bool,
-                source: str) -> _RegexSplit:
+                source: str, shown: str = "") -> _RegexSplit:
+    what = f"{source}: pre-tokenizer Split pattern {shown or _shown(pattern)}"
     try:
         d = derive(pattern, flavour)
+    except UnsafePattern as e:
+        raise UnboundedComponent(
+            f"{what}: refused: {e} (livetok runs a tokenizer.json's regexes only when their "
+            "work is bounded)") from None
     except (regex.error, ValueError) as e:
         raise UnsupportedComponent(
-            f"{source}: pre-tokenizer Split pattern {pattern!r}: not understood ({e}); "
-            "livetok cannot split with it exactly"
+            f"{what}: not understood ({e}); livetok cannot split with it exactly"
         ) from None
-    return _RegexSplit(d.regex_form, d, behavior, invert, char_split=False)
+    return _RegexSplit(d.regex_form, d, behavior, invert, char_split=False, what=what)
+
+
+def _shown(pattern: str) -> str:
+    """A file's pattern in a message: quoted, at most 80 characters (it can be 10,000)."""
+    return repr(pattern if len(pattern) <= 80 else pattern[:77] + "...")
 
 
 def _char_step(form: str, behavior: Behavior, invert: bool = False) -> _RegexSplit:
@@ -361,7 +375,7 @@ class PreTokenizer:
         self._solo_before: list[_RegexSplit] = []
         #: the solo split's regex when its matches are the pre-tokens (Isolated, or Removed
         #: with ``invert``): a text it matches whole is one pre-token (:meth:`one_pretoken`)
-        self._whole_re: regex.Pattern[str] | None = None
+        self._whole_re: BoundedRegex | None = None
         last = steps[-1] if steps else None
         if self._plain and isinstance(last, _RegexSplit) and not last.nullable \
                 and last.behavior in ("isolated", "removed") and last.horizon is not None \
@@ -799,7 +813,8 @@ def _steps(spec: dict[str, Any], source: str) -> tuple[list[_Step], bool, list[s
             if pat["String"] == "":
                 raise UnsupportedComponent(f"{source}: pre-tokenizer Split with an empty "
                                            "String pattern: not implemented")
-            step = _RegexSplit(lit, derive(lit, "fancy"), behavior, invert, char_split=False)
+            step = _split_step(lit, "fancy", behavior, invert, source,
+                               shown=f"String {_shown(pat['String'])}")
             return [step], False, [f"Split(String {pat['String']!r}, {behavior})"]
         if "Regex" in pat:
             return ([_split_step(pat["Regex"], "oniguruma", behavior, invert, source)], False,

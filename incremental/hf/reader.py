@@ -25,24 +25,26 @@ loadable, and only ``decode`` raises that error (:class:`.decoders.Refused`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Tuple
 
 from .. import vocab_cache
-from ..load import VocabularyError, _inflated, _read_as, json_object, vocabulary_limit
+from ..load import VocabularyError, _inflated, _read_as, json_object, size_limit, vocabulary_limit
 from ..protocol import PieceEncoding
-from .added import parse_added_tokens, token_rows, tokens_of_rows
+from ..regex_horizon import MAX_PATTERN_CHARS
+from .added import check_added_count, parse_added_tokens, token_rows, tokens_of_rows
 from .bpe import joinable_pairs
 from .decoders import Decoder, Refused, build_decoder
 from .encoding import TokenizerJsonEncoding
-from .errors import UnsupportedComponent
+from .errors import UnboundedComponent, UnsupportedComponent
 from .models import model_from_tables, model_tables
 from .normalizers import Normalizer, build_normalizer
 from .pretokenizers import PreTokenizer, build_pre_tokenizer
 
 __all__ = ["load_tokenizer_json", "tokenizer_from_dict", "cached_tokenizer", "prepare",
-           "from_prepared"]
+           "from_prepared", "check_pipeline", "MAX_PIPELINE_STEPS"]
 
 
 def load_tokenizer_json(path: str | os.PathLike[str], *, name: str | None = None) -> PieceEncoding:
@@ -70,6 +72,24 @@ def load_tokenizer_json(path: str | os.PathLike[str], *, name: str | None = None
         lambda: json_object(_inflated(raw, source, _WHAT, limit), source, _WHAT), name=label)
 
 
+@contextlib.contextmanager
+def _bounded(source: str) -> Iterator[None]:
+    """Turn a ``RecursionError`` or ``MemoryError`` while a file is read or translated into a
+    one-line :class:`VocabularyError` naming it (a file nested or sized past what the reader's
+    own bounds foresaw; those bounds say which limit applies, this is the backstop)."""
+    try:
+        yield
+    except RecursionError:
+        raise VocabularyError(
+            f"{source}: nested too deeply to read (a Python recursion limit was reached while "
+            "reading or translating it); this tokenizer.json cannot be used with livetok"
+        ) from None
+    except MemoryError:
+        raise VocabularyError(
+            f"{source}: reading or translating it needs more memory than this process has; "
+            "this tokenizer.json cannot be used with livetok") from None
+
+
 def cached_tokenizer(kind: str, source: str, keys: Sequence[bytes],
                      make: Callable[[], dict[str, Any]], *, name: str,
                      code: Sequence[str] = ()) -> PieceEncoding:
@@ -77,7 +97,8 @@ def cached_tokenizer(kind: str, source: str, keys: Sequence[bytes],
     makes of it kept in the vocabulary cache (:mod:`..vocab_cache`) under ``kind``, keyed by
     ``keys`` (the bytes it is made from) and the code that makes it (this package's, and the
     files ``code`` names: say, a converter that ``make`` runs). On a hit neither ``make`` nor
-    :func:`prepare` runs.
+    :func:`prepare` runs. A ``RecursionError`` or ``MemoryError`` on the way is a one-line
+    ``VocabularyError`` naming ``source``.
 
     Runtime complexity: ``O(size of the object)`` on a miss; on a hit, the cache's read and
     :func:`from_prepared`.
@@ -89,9 +110,11 @@ def cached_tokenizer(kind: str, source: str, keys: Sequence[bytes],
         built.append(parts)
         return payload
 
-    payload = vocab_cache.cached(kind, source, list(keys), build, valid=_is_payload,
-                                 code=[*_code_files(), *code])
-    return from_prepared(payload, name=name, source=source, parts=built[0] if built else None)
+    with _bounded(source):
+        payload = vocab_cache.cached(kind, source, list(keys), build, valid=_is_payload,
+                                     code=[*_code_files(), *code])
+        return from_prepared(payload, name=name, source=source,
+                             parts=built[0] if built else None)
 
 
 def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str) -> PieceEncoding:
@@ -106,8 +129,9 @@ def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str) -> Piec
 
     Runtime complexity: ``O(size of the object)``.
     """
-    payload, parts = _prepare(data, source)
-    return from_prepared(payload, name=name, source=source, parts=parts)
+    with _bounded(source):
+        payload, parts = _prepare(data, source)
+        return from_prepared(payload, name=name, source=source, parts=parts)
 
 
 def prepare(data: dict[str, Any], *, source: str) -> dict[str, Any]:
@@ -131,10 +155,57 @@ _Parts = Optional[Tuple[Optional[Normalizer], PreTokenizer]]
 _WHAT = "tokenizer.json"
 
 
+#: the most steps (``type`` objects) a file's normalizer, pre-tokenizer and decoder may have in
+#: all (``LIVETOK_MAX_PIPELINE_STEPS``): each step is a pass over every text (the real files
+#: the tests read have at most 8, Llama 2); their patterns may have ``LIVETOK_MAX_REGEX_CHARS``
+#: characters in all, as one pattern may (:data:`..regex_horizon.MAX_PATTERN_CHARS`; the real
+#: files: at most 274)
+MAX_PIPELINE_STEPS = 256
+
+
+def check_pipeline(data: Mapping[str, Any], *, source: str) -> None:
+    """Refuse (:class:`.errors.UnboundedComponent`) a file whose normalizer, pre-tokenizer
+    and decoder have more steps, or whose patterns have more characters, than the limits.
+
+    >>> check_pipeline({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a+"}}},
+    ...                source="f.json")
+
+    Runtime complexity: ``O(size of the three sections)``.
+    """
+    steps = chars = 0
+    stack: list[Any] = [data.get(k) for k in ("normalizer", "pre_tokenizer", "decoder")]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            steps += int("type" in node)
+            pattern = node.get("pattern")
+            if isinstance(pattern, Mapping):
+                chars += sum(len(v) for v in pattern.values() if isinstance(v, str))
+            stack.extend(v for v in node.values() if isinstance(v, (Mapping, list)))
+        elif isinstance(node, list):
+            stack.extend(node)
+    step_limit = size_limit(_STEPS_ENV, MAX_PIPELINE_STEPS, unit="steps")
+    if steps > step_limit:
+        raise UnboundedComponent(
+            f"{source}: its normalizer, pre-tokenizer and decoder have {steps:,} steps in all, "
+            f"more than the {step_limit:,} livetok runs (each is a pass over every text); set "
+            f"{_STEPS_ENV} to allow more")
+    char_limit = size_limit(_CHARS_ENV, MAX_PATTERN_CHARS, unit="characters")
+    if chars > char_limit:
+        raise UnboundedComponent(
+            f"{source}: its patterns have {chars:,} characters in all, more than the "
+            f"{char_limit:,} livetok reads from a file; set {_CHARS_ENV} to allow more")
+
+
+_STEPS_ENV = "LIVETOK_MAX_PIPELINE_STEPS"
+_CHARS_ENV = "LIVETOK_MAX_REGEX_CHARS"
+
+
 def _prepare(data: dict[str, Any], source: str) -> tuple[dict[str, Any], _Parts]:
     """:func:`prepare`, and the normalizer and pre-tokenizer it built to check them."""
     if not isinstance(data, Mapping):
         raise VocabularyError(f"{source}: not a tokenizer.json: not a JSON object")
+    check_pipeline(data, source=source)
     model_spec = data.get("model")
     if not isinstance(model_spec, Mapping):
         raise UnsupportedComponent(f"{source}: no 'model' object: not a tokenizer.json "
@@ -178,9 +249,11 @@ def from_prepared(payload: Mapping[str, Any], *, name: str, source: str,
     """
     if "bert" in payload:
         return _bert(payload["bert"], name, source)
+    check_added_count(len(payload["added"]), source=source)  # (a limit lowered since cached)
     norm_spec = payload["normalizer"]
     pre_spec = payload["pre_tokenizer"]
     if parts is None:
+        check_pipeline(payload, source=source)  # (limits lowered since it was cached)
         parts = (build_normalizer(norm_spec, source=source),
                  build_pre_tokenizer(pre_spec, source=source))
     normalizer, pre = parts
