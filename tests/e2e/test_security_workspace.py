@@ -552,3 +552,32 @@ async def test_server_refuses_workspace_tokenizer_settings(tmp_path: Path) -> No
         finally:
             await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
             await stop(client)
+
+
+async def test_trusted_hostile_tokenizer_is_bounded_in_the_server(tmp_path: Path) -> None:
+    """Trusted, a tokenizer.json whose normalizer multiplies the text (24 chained
+    ``Replace a -> aa``) is still bounded: its document's request gets an LSP error naming
+    the limit, another document is counted, the server goes on."""
+    from pygls.exceptions import JsonRpcException
+
+    ws = tmp_path / "ws"
+    (ws / "m").mkdir(parents=True)
+    tok = {**HOSTILE_TOKENIZER, "pre_tokenizer": None, "normalizer": {
+        "type": "Sequence",
+        "normalizers": [{"type": "Replace", "pattern": {"String": "a"}, "content": "aa"}] * 24}}
+    (ws / "m" / "tokenizer.json").write_text(json.dumps(tok), encoding="utf-8")
+    client = await _start(ws, {"tokenizer": "m/tokenizer.json", "trustWorkspaceTokenizers": True})
+    try:
+        bad, good = (ws / "a.txt").as_uri(), (ws / "b.txt").as_uri()
+        for uri, text in ((bad, "a" * 1000), (good, "hello")):
+            client.text_document_did_open(types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="plaintext",
+                                                     version=1, text=text)))
+        with pytest.raises(JsonRpcException, match="LIVETOK_MAX_NORMALIZER_GROWTH"):
+            await token_count(client, bad)
+        got = result_dict(await token_count(client, good))
+        assert got["tokens"] == 1 and got["encoding"].endswith("tokenizer.json")
+        assert client._server is not None and client._server.returncode is None
+    finally:
+        await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
+        await stop(client)
