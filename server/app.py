@@ -54,6 +54,7 @@ from .config import DEFAULT_ENCODING, Settings, SettingsError, parse_settings, w
 from .documents import (
     CountCallback,
     DocumentFactory,
+    EncodingChoice,
     DocumentStore,
     DocumentUnavailable,
     OpenDocument,
@@ -80,6 +81,14 @@ _FAILED = "livetok: handling a notification failed ({}); the server keeps runnin
 _HANDOFF_CHARS = 1 << 22
 
 __version__ = livetok_version()
+
+
+def _encoding_inputs(settings: Settings) -> tuple[Any, ...]:
+    """The settings :meth:`LivetokServer.encoding_choice` reads: when they are equal, every
+    document keeps its encoding (a new setting that names encodings must be added here)."""
+    return (settings.encoding, settings.tokenizer, settings.encoding_by_language,
+            settings.encoding_by_glob, settings.trust_workspace_tokenizers, settings.root,
+            settings.relative_paths)
 
 
 def _too_large_diagnostic(message: str) -> types.Diagnostic:
@@ -183,7 +192,8 @@ class LivetokServer(LanguageServer):
         self.progress_ok = False
         self.refresh_lenses = False
         self.refresh_semantic = False
-        self._dirty: dict[str, None] = {}
+        #: documents to publish: True for their count and diagnostics, False for diagnostics
+        self._dirty: dict[str, bool] = {}
         self._dirty_since: float | None = None
         self._publish_scheduled = False
         self._published: dict[str, tuple[Any, ...]] = {}
@@ -253,37 +263,65 @@ class LivetokServer(LanguageServer):
 
     # -- documents -------------------------------------------------------------------------------
 
-    def encoding_for(self, uri: str, language_id: str) -> PieceEncoding:
-        """The encoding of a document: a budget file's rule, else the settings'."""
+    def encoding_choice(self, uri: str, language_id: str) -> EncodingChoice:
+        """The encoding name a document gets (a budget file's rule, else the settings') and
+        why it must not be loaded (None: it may).
+
+        Runtime complexity: ``O(globs)``; a path name adds ``O(components)`` system calls.
+        """
         # a budget file's rule for the document wins: its verdicts then come from live counts
         name = self.budgets.encoding_for(uri) or self.settings.encoding_for(uri, language_id)
+        return EncodingChoice(name, self.settings.refusal(name))
+
+    def load_encoding(self, choice: EncodingChoice, uri: str) -> PieceEncoding:
+        """The encoding ``choice`` names, or the default one when it is refused or cannot be
+        loaded (the user is told why, :meth:`_unavailable`). Callable from the worker thread.
+
+        Runtime complexity: ``O(1)`` once loaded; the first time, the vocabulary's load.
+        """
         try:
-            refusal = self.settings.refusal(name)
-            if refusal is not None:  # a workspace's tokenizer.json, not trusted (docs/security.md)
-                raise ValueError(refusal)
-            enc: PieceEncoding = get_encoding(name)
+            if choice.refusal is not None:  # a workspace's tokenizer.json, not trusted
+                raise ValueError(choice.refusal)  # (docs/security.md)
+            enc: PieceEncoding = get_encoding(choice.name)
         except Exception as exc:
-            key = "tokenizer" if name == self.settings.tokenizer else "encoding"
-            message = (f"livetok: encoding {name!r} for {uri} is unavailable ({exc}); using "
-                       f"{DEFAULT_ENCODING}. Set livetok.{key} to "
-                       + ("a tokenizer.json path." if key == "tokenizer"
-                          else "a name the server lists (livetok/listEncodings)."))
-            if name in self._shown_failures:
-                self.warn(message)
-            else:  # the first time: shown, not only logged
-                self._shown_failures.add(name)
-                self.show_error(message)
+            self._unavailable(choice.name, uri, exc)
             enc = get_encoding(DEFAULT_ENCODING)
         return enc
 
+    def encoding_for(self, uri: str, language_id: str) -> PieceEncoding:
+        """The encoding of a document: :meth:`load_encoding` of its :meth:`encoding_choice`."""
+        return self.load_encoding(self.encoding_choice(uri, language_id), uri)
+
+    def _unavailable(self, name: str, uri: str, exc: Exception) -> None:
+        """Tell the user that ``name`` cannot be used for ``uri``: shown the first time (until
+        the settings change), only logged after."""
+        if self.background.in_worker():
+            self.background.post(lambda: self._unavailable(name, uri, exc))
+            return
+        key = "tokenizer" if name == self.settings.tokenizer else "encoding"
+        message = (f"livetok: encoding {name!r} for {uri} is unavailable ({exc}); using "
+                   f"{DEFAULT_ENCODING}. Set livetok.{key} to "
+                   + ("a tokenizer.json path." if key == "tokenizer"
+                      else "a name the server lists (livetok/listEncodings)."))
+        if name in self._shown_failures:
+            self.warn(message)
+        else:  # the first time: shown, not only logged
+            self._shown_failures.add(name)
+            self.show_error(message)
+
     def open_document(self, uri: str, language_id: str, version: int, text: str | list[str],
                       enc: PieceEncoding | None = None,
-                      on_count: CountCallback | None = None) -> OpenDocument:
-        """A new :class:`OpenDocument` with this server's codec, factory and limits."""
-        return OpenDocument(uri, language_id, version, text,
-                            enc if enc is not None else self.encoding_for(uri, language_id),
-                            self.codec, document_factory=self.factory, warn=self.warn,
-                            max_size=self.settings.max_document_size, on_count=on_count)
+                      on_count: CountCallback | None = None,
+                      choice: EncodingChoice | None = None) -> OpenDocument:
+        """A new :class:`OpenDocument` with this server's codec, factory and limits (and
+        ``enc``, else the encoding of ``choice``, else of the document's :meth:`encoding_choice`)."""
+        if enc is None:
+            choice = choice or self.encoding_choice(uri, language_id)
+            enc = self.load_encoding(choice, uri)
+        return OpenDocument(uri, language_id, version, text, enc, self.codec,
+                            document_factory=self.factory, warn=self.warn,
+                            max_size=self.settings.max_document_size, on_count=on_count,
+                            choice=choice)
 
     def first_count(self, uri: str, version: int, encoding: str) -> CountCallback:
         """The ``on_count`` of a didOpen built in the worker thread: the exact count of the
@@ -339,29 +377,68 @@ class LivetokServer(LanguageServer):
     def budget_files_changed(self, uris: list[str]) -> None:
         """Re-read the budget files among ``uris``; every document's budgets are checked again."""
         if self.budgets.changed(uris):
-            self.reencode_all()
+            self.reencode_all(encodings=True, limits=False, budgets=True)
 
-    def reencode_all(self) -> None:
-        """After a settings or budget file change: re-check every document (rebuilt where its
-        encoding changed); code lenses are asked for again."""
-        for od in list(self.store):
-            if self.background.busy(od.uri):
-                self.background.defer(od.uri, functools.partial(self._reencode, od.uri))
-            else:
-                self._reencode(od.uri)
+    def settings_changed(self, old: Settings) -> None:
+        """After ``didChangeConfiguration``: redo for each document only what the settings
+        that changed feed (:meth:`reencode_all`); a change no document depends on (semantic
+        tokens, the context window) sends nothing per document.
+
+        Runtime complexity: ``O(1)`` when no encoding, limit or budget setting changed.
+        """
+        new = self.settings
+        self.budgets.trust_tokenizers = new.trust_workspace_tokenizers
+        self._shown_failures.clear()  # a setting named again is shown again
+        self.reencode_all(encodings=_encoding_inputs(new) != _encoding_inputs(old),
+                          limits=new.max_document_size != old.max_document_size,
+                          budgets=(new.budget != old.budget or new.trust_workspace_tokenizers
+                                   != old.trust_workspace_tokenizers))
+
+    def reencode_all(self, *, encodings: bool = True, limits: bool = True,
+                     budgets: bool = True) -> None:
+        """After a settings or budget file change: with ``encodings`` (what names encodings
+        changed) a document whose :meth:`encoding_choice` changed, and with ``limits`` one
+        whose ``maxDocumentSize`` verdict changed, is rebuilt and counted again; with
+        ``budgets`` (the budget setting, the trust in tokenizers or a budget file changed)
+        the others' budget diagnostics are computed again, and sent where they differ. Nothing
+        else is sent per document; code lenses are asked for again (one request).
+
+        Runtime complexity: ``O(documents)`` choices, plus the rebuilds and budget checks;
+        ``O(1)`` when all three are false.
+        """
+        if encodings or limits or budgets:
+            for od in list(self.store):
+                work = functools.partial(self._reencode, od.uri, encodings, budgets)
+                if self.background.busy(od.uri):
+                    self.background.defer(od.uri, work)
+                else:
+                    work()
         if self.refresh_lenses:
             self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
 
-    def _reencode(self, uri: str) -> None:
-        """Rebuild ``uri`` if its encoding changed (or it was broken); mark it for new counts."""
+    def _reencode(self, uri: str, encodings: bool, budgets: bool) -> None:
+        """:meth:`reencode_all` for one document."""
         od = self.store.find(uri)
         if od is None:
             return
-        if self.encoding_for(od.uri, od.language_id) is not od.encoding or od.doc is None:
-            fresh = self.open_document(od.uri, od.language_id, od.version, od.text())
-            fresh.out_of_sync = od.out_of_sync
-            self.store.add(fresh)
-        self.changed(od.uri)
+        limit = self.settings.max_document_size
+        too_large = limit is not None and od.length > limit
+        choice = od.choice
+        if encodings or choice is None:
+            choice = self.encoding_choice(od.uri, od.language_id)
+        if choice != od.choice or too_large != (od.too_large is not None):
+            enc = self.load_encoding(choice, od.uri)
+            if enc is not od.encoding or too_large != (od.too_large is not None):
+                fresh = self.open_document(od.uri, od.language_id, od.version, od.text(), enc,
+                                           choice=choice)
+                fresh.out_of_sync = od.out_of_sync
+                self.store.add(fresh)
+                self.changed(od.uri)
+                return
+            od.choice = choice  # another name for the same encoding (an alias, a fallback)
+        od.max_size = limit  # applies from the next full-text change
+        if budgets:
+            self.changed(od.uri, count=False)
 
     def _on_invalid_notification(self, method: str, params: Any, reason: str) -> None:
         """A notification that failed to decode: a lost change leaves its document out of sync."""
@@ -419,16 +496,18 @@ class LivetokServer(LanguageServer):
 
     # -- coalesced notifications -----------------------------------------------------------------
 
-    def changed(self, uri: str, patches: list[Patch] | None = None) -> None:
+    def changed(self, uri: str, patches: list[Patch] | None = None, *,
+                count: bool = True) -> None:
         """``uri`` changed: its ``patches`` go to the trace (``--record-trace``), and
         :meth:`publish` runs once the input waiting to be read has been handled (at the
         latest 50 ms into an uninterrupted burst), so a burst costs one notification.
+        ``count=False``: only its budget diagnostics may have changed (a budget setting).
 
         Runtime complexity: ``O(1)`` besides recording.
         """
         if patches is not None and self.recorder is not None:
             self.recorder.change(uri, patches)
-        self._dirty[uri] = None
+        self._dirty[uri] = count or self._dirty.get(uri, False)
         now = time.monotonic()
         if self._dirty_since is None:
             self._dirty_since = now
@@ -453,10 +532,14 @@ class LivetokServer(LanguageServer):
         dirty, self._dirty = self._dirty, {}
         if self.protocol._shutdown:
             return  # after shutdown the client may already have closed the stream
-        for uri in dirty:
+        for uri, count in dirty.items():
             od = self.store.find(uri)
             if od is None or self.background.busy(uri):
                 continue  # a busy document is marked changed again when its work is done
+            if not count:
+                if od.doc is not None and od.out_of_sync is None:
+                    self._publish_budgets(od)
+                continue
             try:
                 info = features.token_count(od)
             except DocumentUnavailable as exc:
@@ -469,12 +552,16 @@ class LivetokServer(LanguageServer):
                 log.exception("counting %s failed", uri)
                 continue
             self.protocol.notify(DID_CHANGE_TOKEN_COUNT, info.to_json())
-            try:
-                # a budget file's verdicts where one covers the document, else livetok.budget's
-                self._publish_diagnostics(
-                    od.uri, self.budgets.diagnostics(od, self.settings.budget), od.version)
-            except Exception:
-                log.exception("budget diagnostic for %s failed", uri)
+            self._publish_budgets(od)
+
+    def _publish_budgets(self, od: OpenDocument) -> None:
+        """Publish ``od``'s budget diagnostics (when they differ from the last ones sent): a
+        budget file's verdicts where one covers the document, else ``livetok.budget``'s."""
+        try:
+            self._publish_diagnostics(
+                od.uri, self.budgets.diagnostics(od, self.settings.budget), od.version)
+        except Exception:
+            log.exception("budget diagnostic for %s failed", od.uri)
 
     def _publish_diagnostics(self, uri: str, diagnostics: list[types.Diagnostic],
                              version: int | None = None) -> None:
@@ -549,7 +636,8 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
     big = len(td.text) >= ls.settings.progress_threshold
     token = ls.progress_begin(td.uri, len(td.text)) if big and ls.progress_ok else None
     started = time.perf_counter()
-    enc = ls.encoding_for(td.uri, td.language_id)
+    choice = ls.encoding_choice(td.uri, td.language_id)
+    enc = ls.load_encoding(choice, td.uri)
 
     def build() -> OpenDocument:
         text: str | list[str] = td.text
@@ -564,7 +652,8 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
             # the one handed over (OpenDocument._build_handed drops it before building)
             text, td.text = [text], ""
         return ls.open_document(td.uri, td.language_id, td.version, text, enc, on_count=(
-            ls.first_count(td.uri, td.version, enc.name) if ls.background.in_worker() else None))
+            ls.first_count(td.uri, td.version, enc.name) if ls.background.in_worker() else None),
+            choice=choice)
 
     def opened(od: OpenDocument) -> None:
         if token is not None:
@@ -635,9 +724,9 @@ def did_change_configuration(ls: LivetokServer,
         ls.warn(f"livetok: ignoring the new settings: {exc}")
         return
     old, ls.settings = ls.settings, new
-    ls.budgets.trust_tokenizers = new.trust_workspace_tokenizers
-    ls._shown_failures.clear()  # a setting named again is shown again
-    ls.reencode_all()
+    if ls.settings == old:
+        return  # nothing changed: nothing to send
+    ls.settings_changed(old)
     if ls.refresh_semantic and new.semantic_tokens != old.semantic_tokens:
         ls.protocol.send_request(types.WORKSPACE_SEMANTIC_TOKENS_REFRESH, None)
 

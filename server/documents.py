@@ -45,6 +45,7 @@ __all__ = [
     "DocumentFactory",
     "DocumentStore",
     "DocumentUnavailable",
+    "EncodingChoice",
     "OpenDocument",
     "Patch",
     "TextChange",
@@ -68,6 +69,14 @@ _MAX_TAIL = 1 << 25
 COUNT_FIRST_MAX = 1 << 24
 #: gets ``(tokens, characters)`` of a new document's text as soon as they are known
 CountCallback = Callable[[int, int], None]
+
+
+class EncodingChoice(NamedTuple):
+    """The encoding name a document was given (by a budget file or the settings) and why
+    it must not be loaded (None: it may). Two equal choices give the same encoding."""
+
+    name: str
+    refusal: str | None = None
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -190,11 +199,15 @@ class OpenDocument:
         warn: Callable[[str], None] = log.warning,
         max_size: int | None = None,
         on_count: CountCallback | None = None,
+        choice: EncodingChoice | None = None,
     ) -> None:
         self.uri = uri
         self.language_id = language_id
         self.version = version
         self.encoding = encoding
+        #: what named ``encoding`` (the server compares it after a settings change: the same
+        #: choice keeps the document as it is); ``encoding`` may be the default after a failure
+        self.choice = choice
         self.codec = codec or PositionCodec("utf-16")
         self._factory = document_factory
         self._warn = warn

@@ -215,3 +215,91 @@ async def test_tcp_once_exit_status(shutdown_first):
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+# -- settings changes ----------------------------------------------------------------------------
+
+
+class Session:
+    """A server in this process, fed raw messages; what it sends is kept in ``sent``."""
+
+    def __init__(self, server: Any = None) -> None:
+        from livetok.server.app import create_server
+
+        self.server = server if server is not None else create_server()
+        self.sent: list[dict[str, Any]] = []
+        self.server.protocol.set_writer(self)
+        self._n = 0
+
+    def write(self, data: bytes) -> None:
+        self.sent.append(json.loads(data.split(b"\r\n\r\n", 1)[-1]))
+
+    def close(self) -> None:
+        pass
+
+    def send(self, method: str, params: Any, msg_id: int | None = None) -> None:
+        from livetok.server.transport import dispatch
+
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if msg_id is not None:
+            msg["id"] = msg_id
+        dispatch(self.server.protocol, json.dumps(msg).encode())
+
+    async def take(self) -> list[dict[str, Any]]:
+        """What was sent since the last call, once the loop ran what the messages sent
+        before scheduled (a burst's coalesced counts)."""
+        for _ in range(3):
+            await asyncio.sleep(0)
+        out, self.sent = self.sent, []
+        return out
+
+
+def _methods(sent: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return sorted((m["method"], m["params"].get("uri", "")) for m in sent if "method" in m)
+
+
+async def test_a_settings_change_resends_only_what_it_changes():
+    """Messages sent in a burst, as a client sends them (2,000 documents x 10 changes that
+    touched no count took 10.5 s, re-sending every count)."""
+    s = Session()
+    s.send("initialize", {"capabilities": {}, "processId": None}, 1)
+    texts = {f"file:///w/d{i}.{'md' if i % 5 == 0 else 'txt'}": f"hello world {i}\n" * 20
+             for i in range(50)}
+    big = "file:///w/d7.txt"
+    texts[big] *= 3
+    for uri, text in texts.items():
+        s.send("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": "markdown" if uri.endswith(".md") else "plaintext",
+            "version": 1, "text": text}})
+    assert len(_methods(await s.take())) >= 50
+    settings = {"contextWindow": 1000}
+    for change in ({"contextWindow": 2000}, {"semanticTokens": True}, {"contextWindow": 2000},
+                   {"progressThreshold": 10}):
+        settings = {**settings, **change}
+        s.send("workspace/didChangeConfiguration", {"settings": {"livetok": settings}})
+        assert await s.take() == [], change  # nothing a document shows depends on these
+    # a budget: diagnostics only, one per document, however many changes come in a burst
+    for budget in (30, 31, 32):
+        settings["budget"] = budget
+        s.send("workspace/didChangeConfiguration", {"settings": {"livetok": settings}})
+    assert _methods(await s.take()) == sorted(("textDocument/publishDiagnostics", u) for u in texts)
+    # an encoding for markdown: those documents are counted again, with it
+    settings["encoding"] = {"markdown": "cl100k_base"}
+    s.send("workspace/didChangeConfiguration", {"settings": {"livetok": settings}})
+    sent = await s.take()
+    md = sorted(u for u in texts if u.endswith(".md"))
+    counts = [m["params"] for m in sent if m["method"] == "livetok/didChangeTokenCount"]
+    assert sorted(c["uri"] for c in counts) == md and {c["encoding"] for c in counts} == {
+        "cl100k_base"}
+    # a limit that one document passes: it alone is told
+    settings["maxDocumentSize"] = len(texts[big]) - 1
+    s.send("workspace/didChangeConfiguration", {"settings": {"livetok": settings}})
+    sent = await s.take()
+    assert [(m["method"], m["params"].get("uri", "")) for m in sent if m.get("method")] == [
+        ("window/logMessage", ""), ("textDocument/publishDiagnostics", big)], sent
+    assert "over livetok.maxDocumentSize" in json.dumps(sent)
+    settings["maxDocumentSize"] = None  # counted again
+    s.send("workspace/didChangeConfiguration", {"settings": {"livetok": settings}})
+    assert _methods(await s.take()) == [("livetok/didChangeTokenCount", big),
+                                        ("textDocument/publishDiagnostics", big)]
+

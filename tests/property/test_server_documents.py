@@ -370,14 +370,14 @@ def test_a_failing_notification_handler_warns_and_the_server_keeps_running(monke
     server = create_server()
     server.protocol.set_writer(Sink())
     send("initialize", {"capabilities": {}}, msg_id=1)
-    real = server.encoding_for
+    real = server.load_encoding
 
-    def encoding_for(uri: str, language_id: str):
+    def load_encoding(choice: Any, uri: str):
         if uri.endswith("bad.txt"):
             raise RuntimeError("no vocabulary today")
-        return real(uri, language_id)
+        return real(choice, uri)
 
-    monkeypatch.setattr(server, "encoding_for", encoding_for)
+    monkeypatch.setattr(server, "load_encoding", load_encoding)
     for name in ("bad", "good"):
         send("textDocument/didOpen", {"textDocument": {
             "uri": f"file:///{name}.txt", "languageId": "plaintext", "version": 1,
