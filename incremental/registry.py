@@ -562,7 +562,6 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Pi
         if enc is not None:
             return enc
         factory = _FACTORIES.get(canonical)
-        loading = _LOADING.setdefault(canonical, threading.Lock())
     if factory is None and canonical in _FILE_ONLY:
         raise VocabularyError(
             f"{canonical} is one of tiktoken's encodings, but no package livetok can use ships "
@@ -577,6 +576,8 @@ def get_encoding(name: str, *, path: str | os.PathLike[str] | None = None) -> Pi
             "lists them), a tokenizer.json path, or hf:ORG/NAME for a model in the local "
             "Hugging Face cache"
         )
+    with _LOCK:  # a name that cannot be loaded gets no lock: unknown names keep nothing
+        loading = _LOADING.setdefault(canonical, threading.Lock())
     with loading:
         with _LOCK:
             waited: PieceEncoding | None = _LOADED.get(canonical)

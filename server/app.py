@@ -79,6 +79,8 @@ _MAX_COALESCE_S = 0.05
 _FAILED = "livetok: handling a notification failed ({}); the server keeps running"
 #: a didOpen text at least this long is handed over to its document (built by blocks)
 _HANDOFF_CHARS = 1 << 22
+#: encoding names whose failure was shown that the server remembers (see ``_shown_failures``)
+_MAX_SHOWN_FAILURES = 64
 
 __version__ = livetok_version()
 
@@ -201,8 +203,10 @@ class LivetokServer(LanguageServer):
         self.budgets = BudgetWatch(publish=self._publish_diagnostics)
         self._progress_n = 0
         #: encodings whose failure to load the user was shown (once each, until the
-        #: settings change): a workspace of documents gives one message, not one each
-        self._shown_failures: set[str] = set()
+        #: settings change): a workspace of documents gives one message, not one each; the
+        #: latest :data:`_MAX_SHOWN_FAILURES` names only (a client naming ever new unknown
+        #: encodings must not grow the server)
+        self._shown_failures: dict[str, None] = {}
         self.background = Background()
         self.protocol.on_invalid_notification = self._on_invalid_notification
         for method, options, handler in FEATURES:
@@ -306,7 +310,9 @@ class LivetokServer(LanguageServer):
         if name in self._shown_failures:
             self.warn(message)
         else:  # the first time: shown, not only logged
-            self._shown_failures.add(name)
+            self._shown_failures[name] = None
+            if len(self._shown_failures) > _MAX_SHOWN_FAILURES:
+                del self._shown_failures[next(iter(self._shown_failures))]  # the oldest
             self.show_error(message)
 
     def open_document(self, uri: str, language_id: str, version: int, text: str | list[str],

@@ -303,3 +303,55 @@ async def test_a_settings_change_resends_only_what_it_changes():
     assert _methods(await s.take()) == [("livetok/didChangeTokenCount", big),
                                         ("textDocument/publishDiagnostics", big)]
 
+
+# -- unknown encoding names ----------------------------------------------------------------------
+
+
+def test_unknown_encoding_names_are_not_kept():
+    """A client that names ever new unknown encodings, by settings or by documents' language
+    ids, must not grow the server (a registry lock and a shown-failure entry each, kept for
+    ever: 510-577 bytes a name). Counted as allocations that grow with the number of names
+    (a one-off, such as a dict's table growing, is not one)."""
+    import gc
+    import logging
+    import tracemalloc
+
+    s = Session()
+    s.send("initialize", {"capabilities": {}, "processId": None}, 1)
+    s.send("textDocument/didOpen", {"textDocument": {
+        "uri": "file:///w/a.txt", "languageId": "plaintext", "version": 1, "text": "hi"}})
+    n = 1000
+
+    def ask(tag: str, names: range) -> None:
+        for i in names:
+            s.send("workspace/didChangeConfiguration", {"settings": {"livetok": {
+                "encoding": {"plaintext": f"{tag}-{i}"}}}})
+            s.sent.clear()
+
+    def open_close(names: range) -> None:
+        for i in names:  # no settings change between: every failure is a shown one
+            uri = f"file:///w/{i}.txt"
+            s.send("textDocument/didOpen", {"textDocument": {
+                "uri": uri, "languageId": f"lang-{i}", "version": 1, "text": "hi"}})
+            s.send("textDocument/didClose", {"textDocument": {"uri": uri}})
+            s.sent.clear()
+
+    logging.disable(logging.WARNING)  # a warning per name
+    tracemalloc.start(8)
+    try:
+        snapshots = []
+        for names in (range(100), range(100, n + 100)):  # a warm-up, then the names counted
+            gc.collect()
+            snapshots.append(tracemalloc.take_snapshot())
+            ask("settings", names)
+            s.send("workspace/didChangeConfiguration", {"settings": {"livetok": {"encoding": {
+                f"lang-{i}": f"by-language-{i}" for i in range(n + 100)}}}})
+            open_close(names)
+        gc.collect()
+        before, after = snapshots[1], tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+        logging.disable(logging.NOTSET)
+    growing = [stat for stat in after.compare_to(before, "traceback") if stat.count_diff >= n // 2]
+    assert not growing, "\n".join(f"{stat}\n" + "\n".join(stat.traceback.format())
+                                  for stat in growing)
