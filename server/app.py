@@ -15,6 +15,15 @@ to :meth:`LivetokServer.report_server_error`, which logs it to stderr and sends 
 ``transport.py`` for the concurrency model and ``background.py`` for big documents, which
 are tokenized in a worker thread.
 
+Encodings are loaded off the event loop. A document whose encoding this process has not
+loaded yet, or whose encoding is a ``tokenizer.json`` (read again when the file changed; a
+trusted 96 MB one takes ~30 s), is opened as a big document is: the worker thread loads the
+encoding and builds the document, and meanwhile the document is busy (``background.py``):
+its changes and requests wait in its backlog and are answered, in order, once it is built
+with its own encoding; the other documents are served as usual. No count is published for
+it before then (the client's first count is the exact one). A settings change that gives a
+document such an encoding rebuilds it the same way (:meth:`LivetokServer._reencode`).
+
 The session's lifecycle (LSP's "Lifecycle Messages") is kept by :class:`SessionProtocol`: a
 request before ``initialize`` gets ``ServerNotInitialized`` (-32002) and a notification is
 dropped (``exit`` excepted); a second ``initialize`` gets ``InvalidRequest`` (-32600); after
@@ -44,6 +53,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
 from livetok.incremental import Document, PieceEncoding, get_encoding
+from livetok.incremental.registry import is_file_name
 
 from . import features
 from .answers import FEATURES, feature, uri_of
@@ -81,6 +91,9 @@ _FAILED = "livetok: handling a notification failed ({}); the server keeps runnin
 _HANDOFF_CHARS = 1 << 22
 #: encoding names whose failure was shown that the server remembers (see ``_shown_failures``)
 _MAX_SHOWN_FAILURES = 64
+#: encoding names this process has loaded (``get_encoding`` returns them at once): another
+#: name is loaded in the worker thread (``LivetokServer.ready_encoding``)
+_READY: set[str] = set()
 
 __version__ = livetok_version()
 
@@ -287,10 +300,25 @@ class LivetokServer(LanguageServer):
             if choice.refusal is not None:  # a workspace's tokenizer.json, not trusted
                 raise ValueError(choice.refusal)  # (docs/security.md)
             enc: PieceEncoding = get_encoding(choice.name)
+            _READY.add(choice.name)
         except Exception as exc:
             self._unavailable(choice.name, uri, exc)
             enc = get_encoding(DEFAULT_ENCODING)
+            _READY.add(DEFAULT_ENCODING)
         return enc
+
+    def ready_encoding(self, choice: EncodingChoice, uri: str) -> PieceEncoding | None:
+        """The encoding of ``choice`` when getting it takes no time (a name this process has
+        loaded, not a file: a file is read again when it changed), else None: the caller
+        loads it in the worker thread (:meth:`load_encoding`), so that a big tokenizer.json
+        does not hold up the other documents.
+
+        Runtime complexity: ``O(1)``.
+        """
+        name = DEFAULT_ENCODING if choice.refusal is not None else choice.name
+        if name not in _READY or is_file_name(name):
+            return None
+        return self.load_encoding(choice, uri)
 
     def encoding_for(self, uri: str, language_id: str) -> PieceEncoding:
         """The encoding of a document: :meth:`load_encoding` of its :meth:`encoding_choice`."""
@@ -423,26 +451,53 @@ class LivetokServer(LanguageServer):
             self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
 
     def _reencode(self, uri: str, encodings: bool, budgets: bool) -> None:
-        """:meth:`reencode_all` for one document."""
+        """:meth:`reencode_all` for one document; an encoding that needs loading is loaded in
+        the worker thread, as for a didOpen (the document waits)."""
         od = self.store.find(uri)
         if od is None:
             return
         limit = self.settings.max_document_size
-        too_large = limit is not None and od.length > limit
+        flips = (limit is not None and od.length > limit) != (od.too_large is not None)
         choice = od.choice
         if encodings or choice is None:
             choice = self.encoding_choice(od.uri, od.language_id)
-        if choice != od.choice or too_large != (od.too_large is not None):
-            enc = self.load_encoding(choice, od.uri)
-            if enc is not od.encoding or too_large != (od.too_large is not None):
-                fresh = self.open_document(od.uri, od.language_id, od.version, od.text(), enc,
-                                           choice=choice)
-                fresh.out_of_sync = od.out_of_sync
-                self.store.add(fresh)
-                self.changed(od.uri)
+        if choice == od.choice and not flips:
+            self._replace(od, choice, budgets, None)
+            return
+        enc = self.ready_encoding(choice, uri)
+        if enc is None:
+            def load_and_rebuild() -> OpenDocument | None:
+                return self._rebuilt(od, choice, self.load_encoding(choice, uri), flips)
+
+            if self.background.start(uri, load_and_rebuild,
+                                     functools.partial(self._replace, od, choice, budgets)):
                 return
-            od.choice = choice  # another name for the same encoding (an alias, a fallback)
-        od.max_size = limit  # applies from the next full-text change
+            enc = self.load_encoding(choice, uri)
+        self._replace(od, choice, budgets, self._rebuilt(od, choice, enc, flips))
+
+    def _rebuilt(self, od: OpenDocument, choice: EncodingChoice, enc: PieceEncoding,
+                 flips: bool) -> OpenDocument | None:
+        """``od`` built again with ``enc`` (and the current limit), or None when neither its
+        encoding nor its ``maxDocumentSize`` verdict changes (``flips``). Runs in the worker
+        thread when ``enc`` had to be loaded: ``od`` is busy then, nothing else touches it."""
+        if enc is od.encoding and not flips:
+            return None
+        fresh = self.open_document(od.uri, od.language_id, od.version, od.text(), enc,
+                                   choice=choice)
+        fresh.out_of_sync = od.out_of_sync
+        return fresh
+
+    def _replace(self, od: OpenDocument, choice: EncodingChoice, budgets: bool,
+                 fresh: OpenDocument | None) -> None:
+        """Put ``fresh`` in ``od``'s place and have it counted; without one, ``od`` stays
+        (another name for the same encoding: an alias, a fallback) and with ``budgets`` its
+        budget diagnostics are checked again."""
+        if fresh is not None:
+            self.store.add(fresh)
+            self.changed(od.uri)
+            return
+        od.choice = choice
+        od.max_size = self.settings.max_document_size  # from the next full-text change
         if budgets:
             self.changed(od.uri, count=False)
 
@@ -477,6 +532,7 @@ class LivetokServer(LanguageServer):
             enc = get_encoding(name)
             # the per-token tables a Document needs, built on first use (~0.1 s for o200k_base)
             getattr(enc, "clean_starts", None)
+            _READY.add(name)
         except Exception as exc:  # reported again, to the client, when a document needs it
             log.info("livetok: preloading %r failed: %s", name, exc)
 
@@ -643,9 +699,9 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
     token = ls.progress_begin(td.uri, len(td.text)) if big and ls.progress_ok else None
     started = time.perf_counter()
     choice = ls.encoding_choice(td.uri, td.language_id)
-    enc = ls.load_encoding(choice, td.uri)
+    ready = ls.ready_encoding(choice, td.uri)
 
-    def build() -> OpenDocument:
+    def build(enc: PieceEncoding) -> OpenDocument:
         text: str | list[str] = td.text
         if isinstance(text, TextParts):  # a big didOpen decoded in blocks (bigtext.py)
             try:
@@ -658,8 +714,8 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
             # the one handed over (OpenDocument._build_handed drops it before building)
             text, td.text = [text], ""
         return ls.open_document(td.uri, td.language_id, td.version, text, enc, on_count=(
-            ls.first_count(td.uri, td.version, enc.name) if ls.background.in_worker() else None),
-            choice=choice)
+            ls.first_count(td.uri, td.version, enc.name) if big and ls.background.in_worker()
+            else None), choice=choice)
 
     def opened(od: OpenDocument) -> None:
         if token is not None:
@@ -674,9 +730,18 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
         if not ls.budgets.dynamic:  # no file watcher: an opened budget file is re-read
             ls.budget_files_changed([td.uri])
 
+    def load_and_build() -> OpenDocument:
+        return build(ls.load_encoding(choice, td.uri))
+
+    # an encoding not loaded yet may take seconds (a big tokenizer.json): loaded in the worker
+    # thread, while this document's messages wait in its backlog and the others are served
+    if ready is None:
+        if ls.background.start(td.uri, load_and_build, opened):
+            return
+        ready = ls.load_encoding(choice, td.uri)
     # a big document is tokenized in the worker thread: the others keep being served
-    if not (big and ls.background.start(td.uri, build, opened)):
-        opened(build())
+    if not (big and ls.background.start(td.uri, functools.partial(build, ready), opened)):
+        opened(build(ready))
 
 
 @feature(types.TEXT_DOCUMENT_DID_CHANGE)

@@ -295,7 +295,8 @@ class EarlyCounts:
     server will publish (a ``Document`` of the text, the same encoding), published before
     the server exists. ``initialized`` is passed over; anything else, and any document the
     front cannot be sure of (a budget file, the settings' limits, text that the server
-    sanitizes), is left to the full server.
+    sanitizes), or whose encoding is a tokenizer.json (its load may take seconds, which the
+    server spends in its worker thread), is left to the full server.
     """
 
     def __init__(self, params: Any, write: Callable[[bytes], None]) -> None:
@@ -333,6 +334,7 @@ class EarlyCounts:
 
     def _count(self, uri: str, language_id: str, version: int, text: str) -> bool:
         from livetok.incremental import Document, Encoding, get_encoding
+        from livetok.incremental.registry import is_file_name
 
         limit = self.settings.max_document_size
         if (len(text) > EARLY_MAX_CHARS or (limit is not None and len(text) > limit)
@@ -343,6 +345,8 @@ class EarlyCounts:
             name = self.settings.encoding_for(uri, language_id)
             if self.settings.refusal(name) is not None:
                 return False  # a workspace's tokenizer.json, not trusted: the server says so
+            if is_file_name(name):
+                return False  # a tokenizer.json may take seconds: the server loads it aside
             enc = get_encoding(name)
             # byte-level: encode is tiktoken's encode_ordinary, as a Document's count, and
             # needs no per-token tables (~40 ms for o200k_base)

@@ -246,8 +246,9 @@ class Session:
         dispatch(self.server.protocol, json.dumps(msg).encode())
 
     async def take(self) -> list[dict[str, Any]]:
-        """What was sent since the last call, once the loop ran what the messages sent
-        before scheduled (a burst's coalesced counts)."""
+        """What was sent since the last call, once the worker thread is done (an encoding
+        loaded, a document built) and the loop ran what that scheduled (coalesced counts)."""
+        await _until(lambda: not self.server.background.busy_uris())
         for _ in range(3):
             await asyncio.sleep(0)
         out, self.sent = self.sent, []
@@ -355,3 +356,58 @@ def test_unknown_encoding_names_are_not_kept():
     growing = [stat for stat in after.compare_to(before, "traceback") if stat.count_diff >= n // 2]
     assert not growing, "\n".join(f"{stat}\n" + "\n".join(stat.traceback.format())
                                   for stat in growing)
+
+
+# -- encodings loaded aside ----------------------------------------------------------------------
+
+
+async def _until(pred: Any) -> None:
+    """Run the loop until ``pred()`` holds (a hang guard, not a race: the test fails after
+    TIMEOUT only if it never holds)."""
+    async def wait() -> None:
+        while not pred():
+            await asyncio.sleep(0.005)
+
+    await asyncio.wait_for(wait(), TIMEOUT)
+
+
+async def test_an_encoding_that_loads_slowly_holds_up_only_its_document():
+    """A big tokenizer.json took ~30 s to load on the event loop, and every document waited.
+    Here an encoding whose load waits until the test lets it go: another document is
+    answered meanwhile; the slow one's request is answered once its encoding is there."""
+    import threading
+    import uuid
+
+    from livetok.incremental import get_encoding
+    from livetok.incremental.registry import register_encoding
+
+    name = f"livetok-test-slow-{uuid.uuid4().hex[:8]}"
+    release, loaded = threading.Event(), threading.Event()
+
+    def slow() -> Any:
+        release.wait(TIMEOUT)  # a hang guard: before the fix the loop itself waited here
+        loaded.set()
+        return get_encoding("r50k_base")
+
+    register_encoding(name, slow)
+    s = Session()
+    s.send("initialize", {"capabilities": {}, "processId": None, "initializationOptions": {
+        "encoding": {"slowlang": name}}}, 1)
+    assert s.server.preload is not None
+    s.server.preload.join(TIMEOUT)  # the default encoding is loaded: "other" needs no load
+    s.sent.clear()
+    for uri, language in (("file:///w/slow.txt", "slowlang"), ("file:///w/other.txt", "plaintext")):
+        s.send("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": language, "version": 1, "text": "hello world"}})
+    s.send("livetok/tokenCount", {"textDocument": {"uri": "file:///w/slow.txt"}}, 2)
+    s.send("livetok/tokenCount", {"textDocument": {"uri": "file:///w/other.txt"}}, 3)
+    answers = lambda: {m["id"]: m for m in s.sent if "id" in m}  # noqa: E731
+    await _until(lambda: 3 in answers())
+    assert not loaded.is_set() and 2 not in answers(), "the other document waited for the load"
+    assert answers()[3]["result"]["encoding"] == "o200k_base"
+    release.set()
+    await _until(lambda: 2 in answers())
+    slow_count = answers()[2]["result"]
+    assert (slow_count["tokens"], slow_count["encoding"]) == (2, "r50k_base")
+    counts = [m["params"] for m in s.sent if m.get("method") == "livetok/didChangeTokenCount"]
+    assert [c["encoding"] for c in counts if c["uri"].endswith("slow.txt")] == ["r50k_base"]
