@@ -70,6 +70,7 @@ from .documents import (
     OpenDocument,
     Patch,
     TextChange,
+    return_free_memory,
 )
 from .positions import PositionCodec, Unit
 from .protocol import DID_CHANGE_TOKEN_COUNT, LivetokProtocol
@@ -91,6 +92,11 @@ _FAILED = "livetok: handling a notification failed ({}); the server keeps runnin
 _HANDOFF_CHARS = 1 << 22
 #: encoding names whose failure was shown that the server remembers (see ``_shown_failures``)
 _MAX_SHOWN_FAILURES = 64
+#: documents not kept (over ``max_open_chars``) whose reason the server remembers
+_MAX_NOT_KEPT = 1024
+#: a document at least this long gives its memory back to the system (``malloc_trim``)
+#: when it is closed or its text replaced: else the process keeps it, unused
+_TRIM_CHARS = 1 << 20
 #: encoding names this process has loaded (``get_encoding`` returns them at once): another
 #: name is loaded in the worker thread (``LivetokServer.ready_encoding``)
 _READY: set[str] = set()
@@ -106,13 +112,15 @@ def _encoding_inputs(settings: Settings) -> tuple[Any, ...]:
             settings.relative_paths)
 
 
-def _too_large_diagnostic(message: str) -> types.Diagnostic:
-    """What a document over ``livetok.maxDocumentSize`` shows (in place of budget verdicts,
-    which need its counts)."""
+def _notice(message: str, code: str,
+            severity: types.DiagnosticSeverity = types.DiagnosticSeverity.Information,
+            ) -> types.Diagnostic:
+    """A diagnostic at the top of a document that says why it is not counted (over
+    ``livetok.maxDocumentSize``: ``too-large``; not kept, over the session's limit:
+    ``not-kept``), in place of budget verdicts, which need its counts."""
     p = types.Position(0, 0)
-    return types.Diagnostic(range=types.Range(start=p, end=p), message=f"livetok: {message}",
-                            severity=types.DiagnosticSeverity.Information, source="livetok",
-                            code="too-large")
+    return types.Diagnostic(range=types.Range(start=p, end=p), message=message,
+                            severity=severity, source="livetok", code=code)
 
 
 class SessionProtocol(LivetokProtocol):
@@ -179,6 +187,9 @@ class LivetokServer(LanguageServer):
     """The language server: open documents, settings and the coalesced count notifications."""
 
     protocol: SessionProtocol
+    #: the most code points this session's open documents may hold together (None: no
+    #: bound; ``livetok demo`` sets one): a document that would pass it is not kept
+    max_open_chars: int | None = None
 
     def __init__(
         self,
@@ -221,6 +232,11 @@ class LivetokServer(LanguageServer):
         #: encodings must not grow the server)
         self._shown_failures: dict[str, None] = {}
         self.background = Background()
+        #: didOpens being built in the worker thread: ``uri -> characters``, counted toward
+        #: :attr:`max_open_chars` before they are in the store
+        self._opening: dict[str, int] = {}
+        #: documents not kept for :attr:`max_open_chars`: ``uri -> why`` (the latest ones)
+        self._not_kept: dict[str, str] = {}
         self.protocol.on_invalid_notification = self._on_invalid_notification
         for method, options, handler in FEATURES:
             self.feature(method, options)(handler)
@@ -380,18 +396,90 @@ class LivetokServer(LanguageServer):
         uri = uri_of(params)
         if uri is None:
             raise JsonRpcInvalidParams('params.textDocument.uri must be a string (the document URI)')
+        why = self._not_kept.get(uri)
+        if why is not None:
+            raise DocumentUnavailable(why)
         return self.store.get(uri)
 
     def close(self, uri: str) -> None:
-        """Forget ``uri``: its document, pending count, budgets and diagnostics."""
+        """Forget ``uri``: its document, pending count, budgets and diagnostics; the memory
+        of a big one goes back to the system.
+
+        Runtime complexity: ``O(1)``; ``O(heap)`` for a document of :data:`_TRIM_CHARS` or more.
+        """
         od = self.store.remove(uri)
         self._dirty.pop(uri, None)
+        self._not_kept.pop(uri, None)
         self.budgets.forget(uri)
         if od is not None and self.recorder is not None:
             self.recorder.close(uri, od.text())
         if self._published.pop(uri, None):
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        if od is not None and od.length >= _TRIM_CHARS:
+            del od  # the last reference: its blocks are freed, then given back
+            return_free_memory()
+
+    def release(self) -> None:
+        """At the end of a session (a listener's connection, a demo tab): forget its
+        documents and give their memory back now. The server itself waits for the garbage
+        collector (it and pygls's protocol refer to each other); its documents need not.
+
+        Runtime complexity: ``O(documents)``, plus ``O(heap)`` when they were big.
+        """
+        big = self.store.chars >= _TRIM_CHARS
+        self.store = DocumentStore()
+        self._dirty.clear()
+        self._published.clear()
+        self._opening.clear()
+        self._not_kept.clear()
+        if big:
+            return_free_memory()
+
+    def not_kept(self, uri: str, n_chars: int) -> str | None:
+        """Why a text of ``n_chars`` code points at ``uri`` cannot be held within
+        :attr:`max_open_chars` beside the session's other documents, or None.
+
+        Runtime complexity: ``O(documents being opened)``.
+        """
+        if self.max_open_chars is None:
+            return None
+        od = self.store.find(uri)
+        others = (self.store.chars - (od.length if od is not None else 0)
+                  + sum(n for u, n in self._opening.items() if u != uri))
+        if others + n_chars <= self.max_open_chars:
+            return None
+        return (f"livetok: {uri} is not kept: with its {n_chars:,} characters this session's "
+                f"open documents would hold {others + n_chars:,}, over its limit of "
+                f"{self.max_open_chars:,}; close other documents, then reopen this one")
+
+    def drop(self, uri: str, why: str) -> None:
+        """Forget ``uri`` and its text (:meth:`not_kept` said ``why``): a diagnostic tells the
+        user, requests on it fail with ``why``, its changes are ignored, until it is closed
+        or opened again."""
+        self.close(uri)
+        self._not_kept[uri] = why
+        if len(self._not_kept) > _MAX_NOT_KEPT:
+            del self._not_kept[next(iter(self._not_kept))]  # the oldest
+        self.warn(why)
+        self._publish_diagnostics(
+            uri, [_notice(why, "not-kept", types.DiagnosticSeverity.Warning)])
+
+    def applied(self, od: OpenDocument, length_before: int, patches: list[Patch]) -> None:
+        """After ``od``'s changes (``patches``): the session's size limit, the memory a big
+        replaced text held, and :meth:`changed`.
+
+        Runtime complexity: ``O(1)``, plus ``O(len(patches))`` for a big document.
+        """
+        self.store.resized(length_before, od.length)
+        if self.max_open_chars is not None and od.length > length_before:
+            why = self.not_kept(od.uri, od.length)
+            if why is not None:
+                self.drop(od.uri, why)
+                return
+        if length_before >= _TRIM_CHARS and any(p.n_deleted >= _TRIM_CHARS for p in patches):
+            return_free_memory()  # a big text replaced (the demo's samples)
+        self.changed(od.uri, patches)
 
     def progress_begin(self, uri: str, n_chars: int) -> str:
         """Start a work-done progress for a big didOpen; returns its token."""
@@ -607,8 +695,8 @@ class LivetokServer(LanguageServer):
             except DocumentUnavailable as exc:
                 log.info("no count for %s: %s", uri, exc)
                 if od.too_large is not None:
-                    self._publish_diagnostics(uri, [_too_large_diagnostic(od.too_large)],
-                                              od.version)
+                    self._publish_diagnostics(
+                        uri, [_notice(f"livetok: {od.too_large}", "too-large")], od.version)
                 continue
             except Exception:
                 log.exception("counting %s failed", uri)
@@ -695,7 +783,13 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
     if td.uri in ls.store:
         ls.warn(f"livetok: {td.uri} opened twice; replacing it with the new text")
         ls.close(td.uri)
-    big = len(td.text) >= ls.settings.progress_threshold
+    ls._not_kept.pop(td.uri, None)
+    n_chars = len(td.text)
+    why = ls.not_kept(td.uri, n_chars)
+    if why is not None:  # over the session's limit (livetok demo): the text is not kept
+        ls.drop(td.uri, why)
+        return
+    big = n_chars >= ls.settings.progress_threshold
     token = ls.progress_begin(td.uri, len(td.text)) if big and ls.progress_ok else None
     started = time.perf_counter()
     choice = ls.encoding_choice(td.uri, td.language_id)
@@ -733,14 +827,24 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
     def load_and_build() -> OpenDocument:
         return build(ls.load_encoding(choice, td.uri))
 
+    def building() -> None:  # its size counts toward the session's limit meanwhile
+        ls._opening[td.uri] = n_chars
+        ls.background.defer(td.uri, built)  # first in its backlog: right after opened()
+
+    def built() -> None:
+        ls._opening.pop(td.uri, None)
+
     # an encoding not loaded yet may take seconds (a big tokenizer.json): loaded in the worker
     # thread, while this document's messages wait in its backlog and the others are served
     if ready is None:
         if ls.background.start(td.uri, load_and_build, opened):
+            building()
             return
         ready = ls.load_encoding(choice, td.uri)
     # a big document is tokenized in the worker thread: the others keep being served
-    if not (big and ls.background.start(td.uri, functools.partial(build, ready), opened)):
+    if big and ls.background.start(td.uri, functools.partial(build, ready), opened):
+        building()
+    else:
         opened(build(ready))
 
 
@@ -758,20 +862,22 @@ def did_change(ls: LivetokServer, params: types.DidChangeTextDocumentParams) -> 
         return
     od = ls.store.find(uri)
     if od is None:
-        ls.warn(f"livetok: didChange for {uri}, which is not open; ignored "
-                "(send textDocument/didOpen first)")
+        if uri not in ls._not_kept:  # one not kept was said so once
+            ls.warn(f"livetok: didChange for {uri}, which is not open; ignored "
+                    "(send textDocument/didOpen first)")
         return
     changes = [TextChange(c.text) if isinstance(c, types.TextDocumentContentChangeWholeDocument)
                else TextChange(c.text, (c.range.start.line, c.range.start.character,
                                         c.range.end.line, c.range.end.character))
                for c in params.content_changes]
     version = params.text_document.version
+    before = od.length
     # a huge paste is tokenized in the worker thread, like a big didOpen
     if (sum(len(c.text) for c in changes) >= ls.settings.progress_threshold
             and ls.background.start(uri, functools.partial(od.apply, changes, version),
-                                    functools.partial(ls.changed, uri))):
+                                    functools.partial(ls.applied, od, before))):
         return
-    ls.changed(uri, od.apply(changes, version))
+    ls.applied(od, before, od.apply(changes, version))
 
 
 @feature(types.TEXT_DOCUMENT_DID_CLOSE)

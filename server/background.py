@@ -54,9 +54,10 @@ class _Worker:
         self._queue: deque[tuple[Future[Any], Callable[[], Any]]] = deque()
         self._running = False
 
-    def submit(self, fn: Callable[[], T]) -> Future[T]:
-        """Run ``fn()`` after the work submitted before; its result or error goes to the future."""
-        future: Future[T] = Future()
+    def submit(self, fn: Callable[[], T]) -> Future[list[T]]:
+        """Run ``fn()`` after the work submitted before; its error, or its result in a box
+        (a one-item list) that the taker empties, goes to the future."""
+        future: Future[list[T]] = Future()
         with self._lock:
             self._queue.append((future, fn))
             if not self._running:
@@ -72,19 +73,29 @@ class _Worker:
                     return
                 future, fn = self._queue.popleft()
             if future.set_running_or_notify_cancel():
+                box: list[Any] = []
+                error: BaseException | None = None
                 try:
-                    future.set_result(fn())
+                    box.append(fn())
                 except BaseException as exc:  # the caller's to report, as an executor does
-                    future.set_exception(exc)
-            # subtle: the loop would otherwise hold the last work and its result (a whole
-            # document's text) until the next job, after the document was closed
-            del future, fn
+                    error = exc
+                # subtle: the work (and what it held: a paste's text) is dropped before the
+                # result is handed over, and the result travels in a box that the event loop
+                # empties: this thread never holds a document the loop is done with (a closed
+                # document's memory is given back at once, ``LivetokServer.close``)
+                del fn
+                if error is None:
+                    future.set_result(box)
+                else:
+                    future.set_exception(error)
+                del box, error
+            del future
 
 
 class _Job(Generic[T]):
     __slots__ = ("future", "done", "handled")
 
-    def __init__(self, future: Future[T], done: Callable[[T], None]) -> None:
+    def __init__(self, future: Future[list[T]], done: Callable[[T], None]) -> None:
         self.future = future
         self.done = done
         self.handled = False
@@ -150,7 +161,7 @@ class Background:
         if self._jobs.get(uri) is job:
             del self._jobs[uri]
         try:
-            result = job.future.result()
+            result = job.future.result().pop()  # taken out of its box (see _Worker._run)
         except Exception:
             log.exception("background work on %s failed", uri)
         else:

@@ -18,6 +18,10 @@ Routes (``GET`` and ``HEAD`` only, with this server's own ``Host``):
 ``/lsp``                    the language server, over WebSocket, for the page's own origin;
                             at most ``MAX_SESSIONS`` at a time
 ==========================  =================================================================
+
+A session holds at most ``MAX_SESSION_CHARS`` code points of open documents together: a
+document that would pass it is not kept (a diagnostic says so; requests on it fail), and a
+closed document's memory goes back to the system (``LivetokServer.close``).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_parser", "run", "serve_demo", "find_traces_dir", "exposure_warning",
            "STATIC_DIR", "MAX_SESSIONS", "MAX_MESSAGE_BYTES", "MAX_DOCUMENT_CHARS",
-           "MAX_SEND_QUEUE_BYTES"]
+           "MAX_SESSION_CHARS", "MAX_SEND_QUEUE_BYTES"]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +64,9 @@ MAX_MESSAGE_BYTES = 16 << 20
 #: code points a document may hold to be counted (``livetok.maxDocumentSize``, which a page
 #: may lower but not raise): as much as one message can bring; longer ones are kept as text
 MAX_DOCUMENT_CHARS = 16 << 20
+#: code points the open documents of one session may hold together (``max_open_chars``):
+#: four documents at the ceiling; the next one is not kept (each 10 MB one took ~27 MB)
+MAX_SESSION_CHARS = 64 << 20
 #: answers a session's page has not read yet; past this the connection is cut
 #: (``transport.BoundedWebSocketWriter``; the page's largest answers are far smaller)
 MAX_SEND_QUEUE_BYTES = 16 << 20
@@ -115,11 +122,13 @@ def find_traces_dir(explicit: str | None = None) -> Path | None:
 
 class _Sessions:
     """The open ``/lsp`` sessions, at most ``limit`` at a time, each counting documents of at
-    most ``max_document_chars`` code points."""
+    most ``max_document_chars`` code points and holding at most ``max_session_chars``."""
 
-    def __init__(self, limit: int, max_document_chars: int) -> None:
+    def __init__(self, limit: int, max_document_chars: int,
+                 max_session_chars: int = MAX_SESSION_CHARS) -> None:
         self.limit = limit
         self.max_document_chars = max_document_chars
+        self.max_session_chars = max_session_chars
         self.open = 0
 
     @property
@@ -135,24 +144,27 @@ class _Sessions:
             return
         self.open += 1
         try:
-            await _lsp_session(ws, _capped_server_class()(self.max_document_chars))
+            await _lsp_session(ws, _capped_server_class()(self.max_document_chars,
+                                                          self.max_session_chars))
         finally:
             self.open -= 1
 
 
 @functools.cache
-def _capped_server_class() -> Callable[[int], LivetokServer]:
+def _capped_server_class() -> Callable[[int, int], LivetokServer]:
     """``LivetokServer`` whose ``livetok.maxDocumentSize`` never passes a ceiling, whatever
-    the page sends in ``initializationOptions`` or ``didChangeConfiguration``."""
+    the page sends in ``initializationOptions`` or ``didChangeConfiguration``, and whose open
+    documents hold at most ``max_session_chars`` code points together."""
     from dataclasses import replace
 
     from .app import LivetokServer
     from .config import Settings
 
     class CappedServer(LivetokServer):
-        def __init__(self, max_document_chars: int) -> None:
+        def __init__(self, max_document_chars: int, max_session_chars: int) -> None:
             self._ceiling = max_document_chars
             super().__init__()
+            self.max_open_chars = max_session_chars
 
         # subtle: the server replaces ``settings`` whole (at initialize, on each configuration
         # change), so the setter is the one place where the ceiling always applies
@@ -189,20 +201,22 @@ async def _lsp_session(ws: ServerConnection, server: LivetokServer) -> None:
             except SystemExit:  # the client sent `exit`: end this session only
                 break
     finally:
+        server.release()  # a closed tab leaves its documents: their memory goes back now
         await ws.close()
 
 
 async def serve_demo(host: str, port: int, site: DemoSite, stop: asyncio.Event,
                      on_listening: Callable[[list[SocketAddress]], None] | None = None, *,
                      max_sessions: int = MAX_SESSIONS,
-                     max_document_chars: int = MAX_DOCUMENT_CHARS) -> None:
+                     max_document_chars: int = MAX_DOCUMENT_CHARS,
+                     max_session_chars: int = MAX_SESSION_CHARS) -> None:
     """Serve the page and ``/lsp`` until ``stop`` is set; ``on_listening`` gets the address
     of each listening socket (``getsockname()``) once requests are answered."""
     from websockets.asyncio.server import serve
 
     from .demo_site import AllowedHosts, text_response
 
-    sessions = _Sessions(max_sessions, max_document_chars)
+    sessions = _Sessions(max_sessions, max_document_chars, max_session_chars)
 
     async def process_request(connection: ServerConnection, request: Request) -> Response | None:
         out = await site.respond(request.method, request.path, request.headers)

@@ -477,13 +477,16 @@ class OpenDocument:
 
 
 class DocumentStore:
-    """The open documents by URI.
+    """The open documents by URI, and how many code points they hold together.
 
     Runtime complexity: dictionary operations, ``O(1)``.
     """
 
     def __init__(self) -> None:
         self._docs: dict[str, OpenDocument] = {}
+        #: the code points of the documents held (kept by :meth:`add`, :meth:`remove` and
+        #: :meth:`resized`)
+        self.chars = 0
 
     def __contains__(self, uri: object) -> bool:
         return uri in self._docs
@@ -498,7 +501,12 @@ class DocumentStore:
         """Add (or replace) a document; returns the replaced one."""
         old = self._docs.get(od.uri)
         self._docs[od.uri] = od
+        self.chars += od.length - (old.length if old is not None else 0)
         return old
+
+    def resized(self, length_before: int, length_after: int) -> None:
+        """A document held here changed length (its changes were applied)."""
+        self.chars += length_after - length_before
 
     def get(self, uri: str) -> OpenDocument:
         """The open document at ``uri`` or :class:`UnknownDocument`."""
@@ -516,4 +524,7 @@ class DocumentStore:
 
     def remove(self, uri: str) -> OpenDocument | None:
         """Forget a document; returns it (None if it was not open)."""
-        return self._docs.pop(uri, None)
+        od = self._docs.pop(uri, None)
+        if od is not None:
+            self.chars -= od.length
+        return od

@@ -289,11 +289,13 @@ class BoundedWebSocketWriter(_BoundedWriter):
 
 
 def _end_session(server: LivetokServer, who: str) -> None:
-    """What a session leaves behind: traces of documents still open (``--record-trace``)."""
+    """What a session leaves behind: traces of documents still open (``--record-trace``);
+    its documents' memory goes back to the system."""
     try:
         server.save_traces()
     except Exception:
         log.exception("%s: saving traces failed", who)
+    server.release()
     log.info("%s: session ended", who)
 
 

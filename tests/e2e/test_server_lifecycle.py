@@ -12,9 +12,11 @@ Each test drives the server raw (no LSP library between), as ``test_security_ser
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import sys
-from typing import Any
+from typing import Any, AsyncIterator
 
 import pytest
 
@@ -411,3 +413,121 @@ async def test_an_encoding_that_loads_slowly_holds_up_only_its_document():
     assert (slow_count["tokens"], slow_count["encoding"]) == (2, "r50k_base")
     counts = [m["params"] for m in s.sent if m.get("method") == "livetok/didChangeTokenCount"]
     assert [c["encoding"] for c in counts if c["uri"].endswith("slow.txt")] == ["r50k_base"]
+
+
+# -- livetok demo: what one session holds --------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def demo_session(**limits: int) -> AsyncIterator[Any]:
+    """A WebSocket session of ``livetok demo`` served in this process (with ``limits``)."""
+    from websockets.asyncio.client import connect
+
+    from livetok.server import cmd_demo, demo_site
+
+    stop = asyncio.Event()
+    listening: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    site = demo_site.DemoSite(cmd_demo.STATIC_DIR, None)
+    task = asyncio.create_task(cmd_demo.serve_demo("127.0.0.1", 0, site, stop,
+                                                   listening.set_result, **limits))
+    try:
+        port = (await asyncio.wait_for(listening, TIMEOUT))[0][1]
+        async with connect(f"ws://127.0.0.1:{port}/lsp", origin=f"http://127.0.0.1:{port}",
+                           open_timeout=TIMEOUT) as ws:
+            yield ws
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, TIMEOUT)
+
+
+async def test_demo_session_holds_a_bounded_total_of_text():
+    """Many big documents in one demo session took 27 MB each, without a bound: past the
+    session's limit a document is not kept (a diagnostic says so, its requests fail), and a
+    change that grows one past it drops that one; closing documents makes room again."""
+    async with demo_session(max_session_chars=1000) as ws:
+        async def send(msg: dict[str, Any]) -> None:
+            await ws.send(json.dumps({"jsonrpc": "2.0", **msg}))
+
+        async def until(pred: Any) -> dict[str, Any]:
+            while True:
+                msg = json.loads(await asyncio.wait_for(ws.recv(), TIMEOUT))
+                if pred(msg):
+                    return msg
+
+        async def answer(msg: dict[str, Any]) -> dict[str, Any]:
+            await send(msg)
+            return await until(lambda m: m.get("id") == msg["id"] and "method" not in m)
+
+        def not_kept(uri: str) -> Any:
+            return lambda m: (m.get("method") == "textDocument/publishDiagnostics"
+                              and m["params"]["uri"] == uri and m["params"]["diagnostics"]
+                              and m["params"]["diagnostics"][0]["code"] == "not-kept")
+
+        a, b = "file:///w/a.txt", "file:///w/b.txt"
+        await answer(_initialize(1))
+        await send(_open(a, "x " * 300))
+        await send(_open(b, "y " * 300))  # 1,200 code points together: b is not kept
+        message = (await until(not_kept(b)))["params"]["diagnostics"][0]["message"]
+        assert "1,200" in message and "1,000" in message and "close other documents" in message
+        refused = await answer(_count(2, b))
+        assert _code(refused) == -32803 and "not kept" in refused["error"]["message"]
+        assert (await answer(_count(3, a)))["result"]["characters"] == 600
+        await send({"method": "textDocument/didChange", "params": {  # grows a past the limit
+            "textDocument": {"uri": a, "version": 2}, "contentChanges": [{"text": "x " * 600}]}})
+        await until(not_kept(a))
+        assert _code(await answer(_count(4, a))) == -32803
+        await send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": b}}})
+        await send(_open(b, "y " * 300))  # a is gone: room for b
+        assert (await answer(_count(5, b)))["result"]["characters"] == 600
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+async def test_demo_session_gives_a_closed_documents_memory_back():
+    """Open and close big documents in one demo session (in this process, as the page does:
+    a sample as a didOpen): once closed, most of each one's memory is back with the system,
+    not kept by the process (before, most of it was: glibc kept the freed heap)."""
+    from livetok.server.cmd_demo import MAX_DOCUMENT_CHARS, MAX_SESSION_CHARS, _capped_server_class
+    from livetok.server.demo_site import sample_text
+    from livetok.server.documents import return_free_memory
+
+    if not os.path.exists("/proc/self/statm") or not sys.platform.startswith("linux"):
+        pytest.skip("measures the resident set in /proc (Linux)")
+    text = sample_text(6 << 20)
+    s = Session(_capped_server_class()(MAX_DOCUMENT_CHARS, MAX_SESSION_CHARS))
+    s.send("initialize", {"capabilities": {}, "processId": None}, 1)
+
+    async def open_and_close(i: int) -> tuple[int, int]:
+        uri = f"file:///w/sample-{i}.py"
+        s.send("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": text}})
+        await s.take()  # built
+        opened = _rss_bytes()
+        s.send("textDocument/didClose", {"textDocument": {"uri": uri}})
+        await s.take()
+        return opened, _rss_bytes()
+
+    await open_and_close(0)  # the encoding's tables and caches, once
+    return_free_memory()
+    base = _rss_bytes()
+    for i in range(1, 4):
+        opened, closed = await open_and_close(i)
+        held = opened - base
+        assert held > len(text), f"the document did not show in the resident set ({held:,} B)"
+        assert closed - base < held / 2, (
+            f"document {i}: {held:,} bytes while open, {closed - base:,} still held once closed")
+    # a tab closed with its document open (the page sends no didClose): the session's end
+    async with demo_session() as ws:
+        base = _rss_bytes()
+        await ws.send(json.dumps({"jsonrpc": "2.0", **_initialize(1)}))
+        await ws.send(json.dumps({"jsonrpc": "2.0", **_open("file:///w/tab.py", text)}))
+        await ws.send(json.dumps({"jsonrpc": "2.0", **_count(2, "file:///w/tab.py")}))
+        while json.loads(await asyncio.wait_for(ws.recv(), TIMEOUT)).get("id") != 2:
+            pass  # answered once the document is built
+        held = _rss_bytes() - base
+        assert held > len(text)
+    # the session ends once the server sees the socket close: a hang guard only
+    await _until(lambda: _rss_bytes() - base < held / 2)
