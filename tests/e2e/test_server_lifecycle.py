@@ -4,9 +4,16 @@
   dropped; a second ``initialize`` gets ``InvalidRequest`` (-32600); on stdio whether the
   front (``front.py``) or the full server answered the first ``initialize``, and on TCP;
 - ``exit`` ends the process at once (status 1 without ``shutdown``, 0 after), on stdio and
-  with ``--tcp --once``, even while the worker thread is stuck in a document's build.
+  with ``--tcp --once``, even while the worker thread is stuck in a document's build;
+- a settings change sends only what it changes (nothing, for a setting no document shows);
+- unknown encoding names leave nothing behind;
+- an encoding that takes long to load holds up only its own document;
+- ``livetok demo``: a session holds a bounded total of text, and a closed document's memory
+  goes back to the system (also when a tab closes with its documents open).
 
-Each test drives the server raw (no LSP library between), as ``test_security_serve.py`` does.
+The processes are driven raw (no LSP library between), as ``test_security_serve.py`` does;
+the in-process sessions are fed raw messages through ``transport.dispatch``. Nothing is
+decided by a race: waits are hang guards (``TIMEOUT``) around a condition or an ordering.
 """
 
 from __future__ import annotations
