@@ -450,6 +450,15 @@ def hostile_workspace(ws: Path) -> dict[str, str]:
     return docs
 
 
+async def _end(client: LanguageClient) -> None:
+    """Shut the session down; the server process ends even when it does not answer (a
+    server stuck in a hostile regex would otherwise outlive the test)."""
+    try:
+        await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
+    finally:
+        await stop(client)
+
+
 async def _start(ws: Path, options: dict[str, Any] | None = None) -> LanguageClient:
     client = await ClientServerConfig(server_command=LIMITED_SERVER,
                                       server_env={**os.environ}).start()
@@ -513,8 +522,7 @@ async def test_server_in_a_hostile_workspace(tmp_path: Path) -> None:
         assert client._server is not None and client._server.returncode is None
         print("open -> count answered (s):", {k: round(v, 3) for k, v in took.items()})
     finally:
-        await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
-        await stop(client)
+        await _end(client)
     # livetok check . on the same workspace: every problem one short line, the healthy file's
     # verdict exact, nothing written outside
     r = livetok(ws, "check", ".", "--format", "json")
@@ -550,8 +558,7 @@ async def test_server_refuses_workspace_tokenizer_settings(tmp_path: Path) -> No
                 await asyncio.sleep(0.02)
             assert len(client.messages) == 1 and why in client.messages[0].message
         finally:
-            await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
-            await stop(client)
+            await _end(client)
 
 
 async def test_trusted_hostile_tokenizer_is_bounded_in_the_server(tmp_path: Path) -> None:
@@ -579,5 +586,4 @@ async def test_trusted_hostile_tokenizer_is_bounded_in_the_server(tmp_path: Path
         assert got["tokens"] == 1 and got["encoding"].endswith("tokenizer.json")
         assert client._server is not None and client._server.returncode is None
     finally:
-        await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
-        await stop(client)
+        await _end(client)
