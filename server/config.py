@@ -150,8 +150,13 @@ class Settings:
         if not (real.lower().endswith(".json") or os.path.isdir(real)):
             return (f"livetok reads a tokenizer.json (a file named *.json, or a model folder "
                     f"holding one): {name!r} is neither; set livetok.tokenizer to one")
+        # without a workspace folder no file is a workspace's but what a relative path names
+        # (resolved against the working folder)
         root = os.path.realpath(self.root or os.getcwd())
-        within = real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+        within = self.root is not None and (
+            real == root or real.startswith(root.rstrip(os.sep) + os.sep))
+        if name in self.relative_paths:
+            within = real == root or real.startswith(root.rstrip(os.sep) + os.sep)
         if name in self.relative_paths and not within:
             return (f"{name!r} is a relative path that leads out of the workspace ({root}); "
                     "name a file inside it, or give an absolute path")

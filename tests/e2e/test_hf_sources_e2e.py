@@ -129,13 +129,19 @@ async def test_server_counts_with_livetok_tokenizer(tmp_path: Path) -> None:
 
 async def test_server_reads_relative_tokenizer_paths_from_the_workspace(tmp_path: Path) -> None:
     """A relative ``livetok.tokenizer`` (here a model folder) and a relative tokenizer.json
-    encoding are the workspace folder's files, not the server's working folder's."""
+    encoding are the workspace folder's files, not the server's working folder's (loaded
+    because the user trusts the workspace's tokenizers; without it they are refused:
+    test_security_workspace.py)."""
+    import shutil
+
     path = tokenizer_file("llama3")
     ws = tmp_path / "ws"
     (ws / "models" / "llama3").mkdir(parents=True)
-    (ws / "models" / "llama3" / "tokenizer.json").symlink_to(path)
+    shutil.copy(path, ws / "models" / "llama3" / "tokenizer.json")
     want = _hf_count(path, TEXT)
-    async with session("utf-16", options={"tokenizer": "models/llama3"}, root=str(ws)) as client:
+    async with session("utf-16", options={"tokenizer": "models/llama3",
+                                          "trustWorkspaceTokenizers": True},
+                       root=str(ws)) as client:
         doc = ClientDoc(client, (ws / "notes.md").as_uri(), TEXT, "utf-16",
                         language_id="markdown")
         got = await token_count(client, doc.uri)
