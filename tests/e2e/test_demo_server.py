@@ -513,7 +513,7 @@ def test_a_page_that_does_not_read_is_cut_off(demo):
             for i in range(40):
                 await ws.send(msg("textDocument/semanticTokens/full",
                                   {"textDocument": {"uri": "file:///a.txt"}}, 10 + i))
-            for _ in range(600):  # the server logs the cut-off
+            for _ in range(3000):  # the cut-off is logged (5 min guard: 60 s ran out under load)
                 if sum(said in line for line in demo.log) > before:
                     break
                 await asyncio.sleep(0.1)
