@@ -26,7 +26,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from livetok.incremental.load import size_limit
 
@@ -156,11 +156,10 @@ def is_baseline_data(data: Any) -> bool:
         "livetok-baseline", "files"}
 
 
-def write_baseline_file(path: Path, text: str, *, root: Path | None,
-                        is_baseline: Callable[[str], bool] | None = None) -> None:
+def write_baseline_file(path: Path, text: str, *, root: Path | None) -> None:
     """Write ``text`` to the baseline file ``path``, which must lie in ``root`` (when given),
-    not be a symbolic link, and be either missing or a regular file that ``is_baseline``
-    accepts: a repository cannot make ``--update-baseline`` write over a shell profile or any
+    not be a symbolic link, and be either missing or a regular file that already is a
+    baseline (:func:`parses_as_baseline`): a repository cannot make ``--update-baseline`` write over a shell profile or any
     other file. The text goes to a temporary file beside it, renamed over it.
 
     Runtime complexity: ``O(len(text))``.
@@ -183,7 +182,7 @@ def write_baseline_file(path: Path, text: str, *, root: Path | None,
                             label=label)
         except UntrustedFile as exc:
             raise UntrustedFile(f"{exc}; not overwritten") from None
-        if not (is_baseline or parses_as_baseline)(old):
+        if not parses_as_baseline(old):
             raise UntrustedFile(f"{label}: not a livetok baseline, so livetok does not write "
                                 "over it; delete it or name another baseline file")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
