@@ -13,6 +13,12 @@ the pieces that changed, so an encoding must tell it three things:
 3. the token ids of one piece and how many code points of the piece each token covers
    (:meth:`PieceEncoding.encode_piece`, :meth:`PieceEncoding.token_cp_lens`).
 
+Besides these, every encoding offers the same whole-text entry points, so that code written
+for one family runs on any: :meth:`PieceEncoding.encode`, :meth:`PieceEncoding.count`,
+:meth:`PieceEncoding.decode` and :meth:`PieceEncoding.encode_stream` (a text that arrives in
+chunks; livetok's encodings get it from :class:`.stream.EncodeStreamMixin` or, byte-level,
+define it alike; both run :func:`.stream.encode_stream`).
+
 All offsets are Unicode code points (``cp``). A token may cover zero code points (a byte-level
 token that ends inside a multi-byte character gives that character to the token holding its
 first byte; WordPiece's ``[UNK]`` or SentencePiece byte-fallback tokens likewise).
@@ -27,7 +33,11 @@ answers once, at construction, whether the byte-level paths apply.
 from __future__ import annotations
 
 from array import array
-from typing import Callable, Iterable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol, Sequence
+from typing import runtime_checkable
+
+if TYPE_CHECKING:  # .stream imports this module
+    from .stream import StreamStats
 
 __all__ = ["PieceEncoding", "ByteLevelEncoding", "QuietEncoding", "check_encoding", "byte_level",
            "quiet_side"]
@@ -47,6 +57,18 @@ class PieceEncoding(Protocol):
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` as the reference library gives them (no special tokens)."""
+        ...
+
+    def count(self, text: str) -> int:
+        """Number of tokens of ``text``: ``len(encode(text))``."""
+        ...
+
+    def encode_stream(self, chunks: Iterable[str], *, min_batch_cp: int = 1 << 16,
+                      stats: StreamStats | None = None) -> Iterator[int]:
+        """Yield the ids of ``"".join(chunks)``, equal to ``encode`` of it, lazily and in
+        memory bounded by the longest piece (:func:`.stream.encode_stream`, which gives the
+        options' meaning; :class:`.stream.EncodeStreamMixin` implements the method with it).
+        """
         ...
 
     def decode(self, ids: Sequence[int]) -> str:
@@ -219,7 +241,7 @@ def check_encoding(enc: object) -> PieceEncoding:
     >>> check_encoding(object())  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    TypeError: <object object at ...> is not a livetok encoding: it lacks decode, encode, ...
+    TypeError: <object object at ...> is not a livetok encoding: it lacks count, decode, ...
 
     Runtime complexity: ``O(1)`` (one attribute lookup per member).
     """
@@ -229,10 +251,12 @@ def check_encoding(enc: object) -> PieceEncoding:
         _PIECE_CLASSES.add(type(enc))
         return enc
     missing = [m for m in _PIECE_MEMBERS if not hasattr(enc, m)]
+    mixin = ("; a class gets encode_stream by inheriting "
+             "livetok.incremental.stream.EncodeStreamMixin" if "encode_stream" in missing else "")
     raise TypeError(
         f"{enc!r} is not a livetok encoding: it lacks {', '.join(missing)}. Pass a name from "
         "livetok.incremental.list_encodings() or an object implementing "
-        "livetok.incremental.protocol.PieceEncoding"
+        f"livetok.incremental.protocol.PieceEncoding{mixin}"
     )
 
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 from typing import Callable, Iterable, Iterator
 
 from .text import join_surrogates, sanitize
-from .protocol import ByteLevelEncoding, PieceEncoding, byte_level
+from .protocol import ByteLevelEncoding, PieceEncoding, byte_level, check_encoding
 
 __all__ = ["encode_stream", "count_stream", "check_pieces", "StreamStats", "PieceTooLongError",
-           "MAX_PIECE_CP"]
+           "MAX_PIECE_CP", "EncodeStreamMixin"]
 
 #: the longest pre-token the command line encodes (``livetok count``; the library's default is
 #: no bound): a piece is held whole and its BPE takes ~40-150 bytes and ~1-5 us per code point
@@ -179,6 +179,33 @@ def encode_stream(
     """
     for batch in _batches(encoding, chunks, min_batch_cp, stats, max_piece_cp):
         yield from batch
+
+
+class EncodeStreamMixin:
+    """A base class that gives an encoding the method form of :func:`encode_stream`, which
+    :class:`~livetok.incremental.protocol.PieceEncoding` declares (the SentencePiece,
+    WordPiece and ``tokenizer.json`` encodings inherit it; the byte-level ``Encoding`` has its
+    own, with the same signature)."""
+
+    __slots__ = ()
+
+    def encode_stream(self, chunks: Iterable[str], *, min_batch_cp: int = 1 << 16,
+                      stats: StreamStats | None = None) -> Iterator[int]:
+        """Yield the ids of ``"".join(chunks)``, equal to ``encode`` of it, lazily and in
+        memory bounded by the longest piece: :func:`encode_stream`, where the options are
+        described.
+
+        >>> from livetok.incremental import get_encoding
+        >>> enc = get_encoding("bert-base-uncased")
+        >>> list(enc.encode_stream(["Tokeni", "zation!"])) == enc.encode("Tokenization!")
+        True
+
+        Runtime complexity: as ``encode``; memory ``O(longest piece + max chunk +
+        min_batch_cp)`` code points.
+        """
+        # check_encoding: O(1) once the class has passed (get_encoding checked it)
+        return encode_stream(check_encoding(self), chunks, min_batch_cp=min_batch_cp,
+                             stats=stats)
 
 
 def _batches(

@@ -105,6 +105,7 @@ import regex
 
 from ..cache import GenerationalCache
 from ..glue import GLUE_MIN_CP
+from ..stream import EncodeStreamMixin
 from ..text import require_str, sanitize
 from .added import AddedMatcher, AddedToken, Match, trie_pattern
 from .decoders import Decoder, decode_tokens
@@ -147,7 +148,7 @@ class PreTokenizerLike(Protocol):
     def horizon(self, s: str, start: int, limit: int) -> int: ...
 
 
-class TokenizerJsonEncoding:
+class TokenizerJsonEncoding(EncodeStreamMixin):
     """A ``tokenizer.json`` pipeline as a livetok encoding; ids equal HuggingFace's
     ``Tokenizer.encode(text, add_special_tokens=False).ids``.
 

@@ -88,6 +88,7 @@ import regex
 from ..cache import GenerationalCache
 from ..find import MISTRAL_V1_ENV, find_mistral_v1
 from ..glue import GLUE_MIN_CP
+from ..stream import EncodeStreamMixin
 from ..text import require_str, sanitize
 from .bpe import sp_bpe
 from .model_proto import (
@@ -206,7 +207,7 @@ def _raw_pairs(pairs: set[str]) -> frozenset[str]:
 # --- the encoding ----------------------------------------------------------------------------
 
 
-class SentencePieceEncoding:
+class SentencePieceEncoding(EncodeStreamMixin):
     """A SentencePiece BPE model as a livetok encoding (ids equal ``SentencePieceProcessor``'s).
 
     >>> enc = load_mistral_v1()                      # doctest: +SKIP

@@ -45,6 +45,7 @@ from operator import index
 from typing import Any, Collection, Iterator, Mapping, Sequence
 
 from ..cache import GenerationalCache
+from ..stream import EncodeStreamMixin
 from ..text import require_str, sanitize
 from .bert_normalize import (
     CUT_BEFORE_OK,
@@ -67,7 +68,7 @@ _CLEANUPS = (
 )
 
 
-class WordPieceEncoding:
+class WordPieceEncoding(EncodeStreamMixin):
     """A WordPiece encoding (BERT pipeline) implementing the ``PieceEncoding`` protocol.
 
     >>> from livetok.incremental import get_encoding
