@@ -2,7 +2,7 @@
 # Regenerate every benchmark page and plot in docs/ with one command (on demand, not in CI):
 #
 #   bash scripts/bench.sh            # all benchmarks, full sizes (about 1-1.5 hours)
-#   bash scripts/bench.sh encode     # only some of: encode document server stream wordpiece markdown hf
+#   bash scripts/bench.sh encode     # only some of: encode document server stream wordpiece markdown hf worstcase
 #
 # Installs livetok with its test and bench extras into .venv (as scripts/test.sh does), then
 # runs benchmarks/bench_<name>.py, each of which writes its tables into docs/ and its plots
@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-dev.sh test,bench
 names=("$@")
-[ "${#names[@]}" -gt 0 ] || names=(encode document server stream wordpiece markdown hf)
+[ "${#names[@]}" -gt 0 ] || names=(encode document server stream wordpiece markdown hf worstcase)
 for name in "${names[@]}"; do
   script="benchmarks/bench_${name}.py"
   [ -f "$script" ] || { echo "scripts/bench.sh: no $script" >&2; exit 2; }
