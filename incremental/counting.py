@@ -11,7 +11,7 @@ A piece of the substring that lies inside one long document piece is counted by 
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from .glue import GLUE_MIN_CP, glue
 from .protocol import ByteLevelEncoding, PieceEncoding
@@ -155,7 +155,9 @@ class RangeCounter:
         if s == a_cp and e == b_cp:
             return seq.counted_before(tb) - seq.counted_before(ta)  # a whole document piece
 
-        def encode(ws: int, we: int) -> list[int]:
+        def encode(ws: int, we: int) -> Sequence[int]:
+            if ws == s and we == e:  # a whole piece (ignore_merges: maybe one token)
+                return bl.encode_piece(piece)
             return bl.encode_bytes_piece(piece[ws - s : we - s].encode("utf-8"))
 
         none: Iterator[tuple[int, int, int]] = iter(())

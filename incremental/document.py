@@ -695,6 +695,8 @@ class Document:
         bl = self._bl
         if bl is not None:
             def encode(ws: int, we: int) -> Sequence[int]:
+                if ws == a and we == b:  # the whole piece (ignore_merges: maybe one token)
+                    return bl.encode_piece(piece)
                 return bl.encode_bytes_piece(piece[ws - a : we - a].encode("utf-8"))
         else:
             def encode(ws: int, we: int) -> Sequence[int]:

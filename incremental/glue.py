@@ -50,7 +50,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Generic, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
-__all__ = ["Glued", "glue", "glue_one_step", "GLUE_MIN_CP"]
+__all__ = ["Glued", "glue", "glue_one_step", "glue_chunks", "GLUE_MIN_CP"]
 
 #: pieces of at least this many code points are updated by :func:`glue` in a document (and
 #: counted by it in a range); shorter ones are encoded whole
@@ -200,3 +200,43 @@ def glue_one_step(
     g = _run(encode, iter(left), iter(right), lo, hi, True, None, _one_more)
     assert g is not None  # (no cap, final edges: a side that runs out agrees)
     return g
+
+
+#: a token of :func:`glue_chunks`: its ``[0]`` is its start, its ``[1]`` its end
+S = TypeVar("S", bound=Tuple[int, ...])
+
+
+def glue_chunks(encode: Callable[[int, int], List[S]], n: int, size: int, cap: int
+                ) -> Optional[List[S]]:
+    """The tokens of a long piece ``[0, n)``, chunk by chunk: ``encode(ws, we)`` tokenizes
+    ``[ws, we)`` alone (tokens are tuples ``(start, end, ...)`` in piece positions, compared
+    as they are), every ``size`` positions, and neighbouring chunks are glued at each seam by
+    :func:`glue` (Algorithm 1, the edit being empty): the tokens so far (correct up to the
+    seam, by induction) are ``tau1``, the next chunk's ``tau2``. The seam's window may reach
+    the piece's start but not pass the chunk's end unless that is the piece's end.
+
+    None when a side needs more than ``cap`` tokens or would pass the chunk's end (seams that
+    never agree, as in a run whose tokens shift to its end): the caller encodes the whole
+    piece instead. The users: the byte-level family's long pieces (``bytelevel/bpe.py``) and
+    the pair-rule engine's (:mod:`.pairmerge`).
+
+    Runtime complexity: ``O(n log size)`` encode work when each seam glues within a few
+    tokens; ``O(n * cap)`` more at most before giving up.
+    """
+    out = encode(0, min(size, n))
+    pos = min(size, n)
+    while pos < n:
+        end = min(n, pos + size)
+        right = encode(pos, end)
+        g = glue(encode,
+                 ((k, out[k][0], out[k]) for k in range(len(out) - 1, -1, -1)),
+                 ((k, t[1], t) for k, t in enumerate(right)),
+                 0, end, hi_final=end == n, cap=cap)
+        if g is None:
+            return None
+        del out[g.left or 0:]
+        out += g.tokens
+        if g.right is not None:
+            out += right[g.right + 1:]
+        pos = end
+    return out

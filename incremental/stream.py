@@ -183,9 +183,8 @@ def encode_stream(
 
 class EncodeStreamMixin:
     """A base class that gives an encoding the method form of :func:`encode_stream`, which
-    :class:`~livetok.incremental.protocol.PieceEncoding` declares (the SentencePiece,
-    WordPiece and ``tokenizer.json`` encodings inherit it; the byte-level ``Encoding`` has its
-    own, with the same signature)."""
+    :class:`~livetok.incremental.protocol.PieceEncoding` declares (every livetok encoding
+    inherits it)."""
 
     __slots__ = ()
 

@@ -52,6 +52,17 @@ def encoding(name: str) -> Any:
 
 
 @functools.lru_cache(maxsize=None)
+def general_encoding(name: str) -> Any:
+    """The real file ``name`` on the general pipeline (``TokenizerJsonEncoding``), also when it
+    loads as the byte-level family (``hf/bytelevel_file.py``): the reference of that route's
+    split and horizon."""
+    from livetok.incremental.hf import tokenizer_from_dict
+
+    return tokenizer_from_dict(tokenizer_json(name), name=name,
+                               source=str(tokenizer_file(name)), byte_level_family=False)
+
+
+@functools.lru_cache(maxsize=None)
 def reference(name: str) -> Any:
     """HuggingFace ``tokenizers``' ``Tokenizer`` of the real file ``name``, its padding and
     truncation off (BERT's file pads every text to 128 even without special tokens)."""

@@ -45,7 +45,7 @@ from itertools import repeat
 from operator import add
 from typing import Callable, Mapping
 
-from ..glue import glue
+from ..glue import glue_chunks
 from ..symbols import symbol_spans, unit_symbols
 
 __all__ = ["bpe_encode", "bpe_split"]
@@ -293,28 +293,7 @@ def _glued_split(
     def encode(ws: int, we: int) -> list[tuple[int, int]]:
         return [(a + ws, b + ws) for a, b in bpe_split(piece[ws:we], ranks)]
 
-    out = encode(0, min(size, n))
-    pos = min(size, n)
-    while pos < n:
-        end = min(n, pos + size)
-        right = encode(pos, end)
-        g = glue(
-            encode,
-            ((k, out[k][0], out[k]) for k in range(len(out) - 1, -1, -1)),
-            ((k, sp[1], sp) for k, sp in enumerate(right)),
-            0,
-            end,
-            hi_final=end == n,
-            cap=cap,
-        )
-        if g is None:
-            return None
-        del out[g.left or 0 :]
-        out += g.tokens
-        if g.right is not None:
-            out += right[g.right + 1 :]
-        pos = end
-    return out
+    return glue_chunks(encode, n, size, cap)
 
 
 def bpe_encode(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:

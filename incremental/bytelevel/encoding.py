@@ -27,19 +27,18 @@ from collections import deque
 from functools import cached_property, partial
 from operator import index
 from typing import AbstractSet, Any, Callable, Collection, Iterable, Iterator, Literal, Mapping
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 import regex
 
 from .bpe import _SCAN_MAX, _scan_ids, bpe_encode
 from ..cache import GenerationalCache
 from .pretokenize import PATTERNS, Pretokenizer
+from ..stream import EncodeStreamMixin
 from ..text import join_surrogates, require_str, sanitize
 
-if TYPE_CHECKING:
-    from ..stream import StreamStats
 
-__all__ = ["Encoding", "UnknownTokenError"]
+__all__ = ["Encoding", "UnknownTokenError", "PieceCache"]
 
 #: the name :class:`Pretokenizer` knows each tiktoken pattern by
 _PATTERN_NAMES = {pat: name for name, pat in PATTERNS.items()}
@@ -54,7 +53,7 @@ _CACHE_PIECE_CHARS = 64
 _drain: Callable[[Iterable[object]], object] = partial(deque, maxlen=0)
 
 
-class _PieceCache(GenerationalCache[str, tuple[int, ...]]):
+class PieceCache(GenerationalCache[str, tuple[int, ...]]):
     """``piece -> ids`` (a tuple) of the pieces seen lately; ``cache[piece]`` encodes a piece
     that is missing (``__missing__``), so looking up a block's pieces by ``map`` is one C loop
     that calls Python only for new pieces, with no ``None`` checks.
@@ -129,7 +128,7 @@ class UnknownTokenError(KeyError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
-class Encoding:
+class Encoding(EncodeStreamMixin):
     """An OpenAI-style encoding (``o200k_base``, ``cl100k_base``, ``r50k_base``, ...).
 
     >>> from livetok.incremental import get_encoding
@@ -141,6 +140,10 @@ class Encoding:
     """
 
     supports_glue = True
+    #: whether :meth:`encode` gives special tokens' ids for their text (a tokenizer.json's
+    #: added tokens: :mod:`..hf.bytelevel_file`); tiktoken's ``encode_ordinary`` never does,
+    #: so their code point width in the tables is 0
+    specials_in_text = False
     #: :meth:`encode` joins a surrogate pair into one character, as tiktoken does (see module
     #: docstring); :func:`.stream.encode_stream` reads this to do the same across chunks
     joins_surrogate_pairs = True
@@ -153,13 +156,18 @@ class Encoding:
         mergeable_ranks: Mapping[bytes, int],
         special_tokens: Mapping[str, int] | None = None,
         source: str = "",
+        pretokenizer: Pretokenizer | None = None,
     ) -> None:
         self.name = name
         self.source = source
-        # subtle: Pretokenizer keys its fast splitter and horizon readers by name; a known
-        # pattern under another name (tiktoken's "gpt2", a user's own encoding) gets them too
-        pre_name = name if pat_str is None else _PATTERN_NAMES.get(pat_str, name)
-        self._pre = Pretokenizer(pre_name, pat_str)
+        if pretokenizer is not None:
+            # a split built by the caller (a tokenizer.json file's: :mod:`..hf.bytelevel_file`)
+            self._pre = pretokenizer
+        else:
+            # subtle: Pretokenizer keys its fast splitter and horizon readers by name; a known
+            # pattern under another name (tiktoken's "gpt2", a user's own encoding) gets them
+            pre_name = name if pat_str is None else _PATTERN_NAMES.get(pat_str, name)
+            self._pre = Pretokenizer(pre_name, pat_str)
         self.pat_str = self._pre.pat_str
         self.mergeable_ranks: dict[bytes, int] = dict(mergeable_ranks)
         self.special_tokens: dict[str, int] = dict(special_tokens or {})
@@ -168,7 +176,7 @@ class Encoding:
         )
         # the per-token tables (decoder, lead-byte counts, CLEAN flags) are built on first use
         # (decode, a Document), which `livetok count` never makes
-        self._cache = _PieceCache(self.mergeable_ranks)
+        self._cache = PieceCache(self.mergeable_ranks)
         self._special_res: dict[frozenset[str], Any] = {}
 
     @cached_property
@@ -182,7 +190,8 @@ class Encoding:
         """
         size = self.max_token_value + 1
         decoder: list[bytes | None] = [None] * size
-        lead = array("B", bytes(size))
+        wide = self.specials_in_text and any(len(t) > 255 for t in self.special_tokens)
+        lead = array("I", bytes(4 * size)) if wide else array("B", bytes(size))
         clean = bytearray(size)
         for tok, rank in self.mergeable_ranks.items():
             decoder[rank] = tok
@@ -194,6 +203,8 @@ class Encoding:
             # <|endofprompt|>, as in tiktoken)
             if decoder[rank] is None:
                 decoder[rank] = tok_s.encode("utf-8")
+                if self.specials_in_text:
+                    lead[rank] = len(tok_s)  # a document holds its characters
             clean[rank] = 2
         return decoder, lead, clean
 
@@ -368,29 +379,6 @@ class Encoding:
         """:meth:`decode_bytes` of each id sequence (tiktoken's ``decode_bytes_batch``)."""
         return [self.decode_bytes(ids) for ids in batch]
 
-    def encode_stream(
-        self,
-        chunks: Iterable[str],
-        *,
-        min_batch_cp: int = 1 << 16,
-        stats: StreamStats | None = None,
-    ) -> Iterator[int]:
-        """Yield the ids of ``"".join(chunks)``, equal to :meth:`encode_ordinary` of it, lazily
-        and in memory bounded by the longest piece: :func:`.stream.encode_stream`, where the
-        options are described.
-
-        >>> from livetok.incremental import get_encoding
-        >>> enc = get_encoding("o200k_base")
-        >>> list(enc.encode_stream(["Hel", "lo wor", "ld"])) == enc.encode("Hello world")
-        True
-
-        Runtime complexity: as :meth:`encode`; memory ``O(longest piece + max chunk +
-        min_batch_cp)`` code points.
-        """
-        from ..stream import encode_stream
-
-        return encode_stream(self, chunks, min_batch_cp=min_batch_cp, stats=stats)
-
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of a text or byte string that is one token, ordinary or special (tiktoken's
         ``encode_single_token``; a special token by its name or its bytes, so that
@@ -422,7 +410,7 @@ class Encoding:
         Blocks keep the per-piece lists small (10 MB of text has 2.4 million pieces), and most
         blocks of real text are ASCII even when the text is not, so they take the splitter's
         ASCII path. A block is then three C loops: the split, the cache lookups by ``map``
-        (which call Python only for pieces not seen before, see :class:`_PieceCache`) and the
+        (which call Python only for pieces not seen before, see :class:`PieceCache`) and the
         concatenation (:meth:`_add_ids`).
         """
         out: list[int] = []

@@ -40,7 +40,7 @@ from typing import Any, Iterator
 
 import regex
 
-from ..regex_horizon import derive
+from ..regex_horizon import Derivation, derive
 from .fastsplit import FastSplitter
 from .fastsplit import available as fast_available
 
@@ -139,6 +139,43 @@ def _span_of(m: Any) -> tuple[int, int]:
     return span
 
 
+#: ASCII texts on which :func:`_ascii_checked` compares two forms of a pattern: every
+#: character once, in pairs and in runs, and a seeded random text (a guard against syntax
+#: :func:`_ascii_form` would rewrite wrongly; the forms are equal by construction)
+_ASCII_PROBES = ["".join(map(chr, range(128))),
+                 "".join(chr(a) * 2 + " " + chr(a) + "\n" for a in range(128)),
+                 "".join(__import__("random").Random(27).choices(
+                     [chr(a) for a in range(128)] + list("aaaa    ''\n\n11"), k=1500))]
+
+
+def _ascii_checked(patterns: list[str], reference: list[Any], *, match: bool
+                   ) -> list[re.Pattern[str]] | None:
+    """The ``re`` forms (:func:`_ascii_form`) of derived patterns, or None when one does not
+    compile or differs from its ``regex`` reference on an ASCII probe: every reader's match at
+    every position (``match``), else every split, of :data:`_ASCII_PROBES`. A derived pattern
+    may use syntax the tiktoken patterns do not; then it keeps the ``regex`` form.
+
+    Runtime complexity: ``O(probe characters)`` per pattern, once per encoding.
+    """
+    try:
+        # ``(?f)``: ``regex``'s full case folding, which differs from simple folding only on
+        # characters outside ASCII
+        forms = [_ascii_form(p[4:] if p.startswith("(?f)") else p) for p in patterns]
+    except (re.error, regex.error, ValueError):
+        return None
+    for form, ref in zip(forms, reference):
+        for probe in _ASCII_PROBES:
+            if match:
+                for i in range(len(probe) + 1):
+                    a, b = form.match(probe, i), ref.match(probe, i)
+                    if (a and a.end()) != (b and b.end()):
+                        return None
+            elif [m.span() for m in form.finditer(probe)] != [
+                    m.span() for m in ref.finditer(probe)]:
+                return None
+    return forms
+
+
 def _python_pattern(pat: str) -> str:
     # fancy-regex's `$` is end of text only; Python's also matches before a final newline
     return pat.replace("$", r"\Z")
@@ -152,7 +189,11 @@ class Pretokenizer:
     ['hello', ' world', ' ', ' x']
     """
 
-    def __init__(self, name: str, pat_str: str | None = None) -> None:
+    def __init__(self, name: str, pat_str: str | None = None, *,
+                 derivation: Derivation | None = None) -> None:
+        if derivation is not None:
+            self._init_derived(name, derivation)
+            return
         if pat_str is None:
             try:
                 pat_str = PATTERNS[name]
@@ -177,6 +218,27 @@ class Pretokenizer:
         self._ascii_split = _ascii_form(_python_pattern(pat_str)) if known else None
         #: the class-code form of the split (:mod:`.fastsplit`), for the known patterns
         self.fast = FastSplitter(name) if known and fast_available else None
+        #: ``horizon = max(start + base, reader end + slack)``, one slack for every reader here
+        self._base = 0
+        self._slacks = [_SLACK] * len(readers)
+
+    def _init_derived(self, name: str, d: Derivation) -> None:
+        """A split pattern of a ``tokenizer.json`` file (any pattern :func:`derive` bounds):
+        its Python ``regex`` form, its derived readers and their slacks, and ``re`` forms for
+        ASCII text where they provably match the same (:func:`_ascii_checked`)."""
+        if d.fallback is not None or d.min_width == 0:
+            raise ValueError(f"{name}: the pattern has no derived horizon ({d.fallback})")
+        self.name = name
+        self.pat_str = d.pattern
+        self.regex = regex.compile(d.regex_form)
+        self._readers = [regex.compile(r.pattern) for r in d.readers]
+        self._base = d.base
+        self._slacks = [r.slack for r in d.readers]
+        self._ascii_readers = _ascii_checked([r.pattern for r in d.readers], self._readers,
+                                             match=True)
+        split = _ascii_checked([d.regex_form], [self.regex], match=False)
+        self._ascii_split = split[0] if split is not None else None
+        self.fast = None
 
     def finditer(self, text: str, pos: int = 0) -> Iterator[Any]:
         """Match objects whose spans are the pieces: the fast class-code form when available,
@@ -226,12 +288,21 @@ class Pretokenizer:
         Runtime complexity: ``O(h - start)``, at most ``O(limit - start)``.
         """
         end = len(text) if limit is None else min(limit, len(text))
-        best = start
         readers: list[regex.Pattern[str]] | list[re.Pattern[str]] = self._readers
         if text.isascii() and self._ascii_readers is not None:
             readers = self._ascii_readers  # the same matches (module docstring)
-        for r in readers:
-            m = r.match(text, start, end)
-            if m is not None and m.end() > best:
-                best = m.end()
-        return best + _SLACK
+        if self._base == 0:  # the tiktoken patterns: one slack for all
+            best = start
+            for r in readers:
+                m = r.match(text, start, end)
+                if m is not None and m.end() > best:
+                    best = m.end()
+            return best + _SLACK
+        h = start + self._base
+        rd: Any
+        for rd, slack in zip(readers, self._slacks):
+            m = rd.match(text, start, end)
+            e = (m.end() if m is not None else start) + slack
+            if e > h:
+                h = e
+        return h

@@ -29,8 +29,9 @@ def load_tokenizer_json(path: str | os.PathLike[str], *, name: str | None = None
     return load(path, name=name)
 
 
-def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str) -> PieceEncoding:
+def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str,
+                        byte_level_family: bool = True) -> PieceEncoding:
     """The encoding of a parsed ``tokenizer.json`` (:func:`.reader.tokenizer_from_dict`)."""
     from .reader import tokenizer_from_dict as build
 
-    return build(data, name=name, source=source)
+    return build(data, name=name, source=source, byte_level_family=byte_level_family)

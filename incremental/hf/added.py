@@ -41,8 +41,9 @@ import regex
 from ..load import size_limit
 from .errors import UnboundedComponent, UnsupportedComponent
 
-__all__ = ["AddedToken", "Match", "AddedMatcher", "parse_added_tokens", "trie_pattern",
-           "token_rows", "tokens_of_rows", "MAX_ADDED_TOKENS", "check_added_count"]
+__all__ = ["AddedToken", "Match", "AddedMatcher", "TokenReads", "char_set", "parse_added_tokens",
+           "trie_pattern", "token_rows", "tokens_of_rows", "MAX_ADDED_TOKENS",
+           "check_added_count"]
 
 #: the most added tokens livetok reads from a file (``LIVETOK_MAX_ADDED_TOKENS``): their
 #: matcher is compiled on every load, 5-8 s for 100,000 (1,000,000: 190 s); the real files
@@ -255,3 +256,67 @@ class AddedMatcher:
             out.append(Match(start, stop, tok))
             last = stop
         return out
+
+
+class TokenReads:
+    """What a horizon reads of a set of added tokens (``hf/encoding.py``, module docstring,
+    *Horizon*): the trie of their contents (``token``: a token starts here; leftmost-longest
+    by ``finditer``), the trie of all their prefixes (``prefix``: how far the scan's walk from
+    a position reads), their first characters, and a run of the characters they hold after
+    their first (``infix``, capped at ``L - 1``).
+
+    >>> t = TokenReads(["<a>", "<ab>"])
+    >>> [m.span() for m in t.token.finditer("x<ab><a>")], t.prefix.match("<ax", 0).end()
+    ([(1, 5), (5, 8)], 2)
+    """
+
+    def __init__(self, contents: list[str]) -> None:
+        self.first = frozenset(c[0] for c in contents)
+        self.first_re = re.compile(char_set(self.first))
+        self.token = re.compile(trie_pattern(contents))
+        self.prefix = re.compile(trie_pattern(sorted({c[:i] for c in contents
+                                                      for i in range(1, len(c) + 1)})))
+        longest = max(map(len, contents))
+        inner = {ch for c in contents for ch in c[1:]}
+        self.infix = (re.compile(f"{char_set(inner)}{{0,{longest - 1}}}") if inner else None)
+
+    def lead(self, text: str, start: int) -> tuple[int, int | None]:
+        """The tight horizon's first terms at ``start`` (``start < len(text)``): ``b``, past the
+        token characters from ``start`` (a token containing them would be read through them),
+        and the whole horizon when the piece at ``start`` is a token (decided by the trie's
+        walk from there), else None.
+
+        Runtime complexity: ``O(L)`` for the longest token ``L``, C calls.
+        """
+        b = start + 1
+        if self.infix is not None:
+            b = self.infix.match(text, start).end() + 1  # type: ignore[union-attr]
+        if text[start] in self.first and self.token.match(text, start) is not None:
+            return b, max(b, self.prefix.match(text, start).end() + 1)  # type: ignore[union-attr]
+        return b, None
+
+    def bound(self, text: str, start: int, limit: int, b: int, y: int) -> int:
+        """The tight horizon of the piece at ``start`` from its first term ``b`` (:meth:`lead`)
+        and ``y``, what the pre-tokenizer read as if the segment went on: a token starting
+        inside what it read ends the segment there (its reads stop at the token), and each
+        token candidate's walk is read.
+
+        Runtime complexity: ``O(y - start)``, one C scan for first characters.
+        """
+        n = len(text)
+        best = max(b, y + 1)
+        seen = b
+        # (positions past ``limit`` need no look: a token starting there gives more than it)
+        for m in self.first_re.finditer(text, start, min(n, y + 1, limit + 1)):
+            q = m.start()
+            k_end = self.prefix.match(text, q).end() + 1  # type: ignore[union-attr]
+            if q > start and self.token.match(text, q) is not None:
+                return max(seen, k_end)  # the segment ends at q: its reads stop there
+            seen = max(seen, k_end)
+            best = max(best, k_end)
+        return best
+
+
+def char_set(chars: frozenset[str] | set[str]) -> str:
+    """A ``re`` character class of exactly ``chars``."""
+    return "[" + "".join(re.escape(c) for c in sorted(chars)) + "]"

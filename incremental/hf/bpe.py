@@ -50,23 +50,19 @@ from __future__ import annotations
 
 import re
 import string
-import sys
-from heapq import heapify, heappop, heappush
 from itertools import chain, compress, repeat
 from operator import add, itemgetter, methodcaller, mul, not_
 from typing import Any, Mapping, Sequence, TypeGuard
 
 from ..cache import GenerationalCache
 from ..gcpause import collector_paused
-from ..symbols import symbol_spans, unit_symbols
+from ..pairmerge import SCAN_MAX, merge, merge_heap, merge_scan
 from .errors import UnsupportedComponent
 
-__all__ = ["BPEModel", "bpe_tables", "joinable_pairs", "merge_heap", "merge_scan"]
+__all__ = ["BPEModel", "bpe_tables", "joinable_pairs", "merge_heap", "merge_scan", "SCAN_MAX"]
 
-#: the value of a pair that is no rule: above every ``rank * M + id``
-_NO_RULE = sys.maxsize
 #: pre-tokens up to this many symbols are merged by :func:`merge_scan` (when exact)
-_SCAN_MAX = 48
+_SCAN_MAX = SCAN_MAX
 #: pre-tokens longer than this are not kept in the cache (HF's ``MAX_LENGTH`` is 256 bytes)
 _CACHE_MAX = 256
 #: :meth:`BPEModel.cuts` looks for solid runs in pre-tokens longer than this
@@ -77,90 +73,6 @@ _RUN_MIN = 32
 _MAX_CLASSES = 12
 #: short runs of one class in a row after which the rest of a span is not looked into
 _SHORT_MAX = 16
-
-
-def merge_scan(ids: list[int], lens: list[int] | None, rules: Mapping[int, int], m: int) -> None:
-    """Apply the merge rules to the symbols ``ids`` in place (``lens``, if given, is summed
-    along): the pair of lowest value first, leftmost on ties, by a C-speed minimum scan.
-
-    >>> ids = [0, 1, 0, 1]                      # a b a b; rule 0: a b -> ab (id 2)
-    >>> merge_scan(ids, None, {0 * 3 + 1: 0 * 3 + 2}, 3); ids
-    [2, 2]
-
-    Runtime complexity: ``O(n^2)`` for ``n`` symbols (``O(n)`` C work per merge).
-    """
-    get = rules.get
-    vals = list(map(get, map(add, map(m.__mul__, ids), ids[1:]), repeat(_NO_RULE)))
-    while vals:
-        best = min(vals)
-        if best == _NO_RULE:
-            break
-        k = vals.index(best)
-        new = best % m
-        ids[k] = new
-        del ids[k + 1]
-        if lens is not None:
-            lens[k] += lens.pop(k + 1)
-        del vals[k]
-        if k < len(vals):
-            vals[k] = get(new * m + ids[k + 1], _NO_RULE)
-        if k:
-            vals[k - 1] = get(ids[k - 1] * m + new, _NO_RULE)
-
-
-def merge_heap(ids: list[int], lens: list[int] | None, rules: Mapping[int, int], m: int) -> None:
-    """:func:`merge_scan` by ``Word::merge_all``'s priority queue over a linked list (any
-    length), with its staleness test, in place.
-
-    A heap entry ``(value, pos)`` is the rule ``value`` for the symbol at ``pos`` and its right
-    neighbour when pushed. When popped it is applied if ``pos`` is still a symbol with a right
-    neighbour and the rule of the pair there *now* makes the same token (HuggingFace compares
-    the new id only, so this is what it does even where a token has several rules).
-
-    >>> ids = [0, 1, 0]                         # a b a; rules: b a -> ba (3), a b -> ab (2)
-    >>> merge_heap(ids, None, {1 * 4 + 0: 0 * 4 + 3, 0 * 4 + 1: 1 * 4 + 2}, 4); ids
-    [0, 3]
-
-    Runtime complexity: ``O(n log n)`` for ``n`` symbols.
-    """
-    n = len(ids)
-    if n < 2:
-        return
-    get = rules.get
-    # nexts[i]: index of the symbol after symbol i (n: none; -1 once i is absorbed)
-    nexts, prevs = unit_symbols(n)
-    heap = [(v, i) for i, v in enumerate(map(get, map(add, map(m.__mul__, ids), ids[1:])))
-            if v is not None]
-    heapify(heap)
-    while heap:
-        val, pos = heappop(heap)
-        nxt = nexts[pos]
-        if nxt < 0 or nxt >= n:
-            continue  # absorbed, or the last symbol
-        new = val % m
-        cur = get(ids[pos] * m + ids[nxt])
-        if cur is None or cur % m != new:
-            continue  # stale (HuggingFace's test: the new id only)
-        ids[pos] = new
-        if lens is not None:
-            lens[pos] += lens[nxt]
-        after = nexts[nxt]
-        nexts[pos] = after
-        nexts[nxt] = -1
-        if after < n:
-            prevs[after] = pos
-            v = get(new * m + ids[after])
-            if v is not None:
-                heappush(heap, (v, pos))
-        p = prevs[pos]
-        if p >= 0:
-            v = get(ids[p] * m + new)
-            if v is not None:
-                heappush(heap, (v, p))
-    spans = symbol_spans(nexts, n)
-    ids[:] = [ids[s] for s, _ in spans]
-    if lens is not None:
-        lens[:] = [lens[s] for s, _ in spans]
 
 
 def _flag(spec: Mapping[str, Any], key: str) -> bool:
@@ -446,8 +358,8 @@ class BPEModel:
         symbols' character counts appended to ``lens`` when given."""
         own: list[int] | None = None if lens is None else []
         ids = self._initial(s, own)
-        if self.scan_exact and len(ids) <= _SCAN_MAX:
-            merge_scan(ids, own, self.rules, self.m)
+        if self.scan_exact:
+            merge(ids, self.rules, self.m, own)  # the engine's choice of loop (runs, chunks)
         else:
             merge_heap(ids, own, self.rules, self.m)
         if lens is not None and own is not None:

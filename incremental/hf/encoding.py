@@ -107,7 +107,7 @@ from ..cache import GenerationalCache
 from ..glue import GLUE_MIN_CP
 from ..stream import EncodeStreamMixin
 from ..text import require_str, sanitize
-from .added import AddedMatcher, AddedToken, Match, trie_pattern
+from .added import AddedMatcher, AddedToken, Match, TokenReads, char_set
 from .decoders import Decoder, decode_tokens
 from .errors import UnsupportedComponent
 from .models import Model, byte_level_map
@@ -232,7 +232,7 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
             else getattr(self.normalizer, "transparent", None)
         #: pieces are the pre-tokenizer's cuts between the tokens where the text is left alone
         self._pre_only = self.normalizer is None and not self._model_cuts
-        self._tok: _TokenReads | None = None
+        self._tok: TokenReads | None = None
         #: ``one_pretoken`` of the pre-tokenizer (a text it certainly leaves whole), if any
         self._one_pretoken: Callable[[str], bool] = getattr(
             pre_tokenizer, "one_pretoken", lambda s: False)
@@ -249,7 +249,7 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
             self.quiet_margin = self._max_added + self._ctx + 8
             chars = {ch for t in self.added for ch in t.content}
             chars.update(ch for p in patterns for ch in p)
-            self._quiet_chars = re.compile(_char_set(chars)) if chars else None
+            self._quiet_chars = re.compile(char_set(chars)) if chars else None
 
     def __repr__(self) -> str:
         return f"<TokenizerJsonEncoding {self.name!r} n_vocab={self.n_vocab}>"
@@ -609,11 +609,9 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
         tk = self._tok if self._tok_ready else self._token_reads()
         b = start + 1
         if tk is not None:
-            if tk.infix is not None:
-                b = tk.infix.match(text, start).end() + 1  # type: ignore[union-attr]
-            if text[start] in tk.first and tk.token.match(text, start) is not None:
-                # the piece is this token: decided by the trie's walk from ``start``
-                return max(b, tk.prefix.match(text, start).end() + 1)  # type: ignore[union-attr]
+            b, whole = tk.lead(text, start)
+            if whole is not None:
+                return whole
         # y: what the pre-tokenizer (and normalizer) read, as if the segment went on
         tr = self._transparent
         if self._pre_only:
@@ -625,18 +623,7 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
             y = self._region_horizon(text, start, limit, False)
         if tk is None:
             return max(b, y)
-        best = max(b, y + 1)
-        seen = b
-        # (positions past ``limit`` need no look: a token starting there gives more than it)
-        for m in tk.first_re.finditer(text, start, min(n, y + 1, limit + 1)):
-            q = m.start()
-            k_end = tk.prefix.match(text, q).end() + 1  # type: ignore[union-attr]
-            if q > start and tk.token.match(text, q) is not None:
-                # the segment ends at q: its reads stop at the token there
-                return max(seen, k_end)
-            seen = max(seen, k_end)
-            best = max(best, k_end)
-        return best
+        return tk.bound(text, start, limit, b, y)
 
     def quiet(self, text: str) -> bool:
         """``QuietEncoding.quiet``: ``text`` holds no added token's character (so no token
@@ -672,10 +659,10 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
         cuts = self.model.cuts(norm)
         return cuts is not None and not any(lo <= c <= hi for c in cuts)
 
-    def _token_reads(self) -> _TokenReads | None:
+    def _token_reads(self) -> TokenReads | None:
         """The added-token regexes of the tight horizon (built on first use)."""
         contents = [t.content for t in self._raw.tokens + self._norm_tokens.tokens]
-        self._tok = _TokenReads(contents) if contents else None
+        self._tok = TokenReads(contents) if contents else None
         self._tok_ready = True
         return self._tok
 
@@ -940,27 +927,6 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
         """Assert the cached pieces are consistent (for tests)."""
         for (piece, _first), (ids, cps) in self._cache.items():
             assert len(ids) == len(cps) and sum(cps) == len(piece), (piece, ids, cps)
-
-
-class _TokenReads:
-    """What the tight horizon reads of the added tokens (module docstring, *Horizon*): the
-    trie of their contents (``token``: a token starts here), the trie of all their prefixes
-    (``prefix``: how far the scan's walk from a position reads), their first characters, and
-    a run of the characters they hold after their first (``infix``, capped at ``L - 1``)."""
-
-    def __init__(self, contents: list[str]) -> None:
-        self.first = frozenset(c[0] for c in contents)
-        self.first_re = re.compile(_char_set(self.first))
-        self.token = re.compile(trie_pattern(contents))
-        self.prefix = re.compile(trie_pattern(sorted({c[:i] for c in contents
-                                                      for i in range(1, len(c) + 1)})))
-        longest = max(map(len, contents))
-        inner = {ch for c in contents for ch in c[1:]}
-        self.infix = (re.compile(f"{_char_set(inner)}{{0,{longest - 1}}}") if inner else None)
-
-
-def _char_set(chars: frozenset[str] | set[str]) -> str:
-    return "[" + "".join(re.escape(c) for c in sorted(chars)) + "]"
 
 
 def _one_scan(raw: Sequence[AddedToken], norm: Sequence[AddedToken]) -> bool:

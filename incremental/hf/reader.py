@@ -26,6 +26,7 @@ loadable, and only ``decode`` raises that error (:class:`.decoders.Refused`).
 from __future__ import annotations
 
 import contextlib
+import copyreg
 import os
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Tuple
@@ -37,6 +38,7 @@ from ..regex_horizon import MAX_PATTERN_CHARS
 from .added import check_added_count, parse_added_tokens, token_rows, tokens_of_rows
 from .bpe import joinable_pairs
 from .decoders import Decoder, Refused, build_decoder
+from .bytelevel_file import ByteLevelFile, route
 from .encoding import TokenizerJsonEncoding
 from .errors import UnboundedComponent, UnsupportedComponent
 from .models import model_from_tables, model_tables
@@ -117,7 +119,8 @@ def cached_tokenizer(kind: str, source: str, keys: Sequence[bytes],
                              parts=built[0] if built else None)
 
 
-def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str) -> PieceEncoding:
+def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str,
+                        byte_level_family: bool = True) -> PieceEncoding:
     """The encoding of an already parsed ``tokenizer.json`` object (``source`` names it in
     errors; nothing is cached).
 
@@ -127,10 +130,15 @@ def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str) -> Piec
     >>> enc.encode("ab<x>ba")
     [2, 3, 1, 0]
 
+    ``byte_level_family`` False keeps a byte-level file (:mod:`.bytelevel_file`) on the general
+    pipeline, :class:`~.encoding.TokenizerJsonEncoding` (the reference its tests compare with).
+
     Runtime complexity: ``O(size of the object)``.
     """
     with _bounded(source):
         payload, parts = _prepare(data, source)
+        if not byte_level_family:
+            payload["bytelevel"] = None
         return from_prepared(payload, name=name, source=source, parts=parts)
 
 
@@ -227,6 +235,8 @@ def _prepare(data: dict[str, Any], source: str) -> tuple[dict[str, Any], _Parts]
         # every piece of a document is cut with them (Gemma 3: ~0.4 s to find, 12 ms cached)
         tables["pairs"] = joinable_pairs(tables["vocab"])
     payload = {
+        # a byte-level file: the byte-level family's encoding (:mod:`.bytelevel_file`)
+        "bytelevel": route(data, tables, added) if pre.byte_level else None,
         "normalizer": norm_spec,
         "pre_tokenizer": pre_spec,
         "model": tables,
@@ -257,6 +267,14 @@ def from_prepared(payload: Mapping[str, Any], *, name: str, source: str,
         parts = (build_normalizer(norm_spec, source=source),
                  build_pre_tokenizer(pre_spec, source=source))
     normalizer, pre = parts
+    bl = payload.get("bytelevel")
+    if bl is not None:
+        tables = payload["model"]
+        return ByteLevelFile(name, source=source, pattern=bl["pattern"], ranks=bl["ranks"],
+                             rules=tables["rules"], vocab=tables["vocab"],
+                             ignore_merges=tables["ignore_merges"],
+                             added=tokens_of_rows(payload["added"]),
+                             decoder=_decoder(payload["decoder"], source))
     model = model_from_tables(payload["model"], source=source, byte_level=pre.byte_level)
     return TokenizerJsonEncoding(
         name=name,
@@ -271,6 +289,19 @@ def from_prepared(payload: Mapping[str, Any], *, name: str, source: str,
         use_model_cuts=payload["model_cuts"] and not pre.byte_level,
         decoder=_decoder(payload["decoder"], source),
     )
+
+
+def _reduce_file(enc: ByteLevelFile) -> tuple[Any, ...]:
+    """A :class:`.bytelevel_file.ByteLevelFile` is pickled as its file (loaded again on the
+    other side, from the vocabulary cache)."""
+    return _reload, (enc.source, enc.name)
+
+
+def _reload(path: str, name: str) -> PieceEncoding:
+    return load_tokenizer_json(path, name=name)
+
+
+copyreg.pickle(ByteLevelFile, _reduce_file)
 
 
 def _decoder(spec: Any, source: str) -> Decoder | None:
@@ -299,10 +330,10 @@ def _is_payload(value: object) -> bool:
 def _code_files() -> list[str]:
     """The files of the code that makes a payload (:func:`prepare`): its key in the cache."""
     from .. import load
-    from . import added, bpe, models, unigram
+    from . import added, bpe, bytelevel_file, models, unigram
 
     return [__file__, load.__file__, models.__file__, bpe.__file__, unigram.__file__,
-            added.__file__]
+            added.__file__, bytelevel_file.__file__]
 
 
 def _is_bert(norm: Any, pre: Any, model: Mapping[str, Any], decoder: Any) -> bool:

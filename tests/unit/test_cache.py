@@ -56,7 +56,7 @@ def small_piece_cache(monkeypatch):
     """Every byte-level encoding gets a piece memo of 64 entries per generation."""
     for name in BPE_NAMES:
         enc = get_encoding(name)
-        monkeypatch.setattr(enc, "_cache", encoding_mod._PieceCache(enc.mergeable_ranks, 64))
+        monkeypatch.setattr(enc, "_cache", encoding_mod.PieceCache(enc.mergeable_ranks, 64))
     yield 64
 
 

@@ -23,7 +23,9 @@ import pytest
 from livetok.incremental.hf.pretokenizers import GPT2_PATTERN
 from livetok.incremental.regex_horizon import SplitHorizon, derive
 
-from .._hf_encodings import encoding
+from livetok.incremental.hf.bytelevel_file import ByteLevelFile
+
+from .._hf_encodings import encoding, general_encoding, hf_ids
 from ..conftest import EXAMPLES, SHARED
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -53,35 +55,51 @@ def _general_pieces(enc: Any, text: str, pos: int = 0) -> list[tuple[int, int]]:
 
 
 def check(enc: Any, text: str, rng: random.Random, horizon: Horizon | None = None,
-          tries: int = 3) -> None:
-    """Split equality, horizon soundness and dominance on ``text``."""
+          tries: int = 3, general: Any = None) -> None:
+    """Split equality, horizon soundness and dominance on ``text`` (``general``: the encoding
+    whose ``_scan`` is the reference, default ``enc``)."""
     hor = horizon or enc.horizon
-    pieces = _general_pieces(enc, text)
+    ref = enc if general is None else general
+    pieces = _general_pieces(ref, text)
     assert list(enc.split(text)) == pieces, text
-    # (a horizon past the text's end only says "reads its end": compare them as one value;
-    # a limit past the end asks for the bound itself)
+    hs = _limits_and_dominance(hor, text, pieces, rng)
+    for (s, e), h in zip(pieces, hs):
+        if h > len(text):
+            continue
+        for t2 in _variants(text, h, rng, tries):
+            got = _general_pieces(ref, t2, s)[0]
+            assert got == (s, e), ("soundness", text, s, e, h, t2, got)
+
+
+def _limits_and_dominance(hor: Horizon, text: str, pieces: list[tuple[int, int]],
+                          rng: random.Random) -> list[int]:
+    """The horizon of each piece (past the text's end: one value, ``len(text) + 1``), checked
+    to stay past a nearer limit it passes, to pass its own start, and to be dominated
+    (``h_j <= max(h_i, s_i + 4)`` for ``j < i``). A horizon past the text's end only says
+    "reads its end"; a limit past the end asks for the bound itself."""
     hs = [min(hor(text, s, len(text) + 2), len(text) + 1) for s, _ in pieces]
-    for (s, _), h in zip(pieces, hs):
-        # with a nearer limit, a bound past it must still be reported past it
+    for k, (s, _) in enumerate(pieces):
         lim = rng.randint(s + 1, len(text) + 1)
-        if h > lim:
-            assert hor(text, s, lim) > lim, ("limit", text, s, h, lim)
-    for k, (s, e) in enumerate(pieces):
+        if hs[k] > lim:
+            assert hor(text, s, lim) > lim, ("limit", text, s, hs[k], lim)
         assert hs[k] > s, (text, s, hs[k])
         for i in range(k + 1, len(pieces)):
             si = pieces[i][0]
             assert hs[k] <= max(hs[i], si + 4), ("dominance", text, s, hs[k], si, hs[i])
-    for (s, e), h in zip(pieces, hs):
-        if h > len(text):
-            continue
-        for _ in range(tries):
-            tail = "".join(rng.choice(PROBES) for _ in range(rng.randint(0, 4)))
-            variants = [text[:h] + tail, text[:h] + tail + text[h:], text[:h] + text[h + 1:]]
-            j = rng.randrange(h, len(text) + 1)
-            variants.append(text[:j] + rng.choice(PROBES) + text[j:])
-            for t2 in variants:
-                got = _general_pieces(enc, t2, s)[0]
-                assert got == (s, e), ("soundness", text, s, e, h, t2, got)
+    return hs
+
+
+def _variants(text: str, h: int, rng: random.Random, tries: int) -> list[str]:
+    """Texts equal to ``text`` before ``h`` and changed at or after it (the soundness probes
+    of a horizon ``h``): a new tail, an insertion at ``h``, a deletion there, and an insertion
+    further on; ``tries`` rounds."""
+    out = []
+    for _ in range(tries):
+        tail = "".join(rng.choice(PROBES) for _ in range(rng.randint(0, 4)))
+        j = rng.randrange(h, len(text) + 1)
+        out += [text[:h] + tail, text[:h] + tail + text[h:], text[:h] + text[h + 1:],
+                text[:j] + rng.choice(PROBES) + text[j:]]
+    return out
 
 
 def _toy(added: list[dict[str, Any]], normalizer: Any = None, local: bool = False) -> Any:
@@ -129,15 +147,52 @@ def test_toy_tight_horizon_and_split(name: str) -> None:
         check(enc, _text(rng), rng)
 
 
-@pytest.mark.parametrize("name", ["llama3", "qwen3", "deepseek_v3", "gemma3"])
+@pytest.mark.parametrize("name", ["llama3", "qwen3", "deepseek_v3", "gemma3", "gpt4o",
+                                  "gptoss", "mistral_nemo"])
 def test_real_tight_horizon_and_split(name: str) -> None:
+    """The tight rule's split and horizon, and the byte-level family's
+    (``hf/bytelevel_file.py``: Llama 3, GPT-4o, gpt-oss, Mistral Nemo), against the general
+    path of the same file."""
     enc = encoding(name)
-    assert enc._tight
+    general = general_encoding(name)
+    assert general._tight
+    assert (type(enc) is ByteLevelFile) == (name in BYTE_LEVEL_FAMILY), type(enc)
     rng = random.Random(5)
-    extra = [t.content for t in enc.added[:20]] + ["<|", "<｜", "|>", "<|end", "'LL", "ſ"]
+    extra = [t.content for t in general.added[:20]] + ["<|", "<｜", "|>", "<|end", "'LL", "ſ"]
     for _ in range(max(10, EXAMPLES)):
         parts = [rng.choice(ATOMS + extra) for _ in range(rng.randint(0, 14))]
-        check(enc, "".join(parts), rng, tries=2)
+        if type(enc) is ByteLevelFile:
+            check_pre_tokens(enc, name, "".join(parts), rng)
+        else:
+            check(enc, "".join(parts), rng, tries=2)
+
+
+def check_pre_tokens(enc: Any, name: str, text: str, rng: random.Random) -> None:
+    """:func:`check` for an encoding whose pieces are the pre-tokens themselves (the
+    byte-level family: regex matches and added tokens), where the general path's pieces are
+    unions of them (its cuts must also restart a fragment): the ids of the pieces are
+    HuggingFace's, the split restarts at every piece, and every horizon is sound (for the
+    text and variants changed at or after it, the piece at its start and the ids are the
+    same) and dominated."""
+    pieces = list(enc.split(text))
+    assert [p for p in pieces if p[0] < p[1]] == pieces and (
+        not pieces or (pieces[0][0] == 0 and pieces[-1][1] == len(text))), text
+    assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:])), text
+    assert [i for s, e in pieces for i in enc.encode_piece(text[s:e])] == hf_ids(name, text)
+    for k, (s, _) in enumerate(pieces):
+        assert list(enc.split(text, s)) == pieces[k:], ("restart", text, s)
+    hs = _limits_and_dominance(enc.horizon, text, pieces, rng)
+    for (s, e), h in zip(pieces, hs):
+        if h > len(text):
+            continue
+        for t2 in _variants(text, h, rng, 2):
+            full = list(enc.split(t2))
+            assert (s, e) in full, ("soundness", text, s, e, h, t2)
+            assert [i for a, b in full for i in enc.encode_piece(t2[a:b])] == hf_ids(name, t2)
+
+
+#: the real files that load as the byte-level family
+BYTE_LEVEL_FAMILY = {"llama3", "gpt4o", "gptoss", "mistral_nemo"}
 
 
 def test_a_horizon_without_the_token_reads_is_caught() -> None:
@@ -239,7 +294,7 @@ def test_plain_piece_run_equals_the_pipeline(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["llama3", "qwen3"])
 def test_plain_piece_run_equals_the_pipeline_real(name: str) -> None:
-    enc = encoding(name)
+    enc = general_encoding(name)
     rng = random.Random(29)
     for _ in range(max(20, EXAMPLES)):
         text = "".join(rng.choice(ATOMS) for _ in range(rng.randint(0, 14)))
@@ -323,7 +378,7 @@ def _solo_pre_tokenizers() -> list[tuple[str, Any]]:
             out.append((f"digits+{pat[:30]}", seq))
     for name in ("llama3", "gptoss", "mistral_nemo", "deepseek_v3"):
         try:
-            enc = encoding(name)
+            enc = general_encoding(name)
         except pytest.skip.Exception:
             continue
         assert enc.pre_tokenizer._solo is not None, name

@@ -1,0 +1,413 @@
+"""Byte-level ``tokenizer.json`` files as byte-level encodings (issue 27).
+
+A file whose pipeline is *one regex Split + ByteLevel + BPE* (Llama 3, gpt-oss, GPT-4o's
+published file, Mistral Nemo's Tekken) tokenizes exactly like a tiktoken encoding, except for
+two things that are HuggingFace's:
+
+1. **The merges.** HuggingFace applies the merge rule of lowest *index* among adjacent symbol
+   pairs (priority belongs to the pair: :mod:`.bpe`), tiktoken the pair whose concatenation
+   has the lowest *rank*. :class:`ByteLevelFile` keeps the file's rules and runs them through
+   :func:`..pairmerge.merge` (the engine's scan, run and heap loops), in the piece cache of the byte-level
+   :class:`~livetok.incremental.bytelevel.encoding.Encoding`; ``ignore_merges`` is tiktoken's
+   whole-piece lookup.
+2. **Added tokens.** They are cut out of the text first (a leftmost-longest scan), and the
+   regex splits the segments between them, each as a text of its own
+   (:class:`AddedTokenSplit`). Only tokens without ``lstrip`` / ``rstrip`` / ``single_word``
+   take this route, found in one scan (:func:`route`).
+
+Everything else is the byte-level family's: its per-token tables (the document's fast path),
+Algorithm 1 inside long pieces (:meth:`ByteLevelFile.encode_bytes_piece`), the piece cache,
+the stdlib ``re`` forms of the split and its horizon readers on ASCII text
+(:class:`~livetok.incremental.bytelevel.pretokenize.Pretokenizer` built from the pattern's
+:func:`~livetok.incremental.regex_horizon.derive` derivation).
+
+**Horizon** of a piece: the pattern's ``H(start)`` (the derivation's readers: what the match
+attempt at ``start`` reads, a non-decreasing function of ``start``), then the added-token
+terms of :class:`~.encoding.TokenizerJsonEncoding`'s tight rule (``hf/encoding.py``, module
+docstring, *Horizon*): a token starting inside what the regex read ends the segment there.
+
+**Which files.** :func:`route` decides at load time, from the file's sections: a BPE model
+without byte fallback, affixes or dropout whose vocabulary holds the 256 byte characters; no
+normalizer (or an empty ``Sequence``); the pre-tokenizer ``Sequence[Split(regex, Isolated or
+inverted Removed), ByteLevel(add_prefix_space=false, use_regex=false)]``; a ``ByteLevel``
+decoder; a pattern that *tiles* every text (:func:`tiles`: it matches at every position, so
+the behaviours agree and no gap is a piece). Any other file keeps
+:class:`~.encoding.TokenizerJsonEncoding`.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from typing import Any, Iterator, Mapping, Sequence, Tuple
+
+import regex
+
+from ..bytelevel.encoding import Encoding, PieceCache
+from ..bytelevel.pretokenize import Pretokenizer
+from ..regex_horizon import Alt, Chars, Derivation, Group, Look, Anchor, Node, Repeat, Seq
+from ..regex_horizon import Flavour, derive, parse
+from .added import AddedToken, TokenReads
+from ..pairmerge import merge
+from .decoders import Decoder, decode_tokens
+from .models import bytes_to_unicode
+
+__all__ = ["ByteLevelFile", "AddedTokenSplit", "route", "tiles", "byte_ranks"]
+
+
+# -- which files ------------------------------------------------------------------------------
+
+
+def _all_code_points() -> str:
+    """Every code point but the surrogates, as one string (4.4 MB; ~20 ms)."""
+    cps = array("I", range(0xD800))
+    cps.extend(range(0xE000, 0x110000))
+    return cps.tobytes().decode("utf-32-le" if array("I", [1]).tobytes()[0] else "utf-32-be")
+
+
+def _sure_class(node: Node) -> str | None:
+    """A single-character pattern ``C`` such that wherever the text has a character of ``C``,
+    ``node`` matches there (non-empty), whatever follows; None when no such class is known.
+
+    Forms recognised: a class; a class repeated at least once (``lo == 1``); a group of one;
+    a sequence whose items before the required one can match empty and give it back
+    (greedy or lazy), or cannot take a character of ``C`` (a possessive prefix of a disjoint
+    class: checked by :func:`tiles`, which gets the prefix back as ``(C, prefix)``), and whose
+    items after it always match (optional, no look-around or anchor).
+    """
+    got = _sure(node)
+    return None if got is None else got[0]
+
+
+def _sure(node: Node) -> tuple[str, list[str]] | None:
+    """``(C, possessive prefixes that must be disjoint from C)`` of :func:`_sure_class`."""
+    if isinstance(node, Group) and node.opener in ("(", "(?:", "(?>"):
+        return _sure(node.node)
+    if isinstance(node, Chars):
+        return node.matcher, []
+    if isinstance(node, Repeat) and node.lo == 1 and isinstance(node.node, Chars):
+        return node.node.matcher, []
+    if not isinstance(node, Seq):
+        return None
+    items = list(node.items)
+    for k, item in enumerate(items):
+        got = _sure(item)
+        if got is None:
+            if not (isinstance(item, Repeat) and item.lo == 0):
+                return None
+            continue
+        prefixes: list[str] = []
+        for before in items[:k]:
+            assert isinstance(before, Repeat)
+            if before.mode == "possessive":
+                if not isinstance(before.node, Chars):
+                    return None
+                prefixes.append(before.node.matcher)
+        if not all(_always_matches(after) for after in items[k + 1:]):
+            return None
+        return got[0], prefixes + got[1]
+    return None
+
+
+def _always_matches(node: Node) -> bool:
+    """Whether ``node`` matches (possibly empty) at every position: an optional item without
+    look-around or anchors inside."""
+    if isinstance(node, Repeat):
+        return node.lo == 0 and not _has_context(node.node)
+    if isinstance(node, Group):
+        return _always_matches(node.node)
+    return False
+
+
+def _has_context(node: Node) -> bool:
+    if isinstance(node, (Look, Anchor)):
+        return True
+    if isinstance(node, (Seq,)):
+        return any(_has_context(x) for x in node.items)
+    if isinstance(node, Alt):
+        return any(_has_context(x) for x in node.options)
+    if isinstance(node, (Repeat, Group)):
+        return _has_context(node.node)
+    return not isinstance(node, Chars)
+
+
+def tiles(pattern: str, flavour: Flavour = "oniguruma") -> bool:
+    """Whether ``pattern`` matches (non-empty) at every position of every text, so that its
+    matches, found from a text's start, tile the text: some top-level alternative is sure to
+    match on each character (:func:`_sure_class`), checked over every code point.
+
+    >>> tiles(r"\\p{L}+|\\p{N}|\\s+|[^\\s\\p{L}\\p{N}]+"), tiles(r"\\p{L}+|\\s+")
+    (True, False)
+
+    Runtime complexity: ``O(len(pattern))`` plus two C passes over the 1.1 million code points
+    (~60 ms), done once per file and kept in the vocabulary cache with it.
+    """
+    tree = parse(pattern, flavour)
+    while isinstance(tree, Group) and tree.opener in ("(", "(?:"):
+        tree = tree.node
+    options = tree.options if isinstance(tree, Alt) else (tree,)
+    classes: list[str] = []
+    everything = _all_code_points()
+    for option in options:
+        got = _sure(option)
+        if got is None:
+            continue
+        cls, prefixes = got
+        if any(regex.search(f"(?=(?:{p}))(?:{cls})", everything) for p in prefixes):
+            continue  # a possessive prefix could take the character the class needs
+        classes.append(cls)
+    if not classes:
+        return False
+    union = regex.compile("(?:" + "|".join(f"(?:{c})" for c in classes) + ")++")
+    return union.fullmatch(everything) is not None
+
+
+def _split_pattern(pre: Any) -> str | None:
+    """The Split pattern of ``Sequence[Split, ByteLevel]`` as :func:`route` wants it."""
+    if not isinstance(pre, Mapping) or pre.get("type") != "Sequence":
+        return None
+    steps = pre.get("pretokenizers")
+    if not isinstance(steps, list) or len(steps) != 2:
+        return None
+    split, bl = steps
+    if not (isinstance(split, Mapping) and isinstance(bl, Mapping)):
+        return None
+    if bl.get("type") != "ByteLevel" or bl.get("add_prefix_space") or bl.get("use_regex", True):
+        return None
+    pattern = split.get("pattern")
+    if split.get("type") != "Split" or not isinstance(pattern, Mapping):
+        return None
+    regex_str = pattern.get("Regex")
+    behavior = str(split.get("behavior", "")).lower()
+    invert = bool(split.get("invert", False))
+    if not isinstance(regex_str, str) or (behavior, invert) not in (
+            ("isolated", False), ("removed", True)):
+        return None
+    return regex_str
+
+
+def route(data: Mapping[str, Any], tables: Mapping[str, Any],
+          added: Sequence[AddedToken]) -> dict[str, Any] | None:
+    """What :class:`ByteLevelFile` needs of a parsed ``tokenizer.json`` (``tables``: the BPE
+    model's, :func:`.bpe.bpe_tables`; ``added``: its added tokens), or None when the file is
+    not of the family (module docstring, *Which files*). Plain values: the vocabulary cache
+    keeps them.
+
+    Runtime complexity: ``O(V)`` for ``V`` tokens, plus :func:`tiles`.
+    """
+    norm = data.get("normalizer")
+    if norm is not None and norm != {"type": "Sequence", "normalizers": []}:
+        return None
+    decoder = data.get("decoder")
+    if not isinstance(decoder, Mapping) or decoder.get("type") != "ByteLevel":
+        return None
+    if tables.get("type") != "BPE" or tables["byte_fallback"] or tables["prefix"] is not None \
+            or tables["suffix"] is not None or tables["merged_specials"]:
+        return None
+    if any(t.lstrip or t.rstrip or t.single_word for t in added):
+        return None
+    contents = [t.content for t in added if t.content]
+    firsts = {c[0] for c in contents}
+    if len({t.normalized for t in added}) > 1 and (
+            any(ch in firsts for c in contents for ch in c[1:])
+            or any(x != y and x.startswith(y) for x in contents for y in contents)):
+        return None  # two passes that one scan would not reproduce
+    pattern = _split_pattern(data.get("pre_tokenizer"))
+    if pattern is None:
+        return None
+    try:
+        d = derive(pattern, "oniguruma")
+    except (regex.error, ValueError):
+        return None
+    if d.fallback is not None or d.min_width == 0 or d.budget is not None:
+        return None
+    ranks = byte_ranks(tables["vocab"])
+    if ranks is None or not tiles(pattern):
+        return None
+    return {"pattern": pattern, "ranks": ranks}
+
+
+def byte_ranks(vocab: Mapping[str, int]) -> dict[bytes, int] | None:
+    """The byte-level vocabulary as ``bytes -> id`` (tokens not spelled in GPT-2's byte
+    characters are left out: no merge of byte symbols makes them), or None when a byte has no
+    token.
+
+    Runtime complexity: ``O(total length of the tokens)``, C calls.
+    """
+    to_char = bytes_to_unicode()
+    unmap = {ord(c): b for b, c in to_char.items()}
+    foreign = re.compile("[^" + "".join(re.escape(c) for c in to_char.values()) + "]")
+    out: dict[bytes, int] = {}
+    for tok, i in vocab.items():
+        if tok and foreign.search(tok) is None:
+            out[tok.translate(unmap).encode("latin-1")] = i
+    if any(bytes([b]) not in out for b in range(256)):
+        return None
+    return out
+
+
+# -- the encoding -----------------------------------------------------------------------------
+
+
+class _Span(Tuple[int, int]):
+    """A ``(start, end)`` pair with ``span()``, what the byte-level encoder reads of a match."""
+
+    __slots__ = ()
+
+    def span(self) -> tuple[int, int]:
+        return self
+
+
+class AddedTokenSplit(Pretokenizer):
+    """The regex split of a derived pattern, with added tokens cut out first (module
+    docstring): each segment between two tokens is split as a text of its own (``pos`` /
+    ``endpos``: look-ahead and ``\\z`` see the segment's end).
+
+    Runtime complexity: :meth:`split` ``O(len(text) - pos)``; :meth:`horizon` as the
+    pattern's, plus one C scan of what it read for a token's first character.
+    """
+
+    def __init__(self, name: str, derivation: Derivation, contents: Sequence[str]) -> None:
+        super().__init__(name, derivation=derivation)
+        self._tok = TokenReads(list(contents)) if contents else None
+
+    def _segment(self, text: str, a: int, b: int) -> Iterator[tuple[int, int]]:
+        if self._ascii_split is not None and text.isascii():
+            return (m.span() for m in self._ascii_split.finditer(text, a, b))
+        return (m.span() for m in self.regex.finditer(text, a, b))
+
+    def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
+        tk = self._tok
+        if tk is None or tk.first_re.search(text, pos) is None:
+            return self._segment(text, pos, len(text))
+        return self._split_added(text, pos, tk)
+
+    def _split_added(self, text: str, pos: int, tk: TokenReads) -> Iterator[tuple[int, int]]:
+        a = pos
+        for m in tk.token.finditer(text, pos):
+            b = m.start()
+            if b > a:
+                yield from self._segment(text, a, b)
+            a = m.end()
+            yield b, a
+        if a < len(text):
+            yield from self._segment(text, a, len(text))
+
+    def finditer(self, text: str, pos: int = 0) -> Iterator[Any]:
+        return map(_Span, self.split(text, pos))
+
+    def split_reference(self, text: str, pos: int = 0) -> list[tuple[int, int]]:
+        return list(self.split(text, pos))
+
+    def horizon(self, text: str, start: int, limit: int | None = None) -> int:
+        tk = self._tok
+        n = len(text)
+        if tk is None:
+            return super().horizon(text, start, limit)
+        if start >= n:
+            return n + 1
+        b, whole = tk.lead(text, start)
+        if whole is not None:
+            return whole
+        return tk.bound(text, start, n if limit is None else limit, b,
+                        super().horizon(text, start, limit))
+
+
+class _MergeCache(PieceCache):
+    """The byte-level piece cache with HuggingFace's merge rules in place of ranks: an added
+    token's content is its id; with ``ignore_merges`` a piece that is a token is that token;
+    else the rules on the piece's byte symbols (:func:`..pairmerge.merge`)."""
+
+    __slots__ = ("_added", "_ignore", "_bytes", "_rules", "_m")
+
+    def __init__(self, ranks: dict[bytes, int], added: dict[str, int], ignore_merges: bool,
+                 rules: dict[int, int], m: int) -> None:
+        super().__init__(ranks)
+        self._added = added
+        self._ignore = ignore_merges
+        self._bytes = [ranks[bytes([b])] for b in range(256)]
+        self._rules = rules
+        self._m = m
+
+    def encode_new(self, piece: str) -> tuple[int, ...]:
+        t = self._added.get(piece)
+        if t is not None:
+            return (t,)
+        data = piece.encode()
+        if self._ignore:
+            r = self._rget(data)
+            if r is not None:
+                return (r,)
+        return tuple(self.merge(data))
+
+    def merge(self, data: bytes) -> list[int]:
+        """The rules applied to the bytes ``data`` (no whole-piece lookup), by the engine
+        (:func:`..pairmerge.merge`: the scan, runs in bulk, chunks glued, or the heap).
+
+        Runtime complexity: ``O(n log n)`` for ``n`` bytes (``O(n^2)`` C work when short).
+        """
+        ids = list(map(self._bytes.__getitem__, data))
+        merge(ids, self._rules, self._m)
+        return ids
+
+
+class ByteLevelFile(Encoding):
+    """A byte-level ``tokenizer.json`` (module docstring) as a byte-level encoding: ids equal
+    HuggingFace's ``Tokenizer.encode(text, add_special_tokens=False).ids``, and :meth:`decode`
+    its ``decode(ids, skip_special_tokens=False)``.
+
+    Built by :func:`.reader.from_prepared` when :func:`route` accepts the file.
+    """
+
+    specials_in_text = True
+
+    def __init__(self, name: str, *, source: str, pattern: str, ranks: Mapping[bytes, int],
+                 rules: dict[int, int], vocab: Mapping[str, int], ignore_merges: bool,
+                 added: Sequence[AddedToken], decoder: Decoder | None) -> None:
+        d = derive(pattern, "oniguruma")
+        contents = [t.content for t in added if t.content]
+        specials: dict[str, int] = {}
+        for t in added:
+            specials.setdefault(t.content, t.id)
+        super().__init__(name, mergeable_ranks=ranks, special_tokens=specials, source=source,
+                         pretokenizer=AddedTokenSplit(name, d, contents))
+        m = max([*vocab.values(), *specials.values()], default=-1) + 1
+        self._cache = _MergeCache(self.mergeable_ranks, {c: specials[c] for c in contents},
+                                  ignore_merges, rules, max(vocab.values(), default=-1) + 1)
+        self.decoder = decoder
+        self.ignore_merges = ignore_merges
+        #: id -> HF's token string (added tokens' contents over the model's entries)
+        strings: list[str | None] = [None] * m
+        for tok, i in vocab.items():
+            strings[i] = tok
+        for t in added:
+            strings[t.id] = t.content
+        self._strings = strings
+
+    def encode_bytes_piece(self, data: bytes) -> list[int]:
+        """The merge rules on the bytes ``data`` (a window inside one piece: Algorithm 1).
+        The whole-piece lookup of ``ignore_merges`` is not applied: a window is not a piece
+        (the document encodes a whole piece with :meth:`encode_piece`)."""
+        cache = self._cache
+        assert isinstance(cache, _MergeCache)
+        return cache.merge(data)
+
+    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+        """Text of ``ids`` as HuggingFace's ``decode(ids, skip_special_tokens=False)``: each
+        id's token string through the file's ``ByteLevel`` decoder (an id no token has is
+        skipped, as HF skips it)."""
+        import operator
+
+        strings = self._strings
+        toks: list[str] = []
+        for i in ids:
+            k = operator.index(i)
+            if not 0 <= k < 1 << 32:
+                raise ValueError(f"decode: token id {k} is outside 0..2**32 - 1")
+            s = strings[k] if k < len(strings) else None
+            if s is not None:
+                toks.append(s)
+        return decode_tokens(self.decoder, toks)
+
+    def __repr__(self) -> str:
+        return f"<ByteLevelFile {self.name!r} n_vocab={self.n_vocab}>"
