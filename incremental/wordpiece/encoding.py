@@ -41,6 +41,7 @@ The decision at a cut reads the text only up to the character right of it, hence
 from __future__ import annotations
 
 import re
+import string
 from operator import index
 from typing import Any, Collection, Iterator, Mapping, Sequence
 
@@ -133,6 +134,13 @@ class WordPieceEncoding(EncodeStreamMixin):
                 node = node.setdefault(ch, {})
         self._added_first: frozenset[str] = frozenset(s[0] for s in self.added_tokens if s)
         self._ident_flags: dict[str, int] = {}
+        #: a run of *plain* characters: ASCII letters and digits that start no added token
+        #: (no cut inside the run or at its inner edges, and the normalizer keeps each as one
+        #: character); None when some of them is not plain under this normalizer
+        plain = [c for c in string.ascii_letters + string.digits if c not in self._added_first]
+        self._plain_run: re.Pattern[str] | None = None
+        if plain and all(self._flags(c) == CUT_BEFORE_OK for c in plain):
+            self._plain_run = re.compile("[" + "".join(plain) + "]+")
         self._piece_cache: GenerationalCache[str, list[int]] = GenerationalCache()
         self._lens_cache: GenerationalCache[str, tuple[list[int], list[int]]] = GenerationalCache()
 
@@ -250,6 +258,8 @@ class WordPieceEncoding(EncodeStreamMixin):
         """
         ids = self._piece_cache.recall(piece)
         if ids is None:
+            ids = self._long_plain(piece)
+        if ids is None:
             ids = self._encode(sanitize(piece))
             if len(piece) <= 256:
                 self._piece_cache.put(piece, ids)
@@ -276,10 +286,26 @@ class WordPieceEncoding(EncodeStreamMixin):
         cached = self._lens_cache.recall(piece)
         if cached is not None and cached[0] == list(ids):
             return list(cached[1])
+        if self._long_plain(piece) == list(ids):
+            return [len(piece)]
         lens = self._token_cp_lens(sanitize(piece), ids)
         if len(piece) <= 256:
             self._lens_cache.put(piece, (list(ids), lens))
         return list(lens)
+
+    def _long_plain(self, piece: str) -> list[int] | None:
+        """``[unk]`` for a piece of plain characters longer than ``max_input_chars_per_word``
+        (its normal form has as many characters, one word: HF's word-length limit makes it
+        ``[UNK]``), without normalizing it; else None. A hostile line (``"a" * 100_000``) is
+        one such piece, re-read on every keystroke in it.
+
+        Runtime complexity: ``O(len(piece))``, one C call.
+        """
+        run = self._plain_run
+        if run is None or len(piece) <= self._lmm.max_input_chars_per_word:
+            return None
+        m = run.match(piece)
+        return [self._lmm.unk_id] if m is not None and m.end() == len(piece) else None
 
     def _token_cp_lens(self, piece: str, ids: Sequence[int]) -> list[int]:
         starts: list[int] = []
@@ -349,8 +375,17 @@ class WordPieceEncoding(EncodeStreamMixin):
         cover = start
         prev = flags(text[start]) if start < n else 0
         p = start + 1
+        run = self._plain_run
         while p < n:
             q = p - 1
+            if run is not None and (m := run.match(text, q)) is not None and m.end() > p:
+                # plain characters from q on: no cut before any of them but the first
+                e = m.end()
+                if e - 1 > give_up:
+                    return max(p, give_up + 1) + 1
+                p = e
+                prev = CUT_BEFORE_OK
+                continue
             if text[q] in trie:
                 cover = max(cover, q + self._added_prefix_len(text, q))
             f = flags(text[p])

@@ -531,3 +531,33 @@ def test_linmaxmatch_on_the_real_vocabulary():
 
     for w in ["unaffable", "##", "#", "tokenization", "x" * 100, "x" * 101, "ß", "naïve", ""]:
         assert lmm.tokenize(w) == max_match_reference(w, bert().vocab)
+
+
+def test_long_plain_words_in_a_document_equal_hf() -> None:
+    """Runs of ASCII letters and digits longer than ``max_input_chars_per_word`` (one
+    ``[UNK]``, found without normalizing them: ``WordPieceEncoding._long_plain``) and the cut
+    search that skips plain runs, under edits at and around the 100-character limit and the
+    run's edges: the document equals HF after each edit."""
+    import random
+
+    from livetok.incremental import Document
+
+    enc = bert()
+    tok = hf_bert()
+    rng = random.Random(7)
+    text = "Intro, text: " + "a" * 99 + " and " + "ACGT" * 60 + "x.y\n" + "9" * 150 + "é end"
+    doc = Document(text, enc)
+    assert doc.token_ids() == hf_ids(tok, text)
+    keys = ["a", "Z", "7", " ", ",", "é", "[SEP]", "[", "\u0301", "中"]
+    for _ in range(150):
+        if rng.random() < 0.5:
+            a = rng.randrange(len(text))
+            doc.edit(a, a + 1, "")
+            text = text[:a] + text[a + 1:]
+        else:
+            a = rng.randint(0, len(text))
+            new = rng.choice(keys)
+            doc.edit(a, a, new)
+            text = text[:a] + new + text[a:]
+        assert doc.token_ids() == hf_ids(tok, text), text
+    doc._check()
