@@ -26,7 +26,7 @@ from livetok.incremental.hf.bytelevel_file import ByteLevelFile, route, tiles
 from livetok.incremental.hf.reader import tokenizer_from_dict
 from livetok.incremental.protocol import byte_level
 
-from .._hf_encodings import encoding, hf_ids, reference
+from .._hf_encodings import encoding, hf_ids, params, reference
 from ..conftest import EXAMPLES
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -155,7 +155,7 @@ _HOSTILE = ["a" * 300, " " * 200, "1234567890" * 20, "".join(random.Random(4).ch
 _KEYS = ["a", "A", " ", "\n", "1", "<", "|", ">", "<|eot_id|>", "<|endoftext|>", "中", "G"]
 
 
-@pytest.mark.parametrize("name", ROUTED)
+@pytest.mark.parametrize("name", params(ROUTED))
 def test_real_documents_under_random_edits(name: str) -> None:
     enc = encoding(name)
     rng = random.Random(hash(name) % 1000)

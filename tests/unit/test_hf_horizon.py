@@ -25,7 +25,7 @@ from livetok.incremental.regex_horizon import SplitHorizon, derive
 
 from livetok.incremental.hf.bytelevel_file import ByteLevelFile
 
-from .._hf_encodings import encoding, general_encoding, hf_ids
+from .._hf_encodings import encoding, general_encoding, hf_ids, params
 from ..conftest import EXAMPLES, SHARED
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -147,8 +147,8 @@ def test_toy_tight_horizon_and_split(name: str) -> None:
         check(enc, _text(rng), rng)
 
 
-@pytest.mark.parametrize("name", ["llama3", "qwen3", "deepseek_v3", "gemma3", "gpt4o",
-                                  "gptoss", "mistral_nemo"])
+@pytest.mark.parametrize("name", params(["llama3", "qwen3", "deepseek_v3", "gemma3", "gpt4o",
+                                         "gptoss", "mistral_nemo"]))
 def test_real_tight_horizon_and_split(name: str) -> None:
     """The tight rule's split and horizon, and the byte-level family's
     (``hf/bytelevel_file.py``: Llama 3, GPT-4o, gpt-oss, Mistral Nemo), against the general
