@@ -806,7 +806,7 @@ class SeqView:
 
     __slots__ = (
         "seq", "ci", "lo", "ch", "n", "cum", "cps", "flags", "has_ph",
-        "t_base", "c_base", "c_end", "k_base", "k_end",
+        "t_base", "c_base", "c_end", "k_base", "k_end", "_far",
     )
 
     cum: Sequence[int]  #: code points before each token of the window (``n + 1`` entries)
@@ -820,6 +820,10 @@ class SeqView:
 
     def __init__(self, seq: TokenSeq, cp: int) -> None:
         self.seq = seq
+        #: the chunk outside the view that :meth:`piece_start_at` read last: ``(chunk, first
+        #: code point, end, first token, cum)`` (an edit's re-split asks about consecutive
+        #: boundaries, chunk after chunk)
+        self._far: tuple[Chunk, int, int, int, Sequence[int]] | None = None
         cp = min(cp, max(0, seq.total_cp - 1))
         h = seq._hint
         if h is not None and h[2] <= cp < h[2] + len(h[1].text):
@@ -961,7 +965,38 @@ class SeqView:
                 j += 1
             if j < n:
                 return None
-        return self.seq.piece_start_at(cp)
+            return self.seq.piece_start_at(cp)
+        return self._far_piece_start_at(cp)
+
+    def _far_piece_start_at(self, cp: int) -> int | None:
+        """:meth:`piece_start_at` outside the view: the chunk holding ``cp`` is found once and
+        kept (``_far``) while the questions stay in it.
+
+        Runtime complexity: ``O(log load)`` in the kept chunk, else ``O(log C + load)``.
+        """
+        seq = self.seq
+        if not 0 <= cp < seq.total_cp:
+            return seq.piece_start_at(cp)
+        far = self._far
+        if far is None or not far[1] <= cp < far[2]:
+            ci, base = seq._chunk_at_cp(cp)
+            ch = seq.chunks[ci]
+            far = self._far = (ch, base, base + len(ch.text), seq._flen.prefix(ci), ch.cum())
+        ch, base, _, t_base, cum = far
+        rel = cp - base
+        j = bisect_left(cum, rel)
+        n = len(ch.ids)
+        fl = ch.flags
+        cps = ch.cps
+        while j < n and cum[j] == rel:
+            if fl[j] & PIECE_START:
+                return t_base + j
+            if cps[j]:
+                return None
+            j += 1
+        if j < n:
+            return None
+        return seq.piece_start_at(cp)
 
     def old_piece(self, a: int, b: int) -> tuple[int, int] | None:
         """``(ta, tb)`` when ``[a, b)`` is exactly one piece of the sequence (``ta`` its first

@@ -166,6 +166,10 @@ def test_seqview_answers_like_the_sequence(seed, half, monkeypatch) -> None:
                         if seq.token_start_cp(tb) == y or (tb == n_tok and y == n_cp):
                             want = (ta, tb)
                     assert v.old_piece(x, y) == want
+        # a sweep left to right and back, as an edit's re-split asks (the far chunk is kept)
+        sweep = list(range(0, n_cp + 1, max(1, n_cp // 400)))
+        for x in sweep + sweep[::-1]:
+            assert v.piece_start_at(x) == seq.piece_start_at(x), x
         for i in toks_near:
             assert v.token_start_cp(i) == seq.token_start_cp(i)
             assert v.counted_before(i) == seq.counted_before(i)
