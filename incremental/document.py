@@ -26,7 +26,7 @@ import logging
 from array import array
 from dataclasses import dataclass
 from itertools import chain
-from typing import Callable, Iterable, Iterator, NamedTuple, Optional, Sequence, Tuple, TypeVar
+from typing import Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar
 
 from .counting import RangeCounter
 from .gcpause import collector_paused as _collector_paused
@@ -95,7 +95,10 @@ _Seg = Tuple[int, int, int, Optional[Sequence[int]], Optional[Sequence[int]], Op
 #: what :meth:`Document._resplit` found: ``(window, spans, q_tok, w_end_old)``: the new text
 #: of ``[r, w_end_old)`` (old coordinates of the end), its pieces (offsets in the window), and
 #: the old token where the old pieces resume
-_Resplit = Tuple[str, list[tuple[int, int]], int, int]
+_Resplit = Tuple[str, List[Tuple[int, int]], int, int, Optional[Set[int]]]
+#: boundaries past an edit checked one by one for an old piece start before they are checked
+#: against the set of the window's old piece starts (``TokenSeq.piece_starts``)
+_ASK_MAX = 16
 
 
 class _PieceFlags(dict[Sequence[int], bytes]):
@@ -480,7 +483,7 @@ class Document:
         segs = self._glue_piece(a, b + delta, view, start, end, delta)  # type: ignore[arg-type]
         q_tok = v.next_piece_start(p_tok)
         self.stats.stretched += 1
-        return self._splice(v, a, p_tok, (view, [(0, b + delta - a)], q_tok, b),  # type: ignore[arg-type]
+        return self._splice(v, a, p_tok, (view, [(0, b + delta - a)], q_tok, b, None),  # type: ignore[arg-type]
                             segs, start, end)
 
     def _restart(self, v: SeqView, start: int) -> tuple[int, int]:
@@ -524,12 +527,22 @@ class Document:
             wlen = len(window)
             spans: list[tuple[int, int]] = []
             q_tok = None
+            # past a few boundaries, the old piece starts they may meet, as a set (an edit
+            # that shifts every later piece, as a digit in a line of digits, asks thousands)
+            old_starts = None
+            asked = 0
             for ps, pe in enc.split(window, 0):
                 spans.append((ps, pe))
                 q_new = r + pe
                 # subtle: a piece's ids may depend on whether it starts the text
                 # (SentencePiece's dummy prefix), so never resync where that status changed
                 if q_new >= new_end and (q_new == 0) == (q_new - delta == 0):
+                    asked += 1
+                    if asked > _ASK_MAX:
+                        if old_starts is None:
+                            old_starts = seq.piece_starts(end, w_end_old)
+                        if q_new - delta not in old_starts:
+                            continue
                     q_tok = v.piece_start_at(q_new - delta)
                     if q_tok is not None:
                         break
@@ -554,7 +567,7 @@ class Document:
                 extra = max(extra, self._old_piece_end(v, t) - end + FIRST_WINDOW)
             self.stats.window_retries += 1
         self.stats.pieces_resplit += len(spans)
-        return window, spans, q_tok, w_end_old
+        return window, spans, q_tok, w_end_old, old_starts
 
     def _segments(
         self, v: SeqView, r: int, rs: _Resplit, start: int, end: int, new_text: str
@@ -562,7 +575,7 @@ class Document:
         """Step 3: the tokens of the re-split pieces, as segments: an unchanged piece (same
         span, left of the edit or right of it after the shift) keeps its old tokens; a changed
         one is encoded, or glued by Algorithm 1 when long."""
-        window, spans, _, _ = rs
+        window, spans, _, _, old_starts = rs
         delta = len(new_text) - (end - start)
         new_end = start + len(new_text)
         segs: list[_Seg] = []
@@ -572,7 +585,8 @@ class Document:
         clean = self._clean
         for ps, pe in spans:
             a, b = r + ps, r + pe
-            if (b <= start or a >= new_end) and (a == 0) == (
+            if (b <= start or (a >= new_end and (old_starts is None or a - delta in old_starts))
+                    ) and (a == 0) == (
                 (a if b <= start else a - delta) == 0
             ):
                 oa = a if b <= start else a - delta
@@ -600,7 +614,7 @@ class Document:
         """Step 4: trim the old segments that stay in place at both ends, then replace the
         tokens in between in the sequence; returns (tokens removed, tokens added)."""
         seq = self._seq
-        window, _, q_tok, w_end_old = rs
+        window, _, q_tok, w_end_old, _ = rs
         t0, t1 = r_tok, q_tok
         i, j = 0, len(segs)
         while i < j and segs[i][0] == 0 and segs[i][1] == t0:

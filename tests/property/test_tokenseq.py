@@ -170,6 +170,9 @@ def test_seqview_answers_like_the_sequence(seed, half, monkeypatch) -> None:
         sweep = list(range(0, n_cp + 1, max(1, n_cp // 400)))
         for x in sweep + sweep[::-1]:
             assert v.piece_start_at(x) == seq.piece_start_at(x), x
+        a, b = sorted(rng.sample(range(n_cp + 1), 2))
+        assert seq.piece_starts(a, b) == {x for x in range(a, b + 1)
+                                          if seq.piece_start_at(x) is not None}
         for i in toks_near:
             assert v.token_start_cp(i) == seq.token_start_cp(i)
             assert v.counted_before(i) == seq.counted_before(i)
