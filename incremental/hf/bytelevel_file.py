@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from functools import cached_property
 from typing import Any, Iterator, Mapping, Sequence, Tuple
 
 import regex
@@ -221,10 +222,23 @@ def route(data: Mapping[str, Any], tables: Mapping[str, Any],
         return None
     if d.fallback is not None or d.min_width == 0 or d.budget is not None:
         return None
-    ranks = byte_ranks(tables["vocab"])
+    vocab = tables["vocab"]
+    ranks = byte_ranks(vocab)
     if ranks is None or not tiles(pattern):
         return None
+    # a token of no bytes must be an added token (its string is then its content)
+    added_ids = {t.id for t in added}
+    if len(ranks) < len(vocab) and any(
+            i not in added_ids for tok, i in vocab.items() if _FOREIGN.search(tok) or not tok):
+        return None
     return {"pattern": pattern, "ranks": ranks}
+
+
+#: GPT-2's byte characters: byte -> character, character -> byte (for ``str.translate``),
+#: and any character that is none of them
+_TO_CHAR = bytes_to_unicode()
+_UNMAP = {ord(c): b for b, c in _TO_CHAR.items()}
+_FOREIGN = re.compile("[^" + "".join(re.escape(c) for c in _TO_CHAR.values()) + "]")
 
 
 def byte_ranks(vocab: Mapping[str, int]) -> dict[bytes, int] | None:
@@ -234,13 +248,10 @@ def byte_ranks(vocab: Mapping[str, int]) -> dict[bytes, int] | None:
 
     Runtime complexity: ``O(total length of the tokens)``, C calls.
     """
-    to_char = bytes_to_unicode()
-    unmap = {ord(c): b for b, c in to_char.items()}
-    foreign = re.compile("[^" + "".join(re.escape(c) for c in to_char.values()) + "]")
     out: dict[bytes, int] = {}
     for tok, i in vocab.items():
-        if tok and foreign.search(tok) is None:
-            out[tok.translate(unmap).encode("latin-1")] = i
+        if tok and _FOREIGN.search(tok) is None:
+            out[tok.translate(_UNMAP).encode("latin-1")] = i
     if any(bytes([b]) not in out for b in range(256)):
         return None
     return out
@@ -362,7 +373,7 @@ class ByteLevelFile(Encoding):
     specials_in_text = True
 
     def __init__(self, name: str, *, source: str, pattern: str, ranks: Mapping[bytes, int],
-                 rules: dict[int, int], vocab: Mapping[str, int], ignore_merges: bool,
+                 rules: dict[int, int], m: int, ignore_merges: bool,
                  added: Sequence[AddedToken], decoder: Decoder | None) -> None:
         d = derive(pattern, "oniguruma")
         contents = [t.content for t in added if t.content]
@@ -371,18 +382,25 @@ class ByteLevelFile(Encoding):
             specials.setdefault(t.content, t.id)
         super().__init__(name, mergeable_ranks=ranks, special_tokens=specials, source=source,
                          pretokenizer=AddedTokenSplit(name, d, contents))
-        m = max([*vocab.values(), *specials.values()], default=-1) + 1
         self._cache = _MergeCache(self.mergeable_ranks, {c: specials[c] for c in contents},
-                                  ignore_merges, rules, max(vocab.values(), default=-1) + 1)
+                                  ignore_merges, rules, m)
         self.decoder = decoder
         self.ignore_merges = ignore_merges
-        #: id -> HF's token string (added tokens' contents over the model's entries)
-        strings: list[str | None] = [None] * m
-        for tok, i in vocab.items():
-            strings[i] = tok
-        for t in added:
+        self._added = list(added)
+
+    @cached_property
+    def _strings(self) -> list[str | None]:
+        """id -> HuggingFace's token string (an added token's content over the model's
+        entry, which is its bytes in GPT-2's characters), built on the first decode.
+
+        Runtime complexity: ``O(vocabulary bytes)``.
+        """
+        strings: list[str | None] = [None] * (self.max_token_value + 1)
+        for data, i in self.mergeable_ranks.items():
+            strings[i] = "".join(map(_TO_CHAR.__getitem__, data))
+        for t in self._added:
             strings[t.id] = t.content
-        self._strings = strings
+        return strings
 
     def encode_bytes_piece(self, data: bytes) -> list[int]:
         """The merge rules on the bytes ``data`` (a window inside one piece: Algorithm 1).

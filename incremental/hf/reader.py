@@ -136,9 +136,7 @@ def tokenizer_from_dict(data: dict[str, Any], *, name: str, source: str,
     Runtime complexity: ``O(size of the object)``.
     """
     with _bounded(source):
-        payload, parts = _prepare(data, source)
-        if not byte_level_family:
-            payload["bytelevel"] = None
+        payload, parts = _prepare(data, source, byte_level_family)
         return from_prepared(payload, name=name, source=source, parts=parts)
 
 
@@ -209,7 +207,8 @@ _STEPS_ENV = "LIVETOK_MAX_PIPELINE_STEPS"
 _CHARS_ENV = "LIVETOK_MAX_REGEX_CHARS"
 
 
-def _prepare(data: dict[str, Any], source: str) -> tuple[dict[str, Any], _Parts]:
+def _prepare(data: dict[str, Any], source: str, byte_level_family: bool = True
+             ) -> tuple[dict[str, Any], _Parts]:
     """:func:`prepare`, and the normalizer and pre-tokenizer it built to check them."""
     if not isinstance(data, Mapping):
         raise VocabularyError(f"{source}: not a tokenizer.json: not a JSON object")
@@ -234,9 +233,15 @@ def _prepare(data: dict[str, Any], source: str) -> tuple[dict[str, Any], _Parts]
             and _local_pre_tokenizer(pre_spec)):
         # every piece of a document is cut with them (Gemma 3: ~0.4 s to find, 12 ms cached)
         tables["pairs"] = joinable_pairs(tables["vocab"])
+    # a byte-level file: the byte-level family's encoding (:mod:`.bytelevel_file`), which
+    # needs the rules but not the string vocabulary (the slowest part of a warm load)
+    bl = route(data, tables, added) if pre.byte_level and byte_level_family else None
+    if bl is not None:
+        tables = {"type": tables["type"], "rules": tables["rules"],
+                  "ignore_merges": tables["ignore_merges"],
+                  "m": max(tables["vocab"].values(), default=-1) + 1}
     payload = {
-        # a byte-level file: the byte-level family's encoding (:mod:`.bytelevel_file`)
-        "bytelevel": route(data, tables, added) if pre.byte_level else None,
+        "bytelevel": bl,
         "normalizer": norm_spec,
         "pre_tokenizer": pre_spec,
         "model": tables,
@@ -271,7 +276,7 @@ def from_prepared(payload: Mapping[str, Any], *, name: str, source: str,
     if bl is not None:
         tables = payload["model"]
         return ByteLevelFile(name, source=source, pattern=bl["pattern"], ranks=bl["ranks"],
-                             rules=tables["rules"], vocab=tables["vocab"],
+                             rules=tables["rules"], m=tables["m"],
                              ignore_merges=tables["ignore_merges"],
                              added=tokens_of_rows(payload["added"]),
                              decoder=_decoder(payload["decoder"], source))
