@@ -35,6 +35,9 @@ __all__ = [
     "check_ranks",
     "check_byte_level",
     "read_limited",
+    "read_as",
+    "inflated",
+    "gpt2_byte_decoder",
     "size_limit",
     "check_json_depth",
 ]
@@ -246,7 +249,7 @@ def load_tiktoken_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
     raw = read_vocabulary(name, inflate=False)  # as on disk: the cache's key
 
     def parse() -> dict[bytes, int]:
-        text = _inflated(raw, name, "vocabulary", limit)
+        text = inflated(raw, name, "vocabulary", limit)
         try:
             ranks = _parse_strict(text)
         except ValueError:  # not in the strict form: read line by line, as tiktoken does
@@ -332,7 +335,7 @@ def _parse_strict(raw: bytes) -> dict[bytes, int]:
     return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2])))
 
 
-def _gpt2_byte_decoder() -> dict[str, int]:
+def gpt2_byte_decoder() -> dict[str, int]:
     """GPT-2's printable stand-ins for bytes (``bytes_to_unicode`` of ``encoder.py``), reversed."""
     printable = [b for b in range(256) if chr(b).isprintable() and chr(b) != " "]
     decoder = {chr(b): b for b in printable}
@@ -348,7 +351,7 @@ def _gpt2_unmap_table() -> dict[int, int]:
     """``str.translate`` table from GPT-2's stand-in characters to the code points U+0000..U+00FF
     of their bytes: ``token.translate(table).encode("latin-1")`` is the token's bytes (one C
     call per token instead of a generator over its characters)."""
-    return {ord(c): b for c, b in _gpt2_byte_decoder().items()}
+    return {ord(c): b for c, b in gpt2_byte_decoder().items()}
 
 
 def load_gpt2_files(
@@ -366,15 +369,15 @@ def load_gpt2_files(
     """
     name = os.fspath(encoder_json)
     limit = vocabulary_limit()
-    raw = _read_as(name, _ENCODER_JSON, inflate=False)
+    raw = read_as(name, _ENCODER_JSON, inflate=False)
     bpe_name = None if vocab_bpe is None else os.fspath(vocab_bpe)
-    raw_bpe = b"" if bpe_name is None else _read_as(bpe_name, _VOCAB_BPE, inflate=False)
+    raw_bpe = b"" if bpe_name is None else read_as(bpe_name, _VOCAB_BPE, inflate=False)
 
     def parse() -> dict[bytes, int]:
-        encoder = json_object(_inflated(raw, name, _ENCODER_JSON, limit), name, _ENCODER_JSON)
+        encoder = json_object(inflated(raw, name, _ENCODER_JSON, limit), name, _ENCODER_JSON)
         ranks, token_bytes = _gpt2_ranks(encoder, name)
         if bpe_name is not None:
-            _check_merges(_inflated(raw_bpe, bpe_name, _VOCAB_BPE, limit), bpe_name, name,
+            _check_merges(inflated(raw_bpe, bpe_name, _VOCAB_BPE, limit), bpe_name, name,
                           ranks, token_bytes)
         return ranks
 
@@ -415,7 +418,7 @@ def _gpt2_ranks(encoder: dict[str, Any], name: str
     return ranks, token_bytes
 
 
-def _read_as(name: str, what: str, *, inflate: bool = True) -> bytes:
+def read_as(name: str, what: str, *, inflate: bool = True) -> bytes:
     """:func:`read_vocabulary`, its errors naming the file as ``what``."""
     try:
         return read_vocabulary(name, inflate=inflate)
@@ -423,7 +426,7 @@ def _read_as(name: str, what: str, *, inflate: bool = True) -> bytes:
         raise VocabularyError(str(exc).replace("vocabulary", what, 1)) from exc.__cause__
 
 
-def _inflated(raw: bytes, name: str, what: str, limit: int) -> bytes:
+def inflated(raw: bytes, name: str, what: str, limit: int) -> bytes:
     """``raw``, the bytes of the file ``name``, inflated when they are gzipped."""
     if raw[:2] != b"\x1f\x8b":
         return raw
@@ -435,7 +438,7 @@ def read_json_object(name: str, what: str) -> dict[str, Any]:
 
     Runtime complexity: ``O(file size)``.
     """
-    return json_object(_read_as(name, what), name, what)
+    return json_object(read_as(name, what), name, what)
 
 
 def json_object(raw: bytes, name: str, what: str) -> dict[str, Any]:

@@ -21,6 +21,7 @@ __all__ = [
     "MODEL_PREFIX_TO_ENCODING",
     "encoding_name_for_model",
     "encoding_for_model",
+    "encoding_for_model_with",
 ]
 
 #: model-name prefixes (a dated or fine-tuned model), tried in this order after an exact name
@@ -143,10 +144,10 @@ def encoding_for_model(model_name: str) -> Any:
 
     Runtime complexity: as :func:`get_encoding`.
     """
-    return _encoding_for_model(model_name, get_encoding)
+    return encoding_for_model_with(model_name, get_encoding)
 
 
-def _encoding_for_model(model_name: str, get: Callable[[str], Any]) -> Any:
+def encoding_for_model_with(model_name: str, get: Callable[[str], Any]) -> Any:
     """:func:`encoding_for_model` with ``get`` loading the encoding by name (the
     tiktoken-compatible module passes its own)."""
     name = encoding_name_for_model(model_name)

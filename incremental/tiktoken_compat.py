@@ -31,8 +31,8 @@ from typing import AbstractSet, Any, Collection, Iterable, Literal, Mapping
 
 from . import registry
 from .bytelevel.encoding import Encoding as _Encoding
-from .bytelevel.encoding import _unpickle
-from .models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING, _encoding_for_model
+from .bytelevel.encoding import unpickle_encoding
+from .models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING, encoding_for_model_with
 from .models import encoding_name_for_model
 
 __all__ = [
@@ -137,7 +137,7 @@ class Encoding(_Encoding):
         """Pickling as tiktoken's: one of :func:`get_encoding`'s encodings travels as its name."""
         if registry.is_registered(self, _KIND):
             return get_encoding, (self.name,)
-        return _unpickle, (type(self), self._constructor_args())
+        return unpickle_encoding, (type(self), self._constructor_args())
 
 
 def get_encoding(encoding_name: str) -> Encoding:
@@ -192,4 +192,4 @@ def encoding_for_model(model_name: str) -> Encoding:
 
     Runtime complexity: as :func:`get_encoding`.
     """
-    return _encoding_for_model(model_name, get_encoding)  # type: ignore[no-any-return]
+    return encoding_for_model_with(model_name, get_encoding)  # type: ignore[no-any-return]

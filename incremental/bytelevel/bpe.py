@@ -11,13 +11,13 @@ adjacent pair forms a token; the ids are the ranks of the final parts.
   ``(rank, start)``; stale heap entries are detected lazily by re-reading the pair's current
   rank. ``O(n log n)`` per piece instead of ``O(n^2)``.
 
-  Pieces of at most ``_SCAN_MAX`` bytes (nearly all pieces of real text: 2-12 bytes) skip the
+  Pieces of at most ``SCAN_MAX`` bytes (nearly all pieces of real text: 2-12 bytes) skip the
   heap: a list of pair ranks is scanned for its minimum by ``min`` and ``list.index`` (both in
   C) and patched around each merge, as tiktoken's own ``_byte_pair_merge`` does. That is
   ``O(n^2)`` but with a C inner loop, faster than the heap on short pieces. A constant-factor
   choice only: ``n`` is capped, so the bound stays ``O(n log n)`` and long pieces always take
   the heap. (The measured constants of this module: ``docs/algorithms.md`` section 3.)
-  :func:`_scan_ids` is the form the encoder's cache misses use: it keeps the parts as ``bytes``
+  :func:`scan_ids` is the form the encoder's cache misses use: it keeps the parts as ``bytes``
   (a pair's key is one concatenation) and returns the ids, for a piece known not to be a token;
   its loop (:func:`_scan_ids_runs`) also merges a run of equal parts (``"=" * 60``) in one
   step, and pieces that are mostly one byte (ruler lines, runs of spaces) take it instead of
@@ -46,13 +46,13 @@ from operator import add
 from typing import Callable, Mapping
 
 from ..glue import glue_chunks
+from ..pairmerge import SCAN_MAX
 from ..symbols import symbol_spans, unit_symbols
 
-__all__ = ["bpe_encode", "bpe_split"]
+__all__ = ["bpe_encode", "bpe_split", "scan_ids", "SCAN_MAX"]
 
-#: pieces up to this many bytes use the C-speed scan (:func:`_scan_ids`), longer ones the
-#: heap (measured: ``docs/algorithms.md`` section 3)
-_SCAN_MAX = 48
+#: pieces up to ``SCAN_MAX`` bytes (the engine's, :mod:`..pairmerge`: 48) use the C-speed
+#: scan (:func:`scan_ids`), longer ones the heap (measured: ``docs/algorithms.md`` section 3)
 #: longer pieces take the run-aware scan only when one byte fills 3/4 of them (see
 #: :func:`_scan_ids_runs`); past this length with a bound on its steps, then the heap
 _RUN_SCAN_MAX = 256
@@ -98,7 +98,7 @@ def _scan_bounds(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
 _BYTES = [bytes([b]) for b in range(256)]
 
 
-def _scan_ids(
+def scan_ids(
     piece: bytes,
     rget: Callable[[bytes, int], int],
     rank_of: Callable[[bytes], int],
@@ -137,7 +137,7 @@ def _scan_ids_runs(
     rank_of: Callable[[bytes], int],
     max_steps: int = 0,
 ) -> tuple[int, ...] | None:
-    """:func:`_scan_ids` for longer pieces (given as their one-byte ``parts``), which merges a
+    """:func:`scan_ids` for longer pieces (given as their one-byte ``parts``), which merges a
     *run* of equal parts in one step.
 
     Runs of one character are common in real text (``"=" * 60`` under a heading, ``"-" * 40``
@@ -220,7 +220,7 @@ def bpe_split(piece: bytes, ranks: Mapping[bytes, int]) -> list[tuple[int, int]]
     Runtime complexity: ``O(n log n)`` for ``n = len(piece)``.
     """
     n = len(piece)
-    if n <= _SCAN_MAX:
+    if n <= SCAN_MAX:
         bounds = _scan_bounds(piece, ranks)
         return list(zip(bounds, bounds[1:]))
     return _heap_split(piece, ranks)
@@ -311,8 +311,8 @@ def bpe_encode(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
     if r is not None:
         return [r]
     n = len(piece)
-    if n <= _SCAN_MAX:
-        return list(_scan_ids(piece, ranks.get, ranks.__getitem__))
+    if n <= SCAN_MAX:
+        return list(scan_ids(piece, ranks.get, ranks.__getitem__))
     if piece.count(piece[n >> 1]) * 4 >= 3 * n:
         # mostly one byte (a ruler line, a run of spaces): the run-aware scan merges its runs
         # in bulk. Up to _RUN_SCAN_MAX bytes without a bound; longer pieces get

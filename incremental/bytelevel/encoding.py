@@ -31,14 +31,14 @@ from typing import Sequence
 
 import regex
 
-from .bpe import _SCAN_MAX, _scan_ids, bpe_encode
+from .bpe import SCAN_MAX, bpe_encode, scan_ids
 from ..cache import GenerationalCache
 from .pretokenize import PATTERNS, Pretokenizer
 from ..stream import EncodeStreamMixin
 from ..text import join_surrogates, require_str, sanitize
 
 
-__all__ = ["Encoding", "UnknownTokenError", "PieceCache"]
+__all__ = ["Encoding", "UnknownTokenError", "PieceCache", "unpickle_encoding"]
 
 #: the name :class:`Pretokenizer` knows each tiktoken pattern by
 _PATTERN_NAMES = {pat: name for name, pat in PATTERNS.items()}
@@ -60,7 +60,7 @@ class PieceCache(GenerationalCache[str, tuple[int, ...]]):
 
     A miss is one Python call: the older generation (see :mod:`.cache`: the memo is bounded to
     two generations), then the whole-piece rank lookup and, for a piece that is not a token,
-    the rank scan of :func:`.bpe._scan_ids` (the heap BPE for long pieces). Long pieces are
+    the rank scan of :func:`.bpe.scan_ids` (the heap BPE for long pieces). Long pieces are
     kept only until :meth:`end_call`, so that each distinct piece is BPE-encoded once per call
     (texts repeat their pieces) without keeping big strings.
     """
@@ -85,8 +85,8 @@ class PieceCache(GenerationalCache[str, tuple[int, ...]]):
             return (r,)
         # subtle: tuples of ints, not lists: the garbage collector stops tracking them, so a
         # big cache does not lengthen every full collection
-        if len(data) <= _SCAN_MAX:
-            return _scan_ids(data, self._rget, self._rank_of)
+        if len(data) <= SCAN_MAX:
+            return scan_ids(data, self._rget, self._rank_of)
         return tuple(bpe_encode(data, self._ranks))
 
     def __missing__(self, piece: str) -> tuple[int, ...]:
@@ -736,14 +736,14 @@ class Encoding(EncodeStreamMixin):
         """Pickling (for a process pool, say) as its vocabulary, pattern and special tokens;
         the registry pickles the encodings that ``get_encoding`` returns as their name
         (:func:`livetok.incremental.registry._reduce`), as tiktoken does."""
-        return _unpickle, (type(self), self._constructor_args())
+        return unpickle_encoding, (type(self), self._constructor_args())
 
     def _constructor_args(self) -> dict[str, Any]:
         return {"name": self.name, "pat_str": self.pat_str, "source": self.source,
                 "mergeable_ranks": self.mergeable_ranks, "special_tokens": self.special_tokens}
 
 
-def _unpickle(cls: type[Encoding], kwargs: dict[str, Any]) -> Encoding:
+def unpickle_encoding(cls: type[Encoding], kwargs: dict[str, Any]) -> Encoding:
     """An encoding of class ``cls`` built by :class:`Encoding`'s constructor (see
     :meth:`Encoding.__reduce__`): subclasses may have constructors of their own."""
     enc = cls.__new__(cls)

@@ -37,7 +37,7 @@ and its token is ``value % M``. Two implementations of step 2:
   pair now at the entry's position must make the entry's token; the rank is not compared).
   ``O(n log n)``.
 * :func:`merge_scan` — short pre-tokens (nearly all of real text) scan a list of pair values
-  for its minimum in C, as ``bytelevel.bpe._scan_ids`` does: ``O(n^2)`` with a C inner loop.
+  for its minimum in C, as ``bytelevel.bpe.scan_ids`` does: ``O(n^2)`` with a C inner loop.
   It equals the heap when no stale entry can pass the staleness test, which holds when every
   symbol's token spells the text it covers (no prefix or suffix, no merge of the unknown or a
   byte-fallback token: :attr:`BPEModel.scan_exact`); otherwise the heap is always used.
@@ -59,10 +59,8 @@ from ..gcpause import collector_paused
 from ..pairmerge import SCAN_MAX, merge, merge_heap, merge_scan
 from .errors import UnsupportedComponent
 
-__all__ = ["BPEModel", "bpe_tables", "joinable_pairs", "merge_heap", "merge_scan", "SCAN_MAX"]
+__all__ = ["BPEModel", "bpe_tables", "joinable_pairs", "is_vocab", "id_list"]
 
-#: pre-tokens up to this many symbols are merged by :func:`merge_scan` (when exact)
-_SCAN_MAX = SCAN_MAX
 #: pre-tokens longer than this are not kept in the cache (HF's ``MAX_LENGTH`` is 256 bytes)
 _CACHE_MAX = 256
 #: :meth:`BPEModel.cuts` looks for solid runs in pre-tokens longer than this
@@ -105,7 +103,7 @@ def bpe_tables(spec: Mapping[str, Any], *, source: str) -> dict[str, Any]:
             "merges cannot be counted exactly); set dropout to null"
         )
     vocab = spec.get("vocab")
-    if not _is_vocab(vocab):
+    if not is_vocab(vocab):
         raise UnsupportedComponent(
             f"{source}: model BPE: 'vocab' must be an object of token -> integer id (>= 0)"
         )
@@ -624,7 +622,7 @@ class BPEModel:
                 f"merges={len(self.rules)}>")
 
 
-def _is_vocab(vocab: object) -> TypeGuard[dict[str, int]]:
+def is_vocab(vocab: object) -> TypeGuard[dict[str, int]]:
     """Whether ``vocab`` is a ``dict`` of strings to integer ids ``>= 0`` (C-speed checks)."""
     if not isinstance(vocab, dict):
         return False

@@ -237,9 +237,9 @@ class Strip:
 def _cleanup(text: str) -> str:
     """``wordpiece::cleanup``: spaces before punctuation and English contractions removed
     (the WordPiece family's table of them, in HF's order; CTC uses it too)."""
-    from ..wordpiece.encoding import _CLEANUPS
+    from ..wordpiece.encoding import CLEANUPS
 
-    for a, b in _CLEANUPS:
+    for a, b in CLEANUPS:
         text = text.replace(a, b)
     return text
 

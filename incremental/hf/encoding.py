@@ -987,8 +987,8 @@ def _unmap_bytes(tok: str) -> bytes:
     """The bytes a byte-level token's characters stand for."""
     global _BYTE_DECODER
     if _BYTE_DECODER is None:
-        from ..load import _gpt2_byte_decoder
-        _BYTE_DECODER = _gpt2_byte_decoder()
+        from ..load import gpt2_byte_decoder
+        _BYTE_DECODER = gpt2_byte_decoder()
     dec = _BYTE_DECODER
     try:
         return bytes(dec[c] for c in tok)

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
-from ..load import _gpt2_byte_decoder
+from ..load import gpt2_byte_decoder
 from ..wordpiece.linmaxmatch import LinMaxMatch
-from .bpe import BPEModel, _is_vocab, bpe_tables, id_list
+from .bpe import BPEModel, is_vocab, bpe_tables, id_list
 from .errors import UnsupportedComponent
 from .unigram import UnigramModel, unigram_tables
 
@@ -226,7 +226,7 @@ def _check_vocab_and_unk(spec: Mapping[str, Any], source: str, kind: str, defaul
     """``(vocab, unk_token)`` of a WordPiece or WordLevel section (``unk_token`` defaults to
     HuggingFace's ``default_unk``), or the error that says what is wrong."""
     vocab = spec.get("vocab")
-    if not _is_vocab(vocab):
+    if not is_vocab(vocab):
         raise UnsupportedComponent(
             f"{source}: model {kind}: 'vocab' must be an object of token -> integer id (>= 0)"
         )
@@ -285,7 +285,7 @@ def bytes_to_unicode() -> dict[int, str]:
 
     Runtime complexity: ``O(256)``.
     """
-    return {b: c for c, b in _gpt2_byte_decoder().items()}
+    return {b: c for c, b in gpt2_byte_decoder().items()}
 
 
 #: ``str.translate`` table from U+0000..U+00FF (a byte, decoded as Latin-1) to its character

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Tuple
 
 from .. import vocab_cache
-from ..load import VocabularyError, _inflated, _read_as, json_object, size_limit, vocabulary_limit
+from ..load import VocabularyError, inflated, read_as, json_object, size_limit, vocabulary_limit
 from ..protocol import PieceEncoding
 from ..regex_horizon import MAX_PATTERN_CHARS
 from .added import check_added_count, parse_added_tokens, token_rows, tokens_of_rows
@@ -67,11 +67,11 @@ def load_tokenizer_json(path: str | os.PathLike[str], *, name: str | None = None
     source = str(p)
     label = name or (p.parent.name if p.stem == "tokenizer" and p.parent.name else p.stem)
     limit = vocabulary_limit()
-    raw = _read_as(source, _WHAT, inflate=False)  # as on disk: the cache's key
+    raw = read_as(source, _WHAT, inflate=False)  # as on disk: the cache's key
     # the bound is part of the key: a file refused under a lower bound is refused cached too
     return cached_tokenizer(
         f"tokenizer-json-{limit}", source, [raw],
-        lambda: json_object(_inflated(raw, source, _WHAT, limit), source, _WHAT), name=label)
+        lambda: json_object(inflated(raw, source, _WHAT, limit), source, _WHAT), name=label)
 
 
 @contextlib.contextmanager
@@ -326,10 +326,19 @@ def _is_payload(value: object) -> bool:
     if "bert" in value:
         return type(value["bert"]) is dict
     model = value.get("model")
-    return (type(model) is dict
+    if not (type(model) is dict
             and model.get("type") in ("BPE", "Unigram", "WordPiece", "WordLevel")
             and type(value.get("added")) is list and type(value.get("model_cuts")) is bool
-            and "decoder" in value)
+            and "decoder" in value and "bytelevel" in value):
+        return False
+    # subtle: the code key hashes the code's files when the entry is written, so a process
+    # still running older code (a server during an upgrade) can write its own shape under the
+    # new key: the shapes the two readers need are checked apart
+    bl = value["bytelevel"]
+    if bl is None:
+        return model["type"] != "BPE" or "vocab" in model
+    return type(bl) is dict and type(bl.get("ranks")) is dict and type(
+        bl.get("pattern")) is str and {"rules", "m", "ignore_merges"} <= model.keys()
 
 
 def _code_files() -> list[str]:
@@ -353,10 +362,10 @@ def _is_bert(norm: Any, pre: Any, model: Mapping[str, Any], decoder: Any) -> boo
 
 def _bert(data: dict[str, Any], name: str, source: str) -> PieceEncoding:
     """The WordPiece family's encoding of a BERT ``tokenizer.json``."""
-    from ..wordpiece.load import _from_tokenizer_json
+    from ..wordpiece.load import from_tokenizer_json
 
     try:
-        return _from_tokenizer_json(name, data, source)
+        return from_tokenizer_json(name, data, source)
     except UnsupportedComponent:
         raise
     except VocabularyError as exc:

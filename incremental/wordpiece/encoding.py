@@ -59,11 +59,11 @@ from .bert_normalize import (
 from .e2e import E2EWordPiece
 from .linmaxmatch import LinMaxMatch
 
-__all__ = ["WordPieceEncoding"]
+__all__ = ["WordPieceEncoding", "CLEANUPS"]
 
 #: HF token ids are ``u32``
 _U32 = 1 << 32
-_CLEANUPS = (
+CLEANUPS = (
     (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
     (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
 )
@@ -505,7 +505,7 @@ class WordPieceEncoding(EncodeStreamMixin):
             if k:
                 t = t.replace(prefix, "", 1) if t.startswith(prefix) else " " + t
             if self.decoder_cleanup:
-                for a, b in _CLEANUPS:
+                for a, b in CLEANUPS:
                     t = t.replace(a, b)
             out.append(t)
         return "".join(out)

@@ -18,7 +18,7 @@ from ..load import VocabularyError, read_json_object, read_vocab_txt
 from .bert_normalize import BertNormalizer
 from .encoding import WordPieceEncoding
 
-__all__ = ["load_wordpiece", "load_bert_uncased", "BERT_SPECIALS"]
+__all__ = ["load_wordpiece", "load_bert_uncased", "from_tokenizer_json", "BERT_SPECIALS"]
 
 BERT_SPECIALS = ("[UNK]", "[SEP]", "[CLS]", "[PAD]", "[MASK]")
 
@@ -45,7 +45,7 @@ def _bert_encoding(
     )
 
 
-def _from_tokenizer_json(name: str, data: dict[str, Any], source: str) -> WordPieceEncoding:
+def from_tokenizer_json(name: str, data: dict[str, Any], source: str) -> WordPieceEncoding:
     """The encoding a BERT-style ``tokenizer.json`` describes; :class:`VocabularyError` naming
     the first part of the pipeline livetok does not implement."""
 
@@ -150,7 +150,7 @@ def load_wordpiece(
             )
         # bounded read, nesting checked before parsing (see load.read_json_object)
         data = read_json_object(os.fspath(p), "tokenizer.json")
-        return _from_tokenizer_json(label, data, str(p))
+        return from_tokenizer_json(label, data, str(p))
     return _bert_encoding(label, read_vocab_txt(p), str(p), **normalizer)
 
 

@@ -17,11 +17,11 @@ from livetok.incremental import join_surrogates, list_encodings, sanitize
 from livetok.incremental.bytelevel.bpe import (
     _BYTES,
     _RUN_SCAN_MAX,
-    _SCAN_MAX,
+    SCAN_MAX,
     _glued_split,
     _heap_split,
     _scan_bounds,
-    _scan_ids,
+    scan_ids,
     _scan_ids_runs,
     bpe_encode,
     bpe_split,
@@ -545,10 +545,10 @@ def test_scan_bpe_equals_heap_bpe(name, data):
 
 @pytest.mark.parametrize("name", BPE_NAMES)
 def test_bpe_paths_on_repetitive_pieces_around_the_threshold(name):
-    """Ties (equal ranks of equal pairs) on both sides of ``_SCAN_MAX``: leftmost wins."""
+    """Ties (equal ranks of equal pairs) on both sides of ``SCAN_MAX``: leftmost wins."""
     ranks = get_encoding(name).mergeable_ranks
     for unit in (b"a", b" ", b"ab", b"-", "中文".encode(), "é".encode(), b"\xff"):
-        for k in range(1, 2 * _SCAN_MAX // len(unit) + 2):
+        for k in range(1, 2 * SCAN_MAX // len(unit) + 2):
             data = unit * k
             want = bpe_encode_naive(data, ranks)
             assert bpe_encode(data, ranks) == want
@@ -561,12 +561,12 @@ def test_bpe_paths_on_repetitive_pieces_around_the_threshold(name):
 @given(data=st.binary(min_size=2, max_size=60)
        | st.text(min_size=1, max_size=30).map(lambda s: s.encode("utf-8", "replace")))
 def test_scan_ids_equals_naive(name, data):
-    """The encoder's miss path (``_scan_ids``, pieces that are not tokens; from 4 bytes on
+    """The encoder's miss path (``scan_ids``, pieces that are not tokens; from 4 bytes on
     the loop of ``_scan_ids_runs``) against the reference."""
     ranks = get_encoding(name).mergeable_ranks
     if data in ranks or len(data) < 2:
         return
-    assert list(_scan_ids(data, ranks.get, ranks.__getitem__)) == bpe_encode_naive(data, ranks)
+    assert list(scan_ids(data, ranks.get, ranks.__getitem__)) == bpe_encode_naive(data, ranks)
 
 
 #: ruler lines and the like: runs of one unit with a head and a tail, the bulk step's inputs
@@ -579,9 +579,9 @@ _RUN_TAILS = [b"", b"\n", b"\n\n", b"+\n", b"=", b"x", b"\r\n", b"-"]
 @pytest.mark.parametrize("name", BPE_NAMES)
 def test_run_scan_on_ruler_lines(name):
     """``_scan_ids_runs`` merges runs in bulk: exact on runs of every length around the
-    thresholds (``_SCAN_MAX``, ``_RUN_SCAN_MAX``), with heads and tails."""
+    thresholds (``SCAN_MAX``, ``_RUN_SCAN_MAX``), with heads and tails."""
     ranks = get_encoding(name).mergeable_ranks
-    short = [*range(1, 36), _SCAN_MAX - 1, _SCAN_MAX, _SCAN_MAX + 1]
+    short = [*range(1, 36), SCAN_MAX - 1, SCAN_MAX, SCAN_MAX + 1]
     long = [64, 100, _RUN_SCAN_MAX - 2, _RUN_SCAN_MAX - 1, _RUN_SCAN_MAX, _RUN_SCAN_MAX + 1]
     cases = [(u, k, h, t) for u in _RUN_UNITS for k in short for h in _RUN_HEADS
              for t in _RUN_TAILS]
@@ -629,7 +629,7 @@ def test_run_scan_on_random_small_vocabularies(vocab_piece):
     want = bpe_encode_naive(data, ranks)
     assert bpe_encode(data, ranks) == want
     if len(data) >= 2:
-        assert list(_scan_ids(data, ranks.get, ranks.__getitem__)) == want
+        assert list(scan_ids(data, ranks.get, ranks.__getitem__)) == want
         parts = list(map(_BYTES.__getitem__, data))
         assert list(_scan_ids_runs(parts, ranks.get, ranks.__getitem__)) == want
 
@@ -717,7 +717,7 @@ def test_glued_chunks_equal_the_merge_loop(vocab_piece, size):
     assert got is None or got == _merge_spans(data, ranks)
     if data not in ranks:
         with pytest.MonkeyPatch.context() as mp:  # no scan of short pieces: glue from 2 bytes
-            mp.setattr(bpe, "_SCAN_MAX", 1)
+            mp.setattr(bpe, "SCAN_MAX", 1)
             mp.setattr(bpe, "_GLUE_FROM", 2)
             mp.setattr(bpe, "_GLUE_CHUNK", size)
             assert bpe_encode(data, ranks) == bpe_encode_naive(data, ranks)
@@ -734,7 +734,7 @@ def test_glued_chunks_give_up_where_seams_never_agree(monkeypatch):
     returned = []
     glued = bpe._glued_split
     monkeypatch.setattr(bpe, "_glued_split", lambda *a: returned.append(glued(*a)) or returned[-1])
-    monkeypatch.setattr(bpe, "_SCAN_MAX", 1)
+    monkeypatch.setattr(bpe, "SCAN_MAX", 1)
     monkeypatch.setattr(bpe, "_GLUE_FROM", 8)
     monkeypatch.setattr(bpe, "_GLUE_CHUNK", 2)
     assert bpe_encode(data, ranks) == bpe_encode_naive(data, ranks)

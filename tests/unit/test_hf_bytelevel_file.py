@@ -183,3 +183,19 @@ def test_real_file_pickles_decodes_and_counts_added_tokens() -> None:
     assert spans[-1][1] == len(text) and all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
     info = doc.token_at(3)
     assert info is not None and info.id == ids[0]
+
+
+def test_a_cached_payload_of_the_other_shape_is_not_taken() -> None:
+    """A process still running older code (a server during an upgrade) writes its payload
+    under the code key of the files on disk: the reader checks the shape it needs, and builds
+    again instead of failing (``reader._is_payload``)."""
+    from livetok.incremental.hf.reader import _is_payload, prepare
+
+    tok, _ = _toy(2, ignore_merges=True)
+    payload = prepare(json.loads(tok.to_str()), source="toy.json")
+    assert payload["bytelevel"] is not None and _is_payload(payload)
+    old_shape = dict(payload, model={k: v for k, v in payload["model"].items() if k != "m"})
+    assert not _is_payload(old_shape)
+    general = dict(payload, bytelevel=None)  # the general pipeline needs the vocabulary
+    assert not _is_payload(general)
+    assert not _is_payload({k: v for k, v in payload.items() if k != "bytelevel"})

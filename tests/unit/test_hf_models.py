@@ -25,7 +25,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from livetok.incremental.hf.bpe import BPEModel, merge_heap, merge_scan
+from livetok.incremental.hf.bpe import BPEModel
+from livetok.incremental.pairmerge import merge_heap, merge_scan
 from livetok.incremental.hf.errors import UnsupportedComponent
 from livetok.incremental.hf.models import (
     Model,

@@ -134,3 +134,19 @@ def test_no_import_cycle():
     graph = {name: _imports(name, with_type_checking=False) - {PACKAGE} for name in MODULES}
     cycle = _cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_no_module_imports_another_modules_private_name():
+    """What one module takes from another is that module's public face: no ``from x import
+    _name`` in ``incremental/`` or ``server/`` (a helper two modules share is made public, as
+    ``load.gpt2_byte_decoder``; deferred imports count too)."""
+    found = []
+    for folder in ("incremental", "server"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom):
+                    found += [f"{path.relative_to(ROOT)}: from {node.module} import {a.name}"
+                              for a in node.names
+                              if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not found, "\n".join(found)

@@ -39,7 +39,7 @@ from livetok.incremental.wordpiece.linmaxmatch import LinMaxMatch
 from livetok.incremental.find import BERT_UNCASED_VOCAB_SHA256, vocab_sha256
 from livetok.incremental.load import read_vocab_txt
 from livetok.incremental.wordpiece.encoding import WordPieceEncoding
-from livetok.incremental.wordpiece.load import _from_tokenizer_json, load_bert_uncased, load_wordpiece
+from livetok.incremental.wordpiece.load import from_tokenizer_json, load_bert_uncased, load_wordpiece
 
 CODE_POINTS = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 NORMALIZER_CONFIGS = [
@@ -362,7 +362,7 @@ def test_random_vocabulary_through_tokenizer_json(words, text, normalize):
         tok.normalizer = normalizers.BertNormalizer()
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     data = json.loads(tok.to_str())
-    enc = _from_tokenizer_json("random", data, "memory")
+    enc = from_tokenizer_json("random", data, "memory")
     assert enc.encode(text) == hf_ids(tok, text)
     spans = list(enc.split(text))
     assert [i for a, b in spans for i in enc.encode_piece(text[a:b])] == enc.encode(text)
