@@ -23,8 +23,8 @@ adjacent pair forms a token; the ids are the ranks of the final parts.
   step, and pieces that are mostly one byte (ruler lines, runs of spaces) take it instead of
   the heap: up to 256 bytes freely, longer ones for ``O(log n)`` steps, after which the heap
   takes over, so the ``O(n log n)`` bound holds for any vocabulary.
-* :func:`_glued_split` — pieces of ``_GLUE_FROM`` bytes or more (a line of CJK letters, a
-  long random-looking token string) are cut in chunks of ``_GLUE_CHUNK`` bytes, each chunk is
+* :func:`_glued_split` — pieces of ``GLUE_FROM`` bytes or more (a line of CJK letters, a
+  long random-looking token string) are cut in chunks of ``GLUE_CHUNK`` bytes, each chunk is
   split alone and neighbouring chunks are glued at their seam by Algorithm 1
   (:mod:`livetok.incremental.glue`): the heap slows down per byte on a piece of a megabyte,
   the chunks do not (``docs/algorithms.md``, section 1).
@@ -46,24 +46,17 @@ from operator import add
 from typing import Callable, Mapping
 
 from ..glue import glue_chunks
-from ..pairmerge import SCAN_MAX
+from ..pairmerge import GLUE_CAP, GLUE_CHUNK, GLUE_FROM, RUN_SCAN_MAX, SCAN_MAX
 from ..symbols import symbol_spans, unit_symbols
 
 __all__ = ["bpe_encode", "bpe_split", "scan_ids", "SCAN_MAX"]
 
 #: pieces up to ``SCAN_MAX`` bytes (the engine's, :mod:`..pairmerge`: 48) use the C-speed
 #: scan (:func:`scan_ids`), longer ones the heap (measured: ``docs/algorithms.md`` section 3)
-#: longer pieces take the run-aware scan only when one byte fills 3/4 of them (see
-#: :func:`_scan_ids_runs`); past this length with a bound on its steps, then the heap
-_RUN_SCAN_MAX = 256
+# the thresholds of the run-aware scan (``RUN_SCAN_MAX``) and of the glued chunks (``GLUE_*``)
+# are the engine's (:mod:`..pairmerge`; measured: ``docs/algorithms.md`` section 3)
 #: the rank of a pair that is not a token: larger than every rank
 _NO_RANK = sys.maxsize
-#: pieces from this many bytes on are split by chunks glued at their seams (:func:`_glued_split`)
-#: when they are not mostly one byte; the chunks' length; the parts a seam may take on one side
-#: before the whole piece goes to the heap (measured: ``docs/algorithms.md`` section 3)
-_GLUE_FROM = 8192
-_GLUE_CHUNK = 256
-_GLUE_CAP = 64
 
 
 def _scan_bounds(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
@@ -270,7 +263,7 @@ def _heap_split(piece: bytes, ranks: Mapping[bytes, int]) -> list[tuple[int, int
 
 
 def _glued_split(
-    piece: bytes, ranks: Mapping[bytes, int], size: int = _GLUE_CHUNK, cap: int = _GLUE_CAP
+    piece: bytes, ranks: Mapping[bytes, int], size: int = GLUE_CHUNK, cap: int = GLUE_CAP
 ) -> list[tuple[int, int]] | None:
     """:func:`bpe_split` of a long piece, chunk by chunk, glued at each seam by
     :func:`~livetok.incremental.glue.glue` (Algorithm 1, the edit being empty).
@@ -315,17 +308,17 @@ def bpe_encode(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
         return list(scan_ids(piece, ranks.get, ranks.__getitem__))
     if piece.count(piece[n >> 1]) * 4 >= 3 * n:
         # mostly one byte (a ruler line, a run of spaces): the run-aware scan merges its runs
-        # in bulk. Up to _RUN_SCAN_MAX bytes without a bound; longer pieces get
+        # in bulk. Up to RUN_SCAN_MAX bytes without a bound; longer pieces get
         # 2 * log2(n) + 8 steps (a run took at most 8 in every shipped vocabulary: section 1
         # of docs/algorithms.md), then the heap: a piece that runs out of steps has cost
         # O(log n) C passes over it, and the heap keeps the O(n log n) bound.
         parts = list(map(_BYTES.__getitem__, piece))
-        bound = 0 if n <= _RUN_SCAN_MAX else 2 * n.bit_length() + 8
+        bound = 0 if n <= RUN_SCAN_MAX else 2 * n.bit_length() + 8
         ids = _scan_ids_runs(parts, ranks.get, ranks.__getitem__, bound)
         if ids is not None:
             return list(ids)
-    if n >= _GLUE_FROM:
-        spans = _glued_split(piece, ranks, _GLUE_CHUNK, _GLUE_CAP)
+    if n >= GLUE_FROM:
+        spans = _glued_split(piece, ranks, GLUE_CHUNK, GLUE_CAP)
         if spans is not None:
             return [ranks[piece[s:e]] for s, e in spans]
     return [ranks[piece[s:e]] for s, e in _heap_split(piece, ranks)]

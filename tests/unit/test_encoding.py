@@ -16,7 +16,7 @@ from livetok.incremental import Encoding, UnknownTokenError, VocabularyError, ge
 from livetok.incremental import join_surrogates, list_encodings, sanitize
 from livetok.incremental.bytelevel.bpe import (
     _BYTES,
-    _RUN_SCAN_MAX,
+    RUN_SCAN_MAX,
     SCAN_MAX,
     _glued_split,
     _heap_split,
@@ -579,10 +579,10 @@ _RUN_TAILS = [b"", b"\n", b"\n\n", b"+\n", b"=", b"x", b"\r\n", b"-"]
 @pytest.mark.parametrize("name", BPE_NAMES)
 def test_run_scan_on_ruler_lines(name):
     """``_scan_ids_runs`` merges runs in bulk: exact on runs of every length around the
-    thresholds (``SCAN_MAX``, ``_RUN_SCAN_MAX``), with heads and tails."""
+    thresholds (``SCAN_MAX``, ``RUN_SCAN_MAX``), with heads and tails."""
     ranks = get_encoding(name).mergeable_ranks
     short = [*range(1, 36), SCAN_MAX - 1, SCAN_MAX, SCAN_MAX + 1]
-    long = [64, 100, _RUN_SCAN_MAX - 2, _RUN_SCAN_MAX - 1, _RUN_SCAN_MAX, _RUN_SCAN_MAX + 1]
+    long = [64, 100, RUN_SCAN_MAX - 2, RUN_SCAN_MAX - 1, RUN_SCAN_MAX, RUN_SCAN_MAX + 1]
     cases = [(u, k, h, t) for u in _RUN_UNITS for k in short for h in _RUN_HEADS
              for t in _RUN_TAILS]
     cases += [(u, k // len(u), h, t) for u in _RUN_UNITS[:5] + [b"ab"] for k in long
@@ -658,13 +658,13 @@ def test_run_scan_bulk_step_conditions(order, data):
 
 @pytest.mark.parametrize("name", BPE_NAMES)
 def test_long_runs_take_the_bounded_run_scan(name):
-    """Pieces over ``_RUN_SCAN_MAX`` bytes that are mostly one byte take the run-aware scan
+    """Pieces over ``RUN_SCAN_MAX`` bytes that are mostly one byte take the run-aware scan
     with a bound on its steps (else the heap): same ids as the heap (itself tested against
     the naive loop), for runs of several bytes with heads and tails, and the scan finishes
     them within the bound."""
     ranks = get_encoding(name).mergeable_ranks
     for unit in (b"a", b" ", b"=", b"-", b"0", b"\n", b"\x80", b"\xff"):
-        for k in (_RUN_SCAN_MAX + 1, 1000, 5000):
+        for k in (RUN_SCAN_MAX + 1, 1000, 5000):
             for head, tail in ((b"", b""), (b"+", b"\n\n"), (b" ", b"x")):
                 data = head + unit * k + tail
                 want = [ranks[data[a:b]] for a, b in _heap_split(data, ranks)]
@@ -718,8 +718,8 @@ def test_glued_chunks_equal_the_merge_loop(vocab_piece, size):
     if data not in ranks:
         with pytest.MonkeyPatch.context() as mp:  # no scan of short pieces: glue from 2 bytes
             mp.setattr(bpe, "SCAN_MAX", 1)
-            mp.setattr(bpe, "_GLUE_FROM", 2)
-            mp.setattr(bpe, "_GLUE_CHUNK", size)
+            mp.setattr(bpe, "GLUE_FROM", 2)
+            mp.setattr(bpe, "GLUE_CHUNK", size)
             assert bpe_encode(data, ranks) == bpe_encode_naive(data, ranks)
 
 
@@ -735,30 +735,30 @@ def test_glued_chunks_give_up_where_seams_never_agree(monkeypatch):
     glued = bpe._glued_split
     monkeypatch.setattr(bpe, "_glued_split", lambda *a: returned.append(glued(*a)) or returned[-1])
     monkeypatch.setattr(bpe, "SCAN_MAX", 1)
-    monkeypatch.setattr(bpe, "_GLUE_FROM", 8)
-    monkeypatch.setattr(bpe, "_GLUE_CHUNK", 2)
+    monkeypatch.setattr(bpe, "GLUE_FROM", 8)
+    monkeypatch.setattr(bpe, "GLUE_CHUNK", 2)
     assert bpe_encode(data, ranks) == bpe_encode_naive(data, ranks)
     assert returned == [None]
 
 
 @pytest.mark.parametrize("name", BPE_NAMES)
 def test_long_pieces_take_the_glued_chunks(name):
-    """Pieces over ``_GLUE_FROM`` bytes that are not mostly one byte (CJK letters, random
+    """Pieces over ``GLUE_FROM`` bytes that are not mostly one byte (CJK letters, random
     letters, mixed emoji and accents, ``ab`` repeated): glued chunk by chunk, with the heap's
     parts."""
-    from livetok.incremental.bytelevel.bpe import _GLUE_CAP, _GLUE_CHUNK, _GLUE_FROM
+    from livetok.incremental.bytelevel.bpe import GLUE_CAP, GLUE_CHUNK, GLUE_FROM
 
     ranks = get_encoding(name).mergeable_ranks
     rng = random.Random(name)
     pieces = ["中文字符测试的日本語".encode() * 400,
-              bytes(rng.choice(b"ACGT") for _ in range(_GLUE_FROM + 1000)),
-              bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(3 * _GLUE_FROM)),
+              bytes(rng.choice(b"ACGT") for _ in range(GLUE_FROM + 1000)),
+              bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(3 * GLUE_FROM)),
               "".join(rng.choice(["中", "é", "😀", "ab", "Q", "的"]) for _ in range(4000)).encode(),
-              b"ab" * _GLUE_FROM]
+              b"ab" * GLUE_FROM]
     for data in pieces:
-        assert len(data) >= _GLUE_FROM
+        assert len(data) >= GLUE_FROM
         heap = _heap_split(data, ranks)
-        assert _glued_split(data, ranks, _GLUE_CHUNK, _GLUE_CAP) == heap
+        assert _glued_split(data, ranks, GLUE_CHUNK, GLUE_CAP) == heap
         assert bpe_encode(data, ranks) == [ranks[data[a:b]] for a, b in heap]
 
 
