@@ -271,6 +271,11 @@ def _vocabulary_of(target: str,
     if isinstance(enc, SentencePieceEncoding):  # higher score first
         prio = {p: enc._neg_scores[i] for p, i in enc._piece_ids.items()}
         return enc.name, mr.analyze_vocabulary(prio, steps=steps)
+    if isinstance(enc, Encoding) and not enc.tiktoken_equivalent:
+        raise ValueError(
+            f"{target}: a tokenizer.json file's merges (each pair its own priority): analyse "
+            f"the file itself, livetok analyze {enc.source}"
+        )
     if not isinstance(enc, Encoding):
         raise ValueError(
             f"{target}: this encoding is not a merge-rule BPE (WordPiece?); analyse a BPE "

@@ -60,7 +60,7 @@ def reference_encoder(enc: PieceEncoding, which: str = "auto") -> Reference:
 
     Runtime complexity: ``O(1)``, plus tiktoken's build of ``enc``'s ranks when it is used.
     """
-    if which in ("auto", "tiktoken") and isinstance(enc, Encoding):
+    if which in ("auto", "tiktoken") and isinstance(enc, Encoding) and enc.tiktoken_equivalent:
         try:
             import tiktoken
         except ImportError:

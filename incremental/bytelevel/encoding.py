@@ -144,6 +144,10 @@ class Encoding(EncodeStreamMixin):
     #: added tokens: :mod:`..hf.bytelevel_file`); tiktoken's ``encode_ordinary`` never does,
     #: so their code point width in the tables is 0
     specials_in_text = False
+    #: whether tiktoken built from this encoding's ``pat_str``, ``mergeable_ranks`` and
+    #: ``special_tokens`` gives its ids (``encode_ordinary``): a reference for checks; False
+    #: for a tokenizer.json file (its merges' own priorities, its added tokens)
+    tiktoken_equivalent = True
     #: :meth:`encode` joins a surrogate pair into one character, as tiktoken does (see module
     #: docstring); :func:`.stream.encode_stream` reads this to do the same across chunks
     joins_surrogate_pairs = True

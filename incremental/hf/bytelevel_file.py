@@ -371,6 +371,7 @@ class ByteLevelFile(Encoding):
     """
 
     specials_in_text = True
+    tiktoken_equivalent = False
 
     def __init__(self, name: str, *, source: str, pattern: str, ranks: Mapping[bytes, int],
                  rules: dict[int, int], m: int, ignore_merges: bool,

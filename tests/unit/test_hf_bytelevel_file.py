@@ -199,3 +199,16 @@ def test_a_cached_payload_of_the_other_shape_is_not_taken() -> None:
     general = dict(payload, bytelevel=None)  # the general pipeline needs the vocabulary
     assert not _is_payload(general)
     assert not _is_payload({k: v for k, v in payload.items() if k != "bytelevel"})
+
+
+def test_checks_never_take_tiktoken_for_a_tokenizer_json_reference() -> None:
+    """A byte-level file has its merges' own priorities and its added tokens: ``livetok
+    replay`` verifies it with its full encode, not with tiktoken on its ranks, and ``livetok
+    analyze NAME`` points at the file (``Encoding.tiktoken_equivalent``)."""
+    from livetok.server.cmd_replay import reference_encoder
+
+    _, enc = _toy(3, ignore_merges=False)
+    assert not enc.tiktoken_equivalent
+    assert reference_encoder(enc)[1] == "livetok (full encode)"
+    with pytest.raises(ValueError, match="tiktoken"):
+        reference_encoder(enc, "tiktoken")
