@@ -111,6 +111,8 @@ def test_toy_files_equal_huggingface(seed: int) -> None:
         text = "".join(rng.choice(_ALPHABET) for _ in range(rng.randint(0, 30)))
         ids = tok.encode(text, add_special_tokens=False).ids
         assert enc.encode(text) == ids, text
+        assert enc._pre.piece_strings(text) == [text[a:b] for a, b in enc.split(text)]
+        assert [i for p in enc.encode_by_piece(text) for i in p] == ids
         assert enc.count(text) == len(ids)
         assert enc.decode(ids) == tok.decode(ids, skip_special_tokens=False)
     doc = Document("", enc)
