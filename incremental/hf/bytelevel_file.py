@@ -346,11 +346,19 @@ class AddedTokenSplit(Pretokenizer):
             return super().horizon(text, start, limit)
         if start >= n:
             return n + 1
+        lim = n if limit is None else limit
+        y = super().horizon(text, start, limit)
+        if text[start] not in tk.first and tk.first_re.search(
+                text, start, min(n, y + 1, lim + 1)) is None:
+            # the usual case, inline: no token starts in what the regex read, so the tight
+            # rule's value is max(b, y + 1) (``TokenReads.bound`` without candidates)
+            infix = tk.infix
+            return max(y + 1, infix.match(text, start).end() + 1  # type: ignore[union-attr]
+                       if infix is not None else start + 1)
         b, whole = tk.lead(text, start)
         if whole is not None:
             return whole
-        return tk.bound(text, start, n if limit is None else limit, b,
-                        super().horizon(text, start, limit))
+        return tk.bound(text, start, lim, b, y)
 
 
 class _MergeCache(PieceCache):
