@@ -24,6 +24,7 @@ import pytest
 
 from livetok.incremental import Document
 
+from .._edits import random_edit
 from ..conftest import ROOT
 
 EDITS = int(os.environ.get("LIVETOK_FUZZ_EDITS", "100000"))
@@ -66,14 +67,6 @@ def test_random_edits_equal_the_reference(name: str) -> None:
     text = "".join(parts)
     doc: Any = Document(text, enc)
     for k in range(1, EDITS + 1):
-        if text and rng.random() < 0.5:
-            a = rng.randrange(len(text))
-            doc.edit(a, a + 1, "")
-            text = text[:a] + text[a + 1:]
-        else:
-            a = rng.randint(0, len(text))
-            new = rng.choice(keys)
-            doc.edit(a, a, new)
-            text = text[:a] + new + text[a:]
+        text = random_edit(rng, doc, text, rng.choice(keys))
         if k % CHECK_EVERY == 0 or k == EDITS:
             assert doc.token_ids() == ref.ids(ref.run(text)), (name, k)

@@ -26,6 +26,7 @@ from livetok.incremental.hf.bytelevel_file import ByteLevelFile, route, tiles
 from livetok.incremental.hf.reader import tokenizer_from_dict
 from livetok.incremental.protocol import byte_level
 
+from .._edits import random_edit
 from .._hf_encodings import encoding, hf_ids, params, reference
 from ..conftest import EXAMPLES
 
@@ -85,19 +86,6 @@ def _toy(seed: int, ignore_merges: bool) -> tuple[Any, Any]:
     return tok, tokenizer_from_dict(data, name=f"toy{seed}", source="toy.json")
 
 
-def _random_edit(rng: random.Random, doc: Document, text: str, new: str, most: int) -> str:
-    """Delete up to ``most`` characters, or insert ``new``, at a random place (50/50 when
-    there is text); the text after it."""
-    if text and rng.random() < 0.5:
-        a = rng.randrange(len(text))
-        b = min(len(text), a + rng.randint(1, most))
-        doc.edit(a, b, "")
-        return text[:a] + text[b:]
-    a = rng.randint(0, len(text))
-    doc.edit(a, a, new)
-    return text[:a] + new + text[a:]
-
-
 _ALPHABET = ["a", "b", "c", "ab", "abc", " ", "  ", "\n", "\n\n", "1", "12", "123", "<", "|",
              ">", "<|a|>", "<|ab|>", "<|end|>", "<|", "|>", "é", "中", "'s"]
 
@@ -119,7 +107,7 @@ def test_toy_files_equal_huggingface(seed: int) -> None:
     text = ""
     for k in range(max(100, EXAMPLES * 4)):
         new = rng.choice(_ALPHABET) * rng.choice([1, 1, 1, 30])
-        text = _random_edit(rng, doc, text, new, 4)
+        text = random_edit(rng, doc, text, new, 4)
         if k % 10 == 0:
             assert doc.token_ids() == tok.encode(text, add_special_tokens=False).ids, text
     doc._check()
@@ -164,7 +152,7 @@ def test_real_documents_under_random_edits(name: str) -> None:
     text = "The quick brown fox. " + "".join(_HOSTILE) + " def f(x):\n    return x\n"
     doc = Document(text, enc)
     for k in range(max(60, EXAMPLES * 3)):
-        text = _random_edit(rng, doc, text, rng.choice(_KEYS), 3)
+        text = random_edit(rng, doc, text, rng.choice(_KEYS), 3)
         if k % 15 == 0:
             assert doc.token_ids() == hf_ids(name, text), (k, text)
     assert doc.token_ids() == hf_ids(name, text)

@@ -542,6 +542,8 @@ def test_long_plain_words_in_a_document_equal_hf() -> None:
 
     from livetok.incremental import Document
 
+    from .._edits import random_edit
+
     enc = bert()
     tok = hf_bert()
     rng = random.Random(7)
@@ -550,14 +552,6 @@ def test_long_plain_words_in_a_document_equal_hf() -> None:
     assert doc.token_ids() == hf_ids(tok, text)
     keys = ["a", "Z", "7", " ", ",", "é", "[SEP]", "[", "\u0301", "中"]
     for _ in range(150):
-        if rng.random() < 0.5:
-            a = rng.randrange(len(text))
-            doc.edit(a, a + 1, "")
-            text = text[:a] + text[a + 1:]
-        else:
-            a = rng.randint(0, len(text))
-            new = rng.choice(keys)
-            doc.edit(a, a, new)
-            text = text[:a] + new + text[a:]
+        text = random_edit(rng, doc, text, rng.choice(keys))
         assert doc.token_ids() == hf_ids(tok, text), text
     doc._check()
