@@ -92,9 +92,10 @@ _BUILD_BLOCK = 1 << 18
 #: the sequence, kept; kind 1 = new tokens ``ids`` with their code point lengths and flags
 _Seg = Tuple[int, int, int, Optional[Sequence[int]], Optional[Sequence[int]], Optional[bytearray]]
 
-#: what :meth:`Document._resplit` found: ``(window, spans, q_tok, w_end_old)``: the new text
-#: of ``[r, w_end_old)`` (old coordinates of the end), its pieces (offsets in the window), and
-#: the old token where the old pieces resume
+#: what :meth:`Document._resplit` found: ``(window, spans, q_tok, w_end_old, old_starts)``:
+#: the new text of ``[r, w_end_old)`` (old coordinates of the end), its pieces (offsets in the
+#: window), the old token where the old pieces resume, and the old piece starts of
+#: ``[end, w_end_old]`` when it gathered them (else None)
 _Resplit = Tuple[str, List[Tuple[int, int]], int, int, Optional[Set[int]]]
 #: boundaries past an edit checked one by one for an old piece start before they are checked
 #: against the set of the window's old piece starts (``TokenSeq.piece_starts``)
@@ -585,10 +586,9 @@ class Document:
         clean = self._clean
         for ps, pe in spans:
             a, b = r + ps, r + pe
-            if (b <= start or (a >= new_end and (old_starts is None or a - delta in old_starts))
-                    ) and (a == 0) == (
-                (a if b <= start else a - delta) == 0
-            ):
+            # right of the edit, a piece can be an old one only where an old piece started
+            right = a >= new_end and (old_starts is None or a - delta in old_starts)
+            if (b <= start or right) and (a == 0) == ((a if b <= start else a - delta) == 0):
                 oa = a if b <= start else a - delta
                 old = v.old_piece(oa, oa + pe - ps)
                 if old is not None:

@@ -112,6 +112,25 @@ _PS = PIECE_START | CLEAN
 _PH = PIECE_START | CLEAN | PLACEHOLDER
 
 
+def _start_at(cum: Sequence[int], flags: bytearray, cps: Sequence[int], n: int, rel: int
+              ) -> int:
+    """In a run of ``n`` tokens (``cum``: code points before each, ``flags``, ``cps``), the
+    index of the token that starts a piece exactly at ``rel``; -1 when no piece starts there;
+    ``n`` when the run cannot tell (only zero-width tokens from ``rel`` to its end: the next
+    run's first token decides).
+
+    Runtime complexity: ``O(log n)`` plus the zero-width tokens at ``rel``.
+    """
+    j = bisect_left(cum, rel)
+    while j < n and cum[j] == rel:
+        if flags[j] & PIECE_START:
+            return j
+        if cps[j]:
+            return -1
+        j += 1
+    return -1 if j < n else n
+
+
 def _rfind_ps(flags: bytearray, end: int | None, has_ph: bool) -> int:
     """Index of the last piece start in ``flags[:end]`` (all of it for ``None``), or -1."""
     k = flags.rfind(_PS, 0, end)
@@ -978,19 +997,9 @@ class SeqView:
     def piece_start_at(self, cp: int) -> int | None:
         rel = cp - self.c_base
         if 0 <= rel and cp < self.c_end:
-            cum = self.cum
-            j = bisect_left(cum, rel)
-            n = self.n
-            fl = self.flags
-            cps = self.cps
-            while j < n and cum[j] == rel:
-                if fl[j] & PIECE_START:
-                    return self.t_base + j
-                if cps[j]:
-                    return None
-                j += 1
-            if j < n:
-                return None
+            j = _start_at(self.cum, self.flags, self.cps, self.n, rel)
+            if j < self.n:
+                return None if j < 0 else self.t_base + j
             return self.seq.piece_start_at(cp)
         return self._far_piece_start_at(cp)
 
@@ -1009,19 +1018,10 @@ class SeqView:
             ch = seq.chunks[ci]
             far = self._far = (ch, base, base + len(ch.text), seq._flen.prefix(ci), ch.cum())
         ch, base, _, t_base, cum = far
-        rel = cp - base
-        j = bisect_left(cum, rel)
         n = len(ch.ids)
-        fl = ch.flags
-        cps = ch.cps
-        while j < n and cum[j] == rel:
-            if fl[j] & PIECE_START:
-                return t_base + j
-            if cps[j]:
-                return None
-            j += 1
+        j = _start_at(cum, ch.flags, ch.cps, n, cp - base)
         if j < n:
-            return None
+            return None if j < 0 else t_base + j
         return seq.piece_start_at(cp)
 
     def old_piece(self, a: int, b: int) -> tuple[int, int] | None:

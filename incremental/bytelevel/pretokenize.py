@@ -35,6 +35,7 @@ of the ASCII characters that the reference ``regex`` class itself matches
 
 from __future__ import annotations
 
+import random
 import re
 from typing import Any, Iterator
 
@@ -144,7 +145,7 @@ def _span_of(m: Any) -> tuple[int, int]:
 #: :func:`_ascii_form` would rewrite wrongly; the forms are equal by construction)
 _ASCII_PROBES = ["".join(map(chr, range(128))),
                  "".join(chr(a) * 2 + " " + chr(a) + "\n" for a in range(128)),
-                 "".join(__import__("random").Random(27).choices(
+                 "".join(random.Random(27).choices(
                      [chr(a) for a in range(128)] + list("aaaa    ''\n\n11"), k=1500))]
 
 
@@ -218,9 +219,10 @@ class Pretokenizer:
         self._ascii_split = _ascii_form(_python_pattern(pat_str)) if known else None
         #: the class-code form of the split (:mod:`.fastsplit`), for the known patterns
         self.fast = FastSplitter(name) if known and fast_available else None
-        #: ``horizon = max(start + base, reader end + slack)``, one slack for every reader here
+        #: a derived pattern's ``base`` and readers' slacks (:meth:`horizon`); None for the
+        #: tiktoken patterns, whose readers share one slack, ``_SLACK``
         self._base = 0
-        self._slacks = [_SLACK] * len(readers)
+        self._slacks: list[int] | None = None
 
     def _init_derived(self, name: str, d: Derivation) -> None:
         """A split pattern of a ``tokenizer.json`` file (any pattern :func:`derive` bounds):
@@ -291,7 +293,8 @@ class Pretokenizer:
         readers: list[regex.Pattern[str]] | list[re.Pattern[str]] = self._readers
         if text.isascii() and self._ascii_readers is not None:
             readers = self._ascii_readers  # the same matches (module docstring)
-        if self._base == 0:  # the tiktoken patterns: one slack for all
+        slacks = self._slacks
+        if slacks is None:  # the tiktoken patterns: one slack for all
             best = start
             for r in readers:
                 m = r.match(text, start, end)
@@ -300,7 +303,7 @@ class Pretokenizer:
             return best + _SLACK
         h = start + self._base
         rd: Any
-        for rd, slack in zip(readers, self._slacks):
+        for rd, slack in zip(readers, slacks):
             m = rd.match(text, start, end)
             e = (m.end() if m is not None else start) + slack
             if e > h:

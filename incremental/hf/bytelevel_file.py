@@ -51,7 +51,7 @@ from ..regex_horizon import Flavour, derive, parse
 from ..text import sanitize
 from .added import AddedToken, TokenReads
 from ..pairmerge import merge
-from .decoders import Decoder, decode_tokens
+from .decoders import Decoder, decode_id, decode_tokens
 from .models import bytes_to_unicode
 
 __all__ = ["ByteLevelFile", "AddedTokenSplit", "route", "tiles", "byte_ranks"]
@@ -67,22 +67,18 @@ def _all_code_points() -> str:
     return cps.tobytes().decode("utf-32-le" if array("I", [1]).tobytes()[0] else "utf-32-be")
 
 
-def _sure_class(node: Node) -> str | None:
-    """A single-character pattern ``C`` such that wherever the text has a character of ``C``,
-    ``node`` matches there (non-empty), whatever follows; None when no such class is known.
+def _sure(node: Node) -> tuple[str, list[str]] | None:
+    """``(C, prefixes)``: a single-character pattern ``C`` such that wherever the text has a
+    character of ``C``, ``node`` matches there (non-empty), whatever follows, provided that
+    no pattern of ``prefixes`` (possessive ones before ``C``) can take that character; None
+    when no such class is known.
 
     Forms recognised: a class; a class repeated at least once (``lo == 1``); a group of one;
-    a sequence whose items before the required one can match empty and give it back
-    (greedy or lazy), or cannot take a character of ``C`` (a possessive prefix of a disjoint
-    class: checked by :func:`tiles`, which gets the prefix back as ``(C, prefix)``), and whose
-    items after it always match (optional, no look-around or anchor).
+    a sequence whose items before the required one can match empty and give it back (greedy
+    or lazy) or are possessive single classes (``prefixes``: :func:`tiles` checks they are
+    disjoint from ``C``), and whose items after it always match (optional, no look-around or
+    anchor).
     """
-    got = _sure(node)
-    return None if got is None else got[0]
-
-
-def _sure(node: Node) -> tuple[str, list[str]] | None:
-    """``(C, possessive prefixes that must be disjoint from C)`` of :func:`_sure_class`."""
     if isinstance(node, Group) and node.opener in ("(", "(?:", "(?>"):
         return _sure(node.node)
     if isinstance(node, Chars):
@@ -136,7 +132,7 @@ def _has_context(node: Node) -> bool:
 def tiles(pattern: str, flavour: Flavour = "oniguruma") -> bool:
     """Whether ``pattern`` matches (non-empty) at every position of every text, so that its
     matches, found from a text's start, tile the text: some top-level alternative is sure to
-    match on each character (:func:`_sure_class`), checked over every code point.
+    match on each character (:func:`_sure`), checked over every code point.
 
     >>> tiles(r"\\p{L}+|\\p{N}|\\s+|[^\\s\\p{L}\\p{N}]+"), tiles(r"\\p{L}+|\\s+")
     (True, False)
@@ -283,27 +279,50 @@ class AddedTokenSplit(Pretokenizer):
         super().__init__(name, derivation=derivation)
         self._tok = TokenReads(list(contents)) if contents else None
 
-    def _segment(self, text: str, a: int, b: int) -> Iterator[tuple[int, int]]:
-        if self._ascii_split is not None and text.isascii():
-            return (m.span() for m in self._ascii_split.finditer(text, a, b))
-        return (m.span() for m in self.regex.finditer(text, a, b))
+    def _form(self, text: str) -> Any:
+        """The split regex for ``text``: its ``re`` form when both exist and ``text`` is
+        ASCII, else the ``regex`` one."""
+        return self._ascii_split if (
+            self._ascii_split is not None and text.isascii()) else self.regex
 
-    def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
+    def _parts(self, text: str, pos: int) -> Iterator[tuple[int, int, bool]] | None:
+        """``(start, end, is_token)`` from ``pos``: the added tokens (leftmost-longest) and
+        the segments between them, in order; None when no token can be there (no token's
+        first character from ``pos`` on: one segment).
+
+        Runtime complexity: ``O(len(text) - pos)``, C scans.
+        """
         tk = self._tok
         if tk is None or tk.first_re.search(text, pos) is None:
-            return self._segment(text, pos, len(text))
-        return self._split_added(text, pos, tk)
+            return None
+        return self._cut(text, pos, tk)
 
-    def _split_added(self, text: str, pos: int, tk: TokenReads) -> Iterator[tuple[int, int]]:
+    @staticmethod
+    def _cut(text: str, pos: int, tk: TokenReads) -> Iterator[tuple[int, int, bool]]:
         a = pos
         for m in tk.token.finditer(text, pos):
-            b = m.start()
-            if b > a:
-                yield from self._segment(text, a, b)
+            if m.start() > a:
+                yield a, m.start(), False
+            yield m.start(), m.end(), True
             a = m.end()
-            yield b, a
         if a < len(text):
-            yield from self._segment(text, a, len(text))
+            yield a, len(text), False
+
+    def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
+        form = self._form(text)
+        parts = self._parts(text, pos)
+        if parts is None:
+            return (m.span() for m in form.finditer(text, pos))
+        return self._split_parts(text, form, parts)
+
+    @staticmethod
+    def _split_parts(text: str, form: Any, parts: Iterator[tuple[int, int, bool]]
+                     ) -> Iterator[tuple[int, int]]:
+        for a, b, token in parts:
+            if token:
+                yield a, b
+            else:
+                yield from (m.span() for m in form.finditer(text, a, b))
 
     def finditer(self, text: str, pos: int = 0) -> Iterator[Any]:
         return map(_Span, self.split(text, pos))
@@ -314,30 +333,23 @@ class AddedTokenSplit(Pretokenizer):
 
         Runtime complexity: ``O(len(text))``.
         """
-        form: Any = self._ascii_split if (
-            self._ascii_split is not None and text.isascii()) else self.regex
+        form = self._form(text)
         if form.groups:
             def find(a: int, b: int) -> list[str]:
                 return [m.group() for m in form.finditer(text, a, b)]
         else:
             def find(a: int, b: int) -> list[str]:
                 return list(form.findall(text, a, b))
-        tk = self._tok
-        if tk is None or tk.first_re.search(text) is None:
+        parts = self._parts(text, 0)
+        if parts is None:
             return find(0, len(text))
         out: list[str] = []
-        a = 0
-        for m in tk.token.finditer(text):
-            if m.start() > a:
-                out += find(a, m.start())
-            out.append(m.group())
-            a = m.end()
-        if a < len(text):
-            out += find(a, len(text))
+        for a, b, token in parts:
+            if token:
+                out.append(text[a:b])
+            else:
+                out += find(a, b)
         return out
-
-    def split_reference(self, text: str, pos: int = 0) -> list[tuple[int, int]]:
-        return list(self.split(text, pos))
 
     def horizon(self, text: str, start: int, limit: int | None = None) -> int:
         tk = self._tok
@@ -418,10 +430,11 @@ class ByteLevelFile(Encoding):
         specials: dict[str, int] = {}
         for t in added:
             specials.setdefault(t.content, t.id)
+        self._split = AddedTokenSplit(name, d, contents)
         super().__init__(name, mergeable_ranks=ranks, special_tokens=specials, source=source,
-                         pretokenizer=AddedTokenSplit(name, d, contents))
-        self._cache = _MergeCache(self.mergeable_ranks, {c: specials[c] for c in contents},
-                                  ignore_merges, rules, m)
+                         pretokenizer=self._split)
+        self._merges = self._cache = _MergeCache(
+            self.mergeable_ranks, {c: specials[c] for c in contents}, ignore_merges, rules, m)
         self.decoder = decoder
         self.ignore_merges = ignore_merges
         self._added = list(added)
@@ -441,14 +454,7 @@ class ByteLevelFile(Encoding):
         return strings
 
     def _encode_ordinary(self, text: str) -> list[int]:
-        out: list[int] = []
-        pre = self._pre
-        assert isinstance(pre, AddedTokenSplit)
-        try:
-            self._add_ids(out, pre.piece_strings(text))
-        finally:
-            self._cache.end_call()
-        return out
+        return self.encode_piece_strings(self._split.piece_strings(text))
 
     def encode_by_piece(self, text: str) -> list[Sequence[int]]:
         """Token ids of each piece of ``text`` (sanitized): the pieces by ``findall``, their
@@ -456,11 +462,9 @@ class ByteLevelFile(Encoding):
 
         Runtime complexity: as :meth:`encode`.
         """
-        pre = self._pre
-        assert isinstance(pre, AddedTokenSplit)
         cache = self._cache
         try:
-            return list(map(cache.__getitem__, pre.piece_strings(sanitize(text))))
+            return list(map(cache.__getitem__, self._split.piece_strings(sanitize(text))))
         finally:
             cache.end_call()
 
@@ -468,23 +472,16 @@ class ByteLevelFile(Encoding):
         """The merge rules on the bytes ``data`` (a window inside one piece: Algorithm 1).
         The whole-piece lookup of ``ignore_merges`` is not applied: a window is not a piece
         (the document encodes a whole piece with :meth:`encode_piece`)."""
-        cache = self._cache
-        assert isinstance(cache, _MergeCache)
-        return cache.merge(data)
+        return self._merges.merge(data)
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """Text of ``ids`` as HuggingFace's ``decode(ids, skip_special_tokens=False)``: each
         id's token string through the file's ``ByteLevel`` decoder (an id no token has is
         skipped, as HF skips it)."""
-        import operator
-
         strings = self._strings
         toks: list[str] = []
-        for i in ids:
-            k = operator.index(i)
-            if not 0 <= k < 1 << 32:
-                raise ValueError(f"decode: token id {k} is outside 0..2**32 - 1")
-            s = strings[k] if k < len(strings) else None
+        for i in map(decode_id, ids):
+            s = strings[i] if i < len(strings) else None
             if s is not None:
                 toks.append(s)
         return decode_tokens(self.decoder, toks)

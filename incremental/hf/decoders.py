@@ -22,6 +22,7 @@ generated token lists, and each real file's ``decode`` with ``Tokenizer.decode``
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
@@ -32,7 +33,7 @@ from .errors import UnboundedComponent, UnsupportedComponent
 
 __all__ = ["Decoder", "ByteLevel", "Metaspace", "Replace", "ByteFallback", "Fuse", "Strip",
            "WordPiece", "BPEDecoder", "CTC", "DecoderSequence", "Refused", "build_decoder",
-           "decode_tokens"]
+           "decode_tokens", "decode_id"]
 
 
 class Decoder(Protocol):
@@ -41,6 +42,25 @@ class Decoder(Protocol):
     def decode_chain(self, tokens: list[str]) -> list[str]:
         """The token strings after this step (a new list; ``tokens`` is left as it is)."""
         ...
+
+
+def decode_id(token_id: object) -> int:
+    """``token_id`` as the id ``decode`` looks up: ``TypeError`` for a non-integer,
+    ``ValueError`` for one outside HF's ``u32``.
+
+    >>> decode_id(7)
+    7
+
+    Runtime complexity: ``O(1)``.
+    """
+    try:
+        i = operator.index(token_id)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"decode: token ids are ints, not {type(token_id).__name__} "
+                        f"({token_id!r})") from None
+    if not 0 <= i < 1 << 32:
+        raise ValueError(f"decode: token id {i} is outside 0..2**32 - 1")
+    return i
 
 
 def decode_tokens(decoder: Decoder | None, tokens: list[str]) -> str:

@@ -96,7 +96,6 @@ pre-token (cached); an edit re-splits and re-encodes only the pieces near it.
 
 from __future__ import annotations
 
-import operator
 import re
 from array import array
 from typing import Callable, Iterator, Protocol, Sequence
@@ -108,7 +107,7 @@ from ..glue import GLUE_MIN_CP
 from ..stream import EncodeStreamMixin
 from ..text import require_str, sanitize
 from .added import AddedMatcher, AddedToken, Match, TokenReads, char_set
-from .decoders import Decoder, decode_tokens
+from .decoders import Decoder, decode_id, decode_tokens
 from .errors import UnsupportedComponent
 from .models import Model, byte_level_map
 
@@ -531,13 +530,7 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
     def _token_string(self, token_id: int) -> str | None:
         """HF's token string of ``token_id`` (``simple_id_to_token``, else the model's
         ``id_to_token``; None: neither holds it)."""
-        try:
-            i = operator.index(token_id)
-        except TypeError:
-            raise TypeError(f"decode: token ids are ints, not {type(token_id).__name__} "
-                            f"({token_id!r})") from None
-        if not 0 <= i < 1 << 32:
-            raise ValueError(f"decode: token id {i} is outside 0..2**32 - 1")
+        i = decode_id(token_id)
         t = self._added_by_id.get(i)
         if t is not None:
             return t.content
