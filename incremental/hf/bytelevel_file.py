@@ -60,6 +60,12 @@ __all__ = ["ByteLevelFile", "AddedTokenSplit", "route", "tiles", "byte_ranks"]
 # -- which files ------------------------------------------------------------------------------
 
 
+#: :func:`tiles` looks at patterns of at most this many top-level alternatives (the real
+#: files': 6-8; each costs a C pass over every code point): a file past it keeps the general
+#: pipeline rather than a load of seconds
+_MAX_TILE_OPTIONS = 64
+
+
 def _all_code_points() -> str:
     """Every code point but the surrogates, as one string (4.4 MB; ~20 ms)."""
     cps = array("I", range(0xD800))
@@ -137,13 +143,19 @@ def tiles(pattern: str, flavour: Flavour = "oniguruma") -> bool:
     >>> tiles(r"\\p{L}+|\\p{N}|\\s+|[^\\s\\p{L}\\p{N}]+"), tiles(r"\\p{L}+|\\s+")
     (True, False)
 
-    Runtime complexity: ``O(len(pattern))`` plus two C passes over the 1.1 million code points
-    (~60 ms), done once per file and kept in the vocabulary cache with it.
+    False past ``_MAX_TILE_OPTIONS`` top-level alternatives (not known to tile: the file keeps
+    the general pipeline).
+
+    Runtime complexity: ``O(len(pattern))`` plus C passes over the 1.1 million code points
+    (~60 ms for the real files' patterns; at most one per alternative and possessive prefix),
+    done once per file and kept in the vocabulary cache with it.
     """
     tree = parse(pattern, flavour)
     while isinstance(tree, Group) and tree.opener in ("(", "(?:"):
         tree = tree.node
     options = tree.options if isinstance(tree, Alt) else (tree,)
+    if len(options) > _MAX_TILE_OPTIONS:
+        return False
     classes: list[str] = []
     everything = _all_code_points()
     for option in options:

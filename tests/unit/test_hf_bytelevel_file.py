@@ -52,6 +52,10 @@ def test_tiles() -> None:
     # a possessive prefix that can take the class's character: not sure to match
     assert not tiles(r"\p{L}?+\p{L}|\p{N}|\s|[^\s\p{L}\p{N}]")
     assert tiles(r"\p{N}?+\p{L}|\p{L}|\p{N}|\s|[^\s\p{L}\p{N}]")
+    # a hostile file's hundreds of alternatives are not looked at (each is a pass over every
+    # code point): it keeps the general pipeline
+    many = "|".join(f"b?+[{chr(0x4E00 + i)}]+" for i in range(600))
+    assert not tiles(many + r"|\s+|\p{L}+|\p{N}+|[^\s\p{L}\p{N}]+")
 
 
 _PATTERN = (r"(?i:'s|'t|'re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
