@@ -100,11 +100,11 @@ def _mb(n: float) -> str:
 
 
 def core_run(text: str, n_edits: int, log: Log) -> Series:
-    from livetok.incremental import Document
+    from livetok.incremental import Document, get_encoding
 
     series = Series("core `Document` (traced memory)")
     rng = random.Random(7)
-    doc = Document(text, encoding=ENCODING)
+    doc = Document(text, encoding=get_encoding(ENCODING))
     step = max(1, n_edits // SAMPLES)
     warm = n_edits // 10
     gc.collect()

@@ -32,7 +32,6 @@ from .counting import RangeCounter
 from .gcpause import collector_paused as _collector_paused
 from .glue import GLUE_MIN_CP, glue
 from .protocol import ByteLevelEncoding, PieceEncoding, byte_level, check_encoding, quiet_side
-from .registry import get_encoding
 from .text import sanitize
 from .tokenseq import CLEAN, PIECE_START, PLACEHOLDER, SeqView, TokenSeq
 
@@ -121,7 +120,8 @@ class _PieceFlags(dict[Sequence[int], bytes]):
 class Document:
     """A text and its exact token sequence, updated incrementally.
 
-    >>> doc = Document("Hello world", encoding="cl100k_base")
+    >>> from livetok.incremental import get_encoding
+    >>> doc = Document("Hello world", get_encoding("cl100k_base"))
     >>> doc.token_ids()
     [9906, 1917]
     >>> r = doc.edit(5, 5, ",")
@@ -131,16 +131,13 @@ class Document:
     b' world'
     """
 
-    def __init__(
-        self,
-        text: str = "",
-        encoding: str | PieceEncoding = "o200k_base",
-        *,
-        load: int = 256,
-    ) -> None:
+    def __init__(self, text: str, encoding: PieceEncoding, *, load: int = 256) -> None:
+        """The document of ``text`` under ``encoding``, an encoding object (a name is looked up
+        by :func:`livetok.incremental.get_encoding`, the package's face: the document does
+        not know the registry). ``load``: tokens per chunk of the token sequence."""
         if not isinstance(text, str):
             raise TypeError(f"Document text must be str, not {type(text).__name__}")
-        enc = check_encoding(get_encoding(encoding) if isinstance(encoding, str) else encoding)
+        enc = _checked(encoding)
         self._enc: PieceEncoding = enc
         #: the encoding's byte-level side (per-token tables, raw-byte BPE), or None
         bl = self._bl = byte_level(enc)
@@ -168,7 +165,7 @@ class Document:
 
     @classmethod
     def from_blocks(
-        cls, blocks: Sequence[str], encoding: str | PieceEncoding = "o200k_base", *,
+        cls, blocks: Sequence[str], encoding: PieceEncoding, *,
         load: int = 256, after_block: Callable[[int], None] | None = None,
         on_count: Callable[[int], None] | None = None,
     ) -> Document:
@@ -186,7 +183,8 @@ class Document:
         encoded pieces of all blocks are held meanwhile (about a pointer a piece).
 
         >>> counts = []
-        >>> doc = Document.from_blocks(["a = 1\\n", "b = 2\\n"], "cl100k_base",
+        >>> from livetok.incremental import get_encoding
+        >>> doc = Document.from_blocks(["a = 1\\n", "b = 2\\n"], get_encoding("cl100k_base"),
         ...                            on_count=counts.append)
         >>> doc.text, doc.token_ids() == doc.encoding.encode("a = 1\\nb = 2\\n")
         ('a = 1\\nb = 2\\n', True)
@@ -304,7 +302,8 @@ class Document:
     def count_range(self, start: int, end: int) -> int:
         """Exact ``len(encoding.encode(text[start:end]))``, re-encoding only near the ends.
 
-        >>> Document("Hello world, hello", encoding="cl100k_base").count_range(6, 18)
+        >>> from livetok.incremental import get_encoding
+        >>> Document("Hello world, hello", get_encoding("cl100k_base")).count_range(6, 18)
         3
 
         Runtime complexity: ``O(log n + (end - start))`` for the slice, plus the pieces at the
@@ -322,7 +321,8 @@ class Document:
 
         Raises ``TypeError``/``ValueError`` for bad arguments, leaving the document unchanged.
 
-        >>> doc = Document("Hello world", encoding="cl100k_base")
+        >>> from livetok.incremental import get_encoding
+        >>> doc = Document("Hello world", get_encoding("cl100k_base"))
         >>> doc.edit(6, 11, "there").tokens_added, doc.text
         (1, 'Hello there')
 
@@ -389,11 +389,12 @@ class Document:
     @classmethod
     def from_block_tokens(
         cls, blocks: Sequence[str], tokens: Sequence[BlockTokens],
-        encoding: str | PieceEncoding = "o200k_base", *, load: int = 256,
+        encoding: PieceEncoding, *, load: int = 256,
     ) -> Document:
         """The document of ``"".join(blocks)`` from each block's :func:`block_tokens`
         computed elsewhere (the server's forked processes): nothing is encoded here.
 
+        >>> from livetok.incremental import get_encoding
         >>> enc = get_encoding("cl100k_base")
         >>> blocks = ["a = 1\\n", "b = 2\\n"]
         >>> doc = Document.from_block_tokens(
@@ -756,6 +757,16 @@ class Document:
                 f"want {list(want_flags[max(0, k - 3):k + 4])}; text {text!r:.200}"
             )
         assert seq.total_counted == len(enc.encode(text)), "count differs from encode()"
+
+
+def _checked(encoding: PieceEncoding) -> PieceEncoding:
+    """``encoding`` once it is known to be an encoding object; a name is refused with what to
+    call instead (looking names up is the package face's job, not the document's)."""
+    if isinstance(encoding, str):
+        raise TypeError(
+            f"Document takes an encoding object, not the name {encoding!r}: pass "
+            f"livetok.incremental.get_encoding({encoding!r})")
+    return check_encoding(encoding)
 
 
 #: one block's tokens as :class:`TokenSeq` takes them: ids, code points per token, flags

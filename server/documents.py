@@ -177,7 +177,9 @@ class Patch(NamedTuple):
 class OpenDocument:
     """A document the client has open: text, tokens, lines and version.
 
-    >>> od = OpenDocument("file:///a.txt", "plaintext", 1, "hello\\nworld", "o200k_base")
+    >>> from livetok.incremental import get_encoding
+    >>> od = OpenDocument("file:///a.txt", "plaintext", 1, "hello\\nworld",
+    ...                   get_encoding("o200k_base"))
     >>> od.apply([TextChange("big ", (1, 0, 1, 0))], 2)
     [Patch(pos=6, n_deleted=0, inserted='big ')]
     >>> od.doc.text, od.version, od.doc.token_count

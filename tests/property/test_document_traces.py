@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from livetok.incremental import Document
+from livetok.incremental import Document, get_encoding
 from livetok.server.traces import load_trace
 
 from .._refs import tiktoken_ref
@@ -38,7 +38,7 @@ def replay_exact(start: str, patches: list[Patch], name: str) -> Document:
     """``Document(start)`` after ``patches``, checked against tiktoken every ``EVERY`` edits
     and at the end."""
     ref = tiktoken_ref(name)
-    doc = Document(start, encoding=name)
+    doc = Document(start, encoding=get_encoding(name))
     text = start
     for k, (pos, ndel, ins) in enumerate(patches, 1):
         doc.edit(pos, pos + ndel, ins)

@@ -82,7 +82,7 @@ def test_document_builds_block_by_block(monkeypatch):
     monkeypatch.setattr(document_mod, "_BUILD_BLOCK", 500)
     text = real_text(60_000)[:60_000]
     for name in BPE_NAMES:
-        doc = Document(text, encoding=name)
+        doc = Document(text, encoding=get_encoding(name))
         doc._check()
         assert doc._seq.cps_type == "B"
         assert doc.token_ids() == tiktoken_ref(name).encode_ordinary(text)
@@ -97,7 +97,7 @@ def test_chunk_sums_kept_for_a_bounded_number_of_chunks(monkeypatch):
 
     monkeypatch.setattr(tokenseq, "CUM_CACHED", 8)
     text = real_text(20_000)[:20_000]
-    doc = Document(text, encoding="cl100k_base", load=16)
+    doc = Document(text, encoding=get_encoding("cl100k_base"), load=16)
     assert len(doc._seq.chunks) > 100
     ref = tiktoken_ref("cl100k_base")
     for cp in range(0, len(text), 7):

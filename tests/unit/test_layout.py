@@ -87,6 +87,15 @@ def test_the_layout_is_read_right():
         f"{PACKAGE}.analysis.widening", with_type_checking=False)
 
 
+def test_the_document_takes_an_encoding_and_does_not_look_names_up():
+    """Names are looked up in the package face (``livetok.incremental.get_encoding``), not in
+    the central structure: ``Document`` takes an encoding object and never imports the
+    registry (deferred and ``TYPE_CHECKING`` imports count)."""
+    deps = _imports(f"{PACKAGE}.document", with_type_checking=True)
+    assert f"{PACKAGE}.registry" not in deps, "document imports the registry"
+    assert f"{PACKAGE}.protocol" in deps  # (the parser sees the module's imports)
+
+
 def test_no_family_imports_another_family_or_analysis():
     wrong = []
     for name in MODULES:

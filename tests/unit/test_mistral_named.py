@@ -89,7 +89,7 @@ def test_document_edits_stay_exact(name: str) -> None:
     sp = _sp(name)
     rng = random.Random(41)
     text = corpus.stdlib_text(20_000)
-    doc = Document(text, encoding=name)
+    doc = Document(text, encoding=get_encoding(name))
     for _ in range(max(40, EXAMPLES)):
         a = rng.randint(0, len(text))
         b = min(len(text), a + rng.choice([0, 0, 1, 3]))
@@ -108,7 +108,7 @@ def test_typing_and_breaking_a_marker(name: str, marker: str) -> None:
     sp = _sp(name)
     text = "see (([" * 12 + " word" + "]]))" * 12 + "\nnext line"
     at = text.index(" word") + 1
-    doc = Document(text, encoding=name)
+    doc = Document(text, encoding=get_encoding(name))
     for k, c in enumerate(marker):
         doc.edit(at + k, at + k, c)
         text = text[:at + k] + c + text[at + k:]
