@@ -17,7 +17,7 @@ the match. Each alternative of each pattern reads a bounded prefix made of at mo
 after an optional one-character prefix), then at most 3 more characters (a contraction such as
 ``'ll``, a lookahead, or the character that ends the run). The *readers* below match exactly
 those runs with possessive quantifiers; they are derived from each pattern's syntax by
-:mod:`livetok.incremental.regex_horizon` (the mechanism every ``tokenizer.json`` Split
+:mod:`livetok.incremental.regex.horizon` (the mechanism every ``tokenizer.json`` Split
 pattern gets), and equal the runs listed in ``docs/algorithms.md``. So::
 
     horizon(p) = max(p + 4, max(reader.match(text, p).end()) + 4)
@@ -41,7 +41,7 @@ from typing import Any, Iterator
 
 import regex
 
-from ..regex_horizon import Derivation, derive
+from ..regex import Derivation, derive
 from .fastsplit import FastSplitter
 from .fastsplit import available as fast_available
 
@@ -71,7 +71,7 @@ _SLACK = 4
 
 def _derived_readers(pat_str: str) -> list[str]:
     """The readers of ``pat_str``'s alternatives, derived from its syntax
-    (:func:`livetok.incremental.regex_horizon.derive`, fancy-regex flavour as tiktoken runs
+    (:func:`livetok.incremental.regex.derive`, fancy-regex flavour as tiktoken runs
     it): for the three patterns they are the runs written in ``docs/algorithms.md``, section 2
     (a test keeps the hand-written list). One ``_SLACK`` covers what every alternative reads
     past its runs, and the bounded alternatives (contractions, ``\\p{N}{1,3}``)."""

@@ -19,7 +19,7 @@ Everything else is the byte-level family's: its per-token tables (the document's
 Algorithm 1 inside long pieces (:meth:`ByteLevelFile.encode_bytes_piece`), the piece cache,
 the stdlib ``re`` forms of the split and its horizon readers on ASCII text
 (:class:`~livetok.incremental.bytelevel.pretokenize.Pretokenizer` built from the pattern's
-:func:`~livetok.incremental.regex_horizon.derive` derivation).
+:func:`~livetok.incremental.regex.derive` derivation).
 
 **Horizon** of a piece: the pattern's ``H(start)`` (the derivation's readers: what the match
 attempt at ``start`` reads, a non-decreasing function of ``start``), then the added-token
@@ -46,8 +46,8 @@ import regex
 
 from ..bytelevel.encoding import Encoding, PieceCache
 from ..bytelevel.pretokenize import Pretokenizer
-from ..regex_horizon import Alt, Chars, Derivation, Group, Look, Anchor, Node, Repeat, Seq
-from ..regex_horizon import Flavour, derive, parse
+from ..regex import Alt, Chars, Derivation, Group, Look, Anchor, Node, Repeat, Seq
+from ..regex import Flavour, derive, parse
 from ..text import sanitize
 from .added import AddedToken, TokenReads
 from ..pairmerge import merge

@@ -28,7 +28,7 @@ from typing import Any, Mapping, Protocol
 
 import regex
 
-from ..regex_horizon import BoundedRegex
+from ..regex import BoundedRegex
 from .errors import UnboundedComponent, UnsupportedComponent
 
 __all__ = ["Decoder", "ByteLevel", "Metaspace", "Replace", "ByteFallback", "Fuse", "Strip",
@@ -442,7 +442,7 @@ def _metaspace(spec: Mapping[str, Any], source: str) -> Metaspace:
 
 def _replace(spec: Mapping[str, Any], source: str) -> Replace:
     """A ``Replace`` section: a ``String`` pattern, or a ``Regex`` one whose ``regex`` form
-    (:func:`..regex_horizon.derive`, Oniguruma's syntax) cannot match the empty string."""
+    (:func:`..regex.derive`, Oniguruma's syntax) cannot match the empty string."""
     pattern, content = spec.get("pattern"), spec.get("content")
     if not isinstance(content, str) or not isinstance(pattern, Mapping) or len(pattern) != 1:
         raise _unsupported(source, f"Replace {pattern!r} -> {content!r}",
@@ -455,7 +455,7 @@ def _replace(spec: Mapping[str, Any], source: str) -> Replace:
                      *replace_growth(len(value), len(content)), part="decoder")
         return Replace(value, content)
     if kind == "Regex" and isinstance(value, str):
-        from ..regex_horizon import PatternError, UnsafePattern, compile_bounded, derive
+        from ..regex import PatternError, UnsafePattern, compile_bounded, derive
 
         what = f"Replace Regex {value[:60]!r}"
         try:

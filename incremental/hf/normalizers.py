@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterable, Literal, Protocol, Sequence as Seq, 
 import regex
 
 from ..load import size_limit
-from ..regex_horizon import BoundedRegex, UnsafePattern, check, compile_bounded, min_width
+from ..regex import BoundedRegex, UnsafePattern, check, compile_bounded, min_width
 from ..wordpiece import bert_normalize
 from .errors import UnboundedComponent, UnsupportedComponent
 from .precompiled import Charsmap, certain_break, char_class, charsmap_from_base64
@@ -608,7 +608,7 @@ class Replace:
     The text it makes is at most ``G * n + G`` characters (:func:`growth_bound`; ``limit``
     of :meth:`normalize`, the bound of the :class:`Sequence` it is in): past it,
     :class:`.errors.UnboundedComponent` naming ``source``, before the text is built. ``budget``
-    (:func:`..regex_horizon.check`'s verdict): the regex scans under a time budget.
+    (:func:`..regex.check`'s verdict): the regex scans under a time budget.
 
     >>> Replace(" ", "\\u2581").normalize("a b")
     'a\\u2581b'

@@ -7,7 +7,7 @@ sequences flattened): a regex or character split with one of HF's five behaviour
 (``Split``, ``WhitespaceSplit``, ``Whitespace``, ``Digits``, ``Punctuation``,
 ``BertPreTokenizer``, ByteLevel's ``use_regex``), Metaspace's replace-and-prepend, and
 ByteLevel's prefix space. Regex patterns are translated and bounded by
-:mod:`livetok.incremental.regex_horizon`.
+:mod:`livetok.incremental.regex`.
 
 **Cuts.** A position ``c`` is a cut when pre-tokenizing ``s[:c]`` and ``s[c:]`` (the latter as
 a fragment, ``first=False``) gives the pre-tokens of ``s``. Walking the steps, ``c`` is either
@@ -16,7 +16,7 @@ an earlier step. A step keeps ``c`` restartable when:
 
 - regex split: ``c`` is not strictly inside a match (restarting there finds another match)
   and no end-of-text-sensitive read of the attempts left of ``c`` reaches ``c`` (look-ahead
-  would see the end of the left part: ``regex_horizon``'s ``eot_reach``). Then the search
+  would see the end of the left part: ``regex.horizon``'s ``eot_reach``). Then the search
   restarted at ``c`` finds the same next match (matches read nothing left of their start), and
   the piece holding ``c`` is cut in two; every behaviour's grouping gives exactly its two halves
   (checked case by case: a merge only joins a match to its neighbour, and the first or last
@@ -48,8 +48,8 @@ from typing import Any, Iterable, Iterator, Literal, overload
 
 import regex
 
-from ..regex_horizon import (BoundedRegex, Derivation, Flavour, SplitHorizon, UnsafePattern,
-                             compile_bounded, derive)
+from ..regex import (BoundedRegex, Derivation, Flavour, SplitHorizon, UnsafePattern,
+                      compile_bounded, derive)
 from .errors import UnboundedComponent, UnsupportedComponent
 
 __all__ = ["PreTokenizer", "build_pre_tokenizer", "GPT2_PATTERN"]
@@ -138,7 +138,7 @@ class _RegexSplit(_Step):
 
     def __init__(self, form: str, derivation: Derivation | None, behavior: Behavior,
                  invert: bool, char_split: bool, what: str = "") -> None:
-        # a pattern whose shape needs it scans under a time budget (regex_horizon.check);
+        # a pattern whose shape needs it scans under a time budget (regex.check);
         # ``what`` names the file and the step in the error past it
         self.regex: BoundedRegex = compile_bounded(
             form, derivation.budget if derivation is not None else None,

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Tuple
 from .. import vocab_cache
 from ..load import VocabularyError, inflated, read_as, json_object, size_limit, vocabulary_limit
 from ..protocol import PieceEncoding
-from ..regex_horizon import MAX_PATTERN_CHARS
+from ..regex import MAX_PATTERN_CHARS
 from .added import check_added_count, parse_added_tokens, token_rows, tokens_of_rows
 from .bpe import joinable_pairs
 from .decoders import Decoder, Refused, build_decoder
@@ -164,7 +164,7 @@ _WHAT = "tokenizer.json"
 #: the most steps (``type`` objects) a file's normalizer, pre-tokenizer and decoder may have in
 #: all (``LIVETOK_MAX_PIPELINE_STEPS``): each step is a pass over every text (the real files
 #: the tests read have at most 8, Llama 2); their patterns may have ``LIVETOK_MAX_REGEX_CHARS``
-#: characters in all, as one pattern may (:data:`..regex_horizon.MAX_PATTERN_CHARS`; the real
+#: characters in all, as one pattern may (:data:`..regex.MAX_PATTERN_CHARS`; the real
 #: files: at most 274)
 MAX_PIPELINE_STEPS = 256
 

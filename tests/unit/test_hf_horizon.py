@@ -21,7 +21,7 @@ from typing import Any, Callable
 import pytest
 
 from livetok.incremental.hf.pretokenizers import GPT2_PATTERN
-from livetok.incremental.regex_horizon import SplitHorizon, derive
+from livetok.incremental.regex import SplitHorizon, derive
 
 from livetok.incremental.hf.bytelevel_file import ByteLevelFile
 

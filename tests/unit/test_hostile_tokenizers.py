@@ -26,7 +26,7 @@ import pytest
 
 from livetok.incremental.hf import reader
 from livetok.incremental.load import VocabularyError
-from livetok.incremental.regex_horizon import UnsafePattern, check
+from livetok.incremental.regex import UnsafePattern, check
 
 #: the address space each run may use (Linux)
 AS_LIMIT = 1 << 30
@@ -321,10 +321,10 @@ BUDGETED = {"hub-014", "hub-018", "hub-031", "hub-044", "hub-061", "hub-069",
 
 def test_the_check_accepts_every_real_pattern_at_once() -> None:
     """tiktoken's patterns run free; every one of the Hub's 141 Split patterns is accepted
-    (tests/unit/test_regex_horizon.py splits with them exactly as HF does), 7 of them under
+    (tests/unit/test_regex.py splits with them exactly as HF does), 7 of them under
     the time budget; the check takes well under a millisecond a pattern."""
     from livetok.incremental.bytelevel.pretokenize import PATTERNS
-    from livetok.incremental.regex_horizon import parse
+    from livetok.incremental.regex import parse
 
     from ..conftest import SHARED
 
