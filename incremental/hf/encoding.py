@@ -1,16 +1,6 @@
-"""A ``tokenizer.json`` pipeline as a livetok encoding (:class:`TokenizerJsonEncoding`).
-
-**Encoding** follows HuggingFace ``tokenizers``' ``Tokenizer::encode`` with
-``add_special_tokens=False`` (no post-processor, padding or truncation):
-
-1. added tokens with ``normalized: false`` split the raw text (:mod:`.added`); each text
-   between two of them is a *segment*;
-2. the normalizer normalizes each segment on its own (``Prepend`` acts at a segment's start);
-3. added tokens with ``normalized: true`` split each normalized segment into *sub-segments*;
-4. the pre-tokenizer cuts each sub-segment into pre-tokens (``Metaspace``'s and ``ByteLevel``'s
-   prefixes at a sub-segment's start, ``Metaspace`` ``first`` only at the text's start);
-5. the model turns each pre-token into ids (byte-level pipelines: its UTF-8 bytes spelled
-   with GPT-2's characters).
+"""A ``tokenizer.json`` pipeline as a livetok encoding (:class:`TokenizerJsonEncoding`): the
+incremental contract on top of HuggingFace's pipeline (:mod:`.pipeline`, which runs
+``Tokenizer::encode`` on a whole text: added tokens, normalizer, pre-tokenizer, model).
 
 **Pieces** (the :class:`~livetok.incremental.protocol.PieceEncoding` contract) are spans of the
 *original* text that can be encoded alone, found by :meth:`TokenizerJsonEncoding.split`:
@@ -97,21 +87,19 @@ pre-token (cached); an edit re-splits and re-encodes only the pieces near it.
 from __future__ import annotations
 
 import re
-from array import array
-from typing import Callable, Iterator, Protocol, Sequence
+from typing import Callable, Iterator, Sequence
 
 import regex
 
 from ..cache import GenerationalCache
 from ..glue import GLUE_MIN_CP
 from ..stream import EncodeStreamMixin
-from ..text import require_str, sanitize
-from .added import AddedMatcher, AddedToken, Match, TokenReads, char_set
-from .decoders import Decoder, decode_id, decode_tokens
-from .errors import UnsupportedComponent
-from .models import Model, byte_level_map
+from .added import AddedToken, Match, TokenReads, char_set
+from .decoders import Decoder
+from .models import Model
+from .pipeline import NormalizerLike, PreTokenizerLike, TokenizerJsonPipeline
 
-__all__ = ["TokenizerJsonEncoding", "NormalizerLike", "PreTokenizerLike"]
+__all__ = ["TokenizerJsonEncoding"]
 
 #: pieces longer than this are not kept in the per-piece cache
 _CACHE_MAX = 256
@@ -120,41 +108,15 @@ _HORIZON_MARGIN = 64
 _WHITESPACE = regex.compile(r"\p{White_Space}*")
 
 
-class NormalizerLike(Protocol):
-    """What the encoding uses of a normalizer (:mod:`.normalizers`)."""
-
-    context: int
-    changes_text: bool
-
-    def normalize(self, text: str, *, segment_start: bool = True) -> str: ...
-
-    def normalize_aligned(self, text: str, *, segment_start: bool = True
-                          ) -> tuple[str, list[int] | None]: ...
-
-    def cut_ok(self, text: str, i: int, *, start: bool = True) -> bool: ...
-
-
-class PreTokenizerLike(Protocol):
-    """What the encoding uses of a pre-tokenizer (:mod:`.pretokenizers`)."""
-
-    byte_level: bool
-
-    def pre_tokenize(self, s: str, *, first: bool, text_start: bool
-                     ) -> list[tuple[str, tuple[int, int]]]: ...
-
-    def cuts(self, s: str, pos: int = 0) -> Iterator[int]: ...
-
-    def horizon(self, s: str, start: int, limit: int) -> int: ...
-
-
-class TokenizerJsonEncoding(EncodeStreamMixin):
+class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
     """A ``tokenizer.json`` pipeline as a livetok encoding; ids equal HuggingFace's
     ``Tokenizer.encode(text, add_special_tokens=False).ids``.
 
     Built by :func:`.reader.load_tokenizer_json` / :func:`.reader.tokenizer_from_dict`, which
     read the file and decide the flags below from its sections; :meth:`decode` applies the
     file's ``decoder`` (:mod:`.decoders`) and equals HuggingFace's ``Tokenizer.decode(ids,
-    skip_special_tokens=False)``.
+    skip_special_tokens=False)``. The pipeline itself is :class:`.pipeline.TokenizerJsonPipeline`;
+    this class adds the pieces, their horizons and the piece cache.
     """
 
     def __init__(
@@ -172,30 +134,10 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
         use_model_cuts: bool,
         decoder: Decoder | None,
     ) -> None:
-        self.name = name
-        self.source = source
-        #: the file's ``decoder`` (None: the file has none, and HF joins tokens with spaces)
-        self.decoder = decoder
-        self.normalizer = normalizer if normalizer is not None and normalizer.changes_text else None
-        #: the normalizer object whatever it does (``normalize`` is still called when present)
-        self._norm_any = normalizer
-        self.pre_tokenizer = pre_tokenizer
-        self.model = model
-        self.byte_level = pre_tokenizer.byte_level
-        self.added = list(added)
+        super().__init__(name=name, source=source, normalizer=normalizer,
+                         pre_tokenizer=pre_tokenizer, model=model, added=added, decoder=decoder)
         raw = [t for t in self.added if not t.normalized]
         norm = [t for t in self.added if t.normalized]
-        self._raw = AddedMatcher(raw)
-        patterns = []
-        for t in norm:
-            p = normalizer.normalize(t.content) if normalizer is not None else t.content
-            if p != t.content:
-                raise UnsupportedComponent(
-                    f"{source}: added token {t.content!r} has normalized=true and the normalizer "
-                    f"turns it into {p!r}: not implemented (livetok matches normalized added "
-                    "tokens only where the normalizer leaves them as they are)")
-            patterns.append(p)
-        self._norm_tokens = AddedMatcher(norm, patterns)
         #: longest added token (code points) in either pass, for the horizon
         self._max_added = max(self._raw.max_len, self._norm_tokens.max_len)
         self._lstrip = any(t.lstrip for t in raw)
@@ -211,12 +153,8 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
             and not segment_start_matters and not self._raw.has_options
             and not self._norm_tokens.has_options and not self.byte_level
             and self._max_added < GLUE_MIN_CP)
-        ids = list(model.token_to_id.values()) + [t.id for t in self.added]
-        self.n_vocab = max(ids, default=-1) + 1
-        self._added_by_id = {t.id: t for t in self.added}
         self._cache: GenerationalCache[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]]
         self._cache = GenerationalCache()
-        self._lead: array[int] | None = None
         #: the tight horizon applies (module docstring, *Horizon*): no token options, no
         #: merge, a pre-tokenizer without prepends, and one set of added tokens (or two that
         #: scan as one: :func:`_one_scan`)
@@ -235,8 +173,6 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
         #: ``one_pretoken`` of the pre-tokenizer (a text it certainly leaves whole), if any
         self._one_pretoken: Callable[[str], bool] = getattr(
             pre_tokenizer, "one_pretoken", lambda s: False)
-        #: token id -> (bytes, characters starting in it, spelling) for byte-level pipelines
-        self._byte_info: dict[int, tuple[int, int, str]] = {}
         self._tok_ready = False
         #: :class:`~livetok.incremental.protocol.QuietEncoding` (:meth:`quiet`): offered by
         #: the glued pipelines whose pieces are the model's cuts (Gemma): ``M`` covers the
@@ -246,159 +182,11 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
         self._quiet_chars: re.Pattern[str] | None = None
         if self.supports_glue and self._model_cuts and not getattr(model, "ignore_merges", True):
             self.quiet_margin = self._max_added + self._ctx + 8
+            # (a normalized token's pattern is its content: the pipeline refuses others)
             chars = {ch for t in self.added for ch in t.content}
-            chars.update(ch for p in patterns for ch in p)
             self._quiet_chars = re.compile(char_set(chars)) if chars else None
 
-    def __repr__(self) -> str:
-        return f"<TokenizerJsonEncoding {self.name!r} n_vocab={self.n_vocab}>"
-
-    # -- the pipeline ------------------------------------------------------------------------
-
-    def _pretoken_ids(self, pt: str, want_lens: bool) -> tuple[list[int], list[int]]:
-        """The model's ids of one pre-token and the pre-token characters each covers."""
-        model = self.model
-        if self.byte_level:
-            mapped = byte_level_map(pt)
-            ids = model.tokenize(mapped)
-            if not want_lens:
-                return ids, []
-            # when the tokens spell the pre-token (always, but for an unknown token), each
-            # covers its own bytes: the characters whose first byte it holds, per token
-            info = self._byte_info
-            try:
-                rows = [info[i] for i in ids]
-            except KeyError:
-                rows = [info.get(i) or self._token_byte_info(i) for i in ids]
-            if all(r[0] for r in rows) and "".join([r[2] for r in rows]) == mapped:
-                return ids, [r[1] for r in rows]
-            blens = model.token_lengths(mapped, ids)
-            data = pt.encode("utf-8")
-            lens = []
-            k = 0
-            for bl in blens:
-                # a character goes to the token holding its first byte
-                lens.append(sum(1 for b in data[k:k + bl] if b & 0xC0 != 0x80))
-                k += bl
-            return ids, lens
-        ids = model.tokenize(pt)
-        return ids, (model.token_lengths(pt, ids) if want_lens else [])
-
-    def _token_byte_info(self, token_id: int) -> tuple[int, int, str]:
-        """``(bytes, lead bytes, spelling)`` of a byte-level model token (``(0, 0, "")``: not
-        a byte-level spelling), cached."""
-        tok = self.model.id_to_token[token_id] if 0 <= token_id < len(
-            self.model.id_to_token) else None
-        row = (0, 0, "")
-        if tok:
-            data = _unmap_bytes(tok)
-            if len(data) == len(tok) and _byte_spelled(tok):
-                row = (len(data), sum(1 for b in data if b & 0xC0 != 0x80), tok)
-        self._byte_info[token_id] = row
-        return row
-
-    def _sub_segment(self, sub: str, first: bool, text_start: bool, want: bool,
-                     ids: list[int], starts: list[int], base: int) -> None:
-        """Steps 4-5 on one sub-segment: ids appended to ``ids``; with ``want``, each token's
-        start offset in normalized coordinates (``base`` + offset in ``sub``) to ``starts``."""
-        for pt, (s, e) in self.pre_tokenizer.pre_tokenize(sub, first=first, text_start=text_start):
-            pids, lens = self._pretoken_ids(pt, want)
-            ids.extend(pids)
-            if want:
-                # characters the pre-tokenizer put in front (a prefix) have no source
-                extra = len(pt) - (e - s)
-                pos = base + s
-                for w in lens:
-                    starts.append(pos)
-                    take = min(w, extra) if extra > 0 else 0
-                    extra -= take
-                    pos += w - take
-                    if pos > base + e:
-                        pos = base + e
-
-    def _segment(self, seg: str, seg_start: bool, text_start: bool, want: bool,
-                 ids: list[int], cps: list[int]) -> None:
-        """Steps 2-5 on one segment; with ``want``, the original code points of each token
-        appended to ``cps`` (summing to ``len(seg)``)."""
-        norm_obj = self._norm_any
-        align: list[int] | None = None
-        if norm_obj is None:
-            norm = seg
-        elif want and self.normalizer is not None:
-            norm, align = norm_obj.normalize_aligned(seg, segment_start=seg_start)
-        else:
-            norm = norm_obj.normalize(seg, segment_start=seg_start)
-        starts: list[int] = []
-        k0 = len(ids)
-        pos = 0
-        first = seg_start
-        for m in self._norm_tokens.find(norm) if self._norm_tokens else ():
-            if m.start > pos:
-                self._sub_segment(norm[pos:m.start], first, text_start and pos == 0, want,
-                                  ids, starts, pos)
-            ids.append(m.token.id)
-            if want:
-                starts.append(min(max(m.start, pos), len(norm)))
-            pos = max(pos, m.end)
-            first = True
-        if pos < len(norm):
-            self._sub_segment(norm[pos:], first, text_start and pos == 0, want, ids, starts, pos)
-        if not want:
-            return
-        # normalized starts -> original code points per token
-        n_tok = len(ids) - k0
-        if n_tok == 0:
-            return
-        if align is None:
-            orig = starts
-        else:
-            last = len(align) - 1
-            orig = [align[min(j, last)] for j in starts]
-        orig[0] = 0
-        for k in range(n_tok):
-            nxt = orig[k + 1] if k + 1 < n_tok else len(seg)
-            cps.append(max(0, nxt - orig[k]))
-        # subtle: clamping can only happen for a non-monotone mapping; keep the sum exact
-        diff = len(seg) - sum(cps[len(cps) - n_tok:])
-        if diff:
-            cps[len(cps) - n_tok] += diff
-
-    def _run(self, text: str, *, seg_start: bool, text_start: bool, want: bool
-             ) -> tuple[list[int], list[int]]:
-        """The whole pipeline on ``text``: ids, and with ``want`` the code points of ``text``
-        each covers. ``seg_start``: ``text`` starts a segment (the text's start, or right after
-        an added token); ``text_start``: it starts the whole text."""
-        ids: list[int] = []
-        cps: list[int] = []
-        pos = 0
-        for m in self._raw.find(text) if self._raw else ():
-            if m.start > pos:
-                self._segment(text[pos:m.start], seg_start if pos == 0 else True,
-                              text_start and pos == 0, want, ids, cps)
-            ids.append(m.token.id)
-            if want:
-                cps.append(max(0, m.end - max(m.start, pos)))
-            pos = max(pos, m.end)
-        if pos < len(text):
-            self._segment(text[pos:], seg_start if pos == 0 else True,
-                          text_start and pos == 0, want, ids, cps)
-        return ids, cps
-
     # -- PieceEncoding -------------------------------------------------------------------------
-
-    def encode(self, text: str) -> list[int]:
-        """Token ids of ``text``, equal to HuggingFace's ``encode(text,
-        add_special_tokens=False).ids``.
-
-        Runtime complexity: ``O(n)`` splitting and normalization plus the model on each
-        pre-token (cached).
-        """
-        require_str(text, "encode")
-        return self._run(sanitize(text), seg_start=True, text_start=True, want=False)[0]
-
-    def count(self, text: str) -> int:
-        """Number of tokens of ``text``. Runtime complexity: as :meth:`encode`."""
-        return len(self.encode(text))
 
     def _piece(self, piece: str, at_text_start: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
         key = (piece, at_text_start)
@@ -476,66 +264,6 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
                     "encode_piece(piece, at_text_start=...) returned for the same piece")
             return cps2
         return list(cps)
-
-    def token_bytes(self, token_id: int) -> bytes:
-        """The bytes ``token_id`` stands for (byte-level tokens: their bytes; others: UTF-8,
-        ``▁`` kept as it is; byte-fallback ``<0xXX>``: that byte).
-
-        Runtime complexity: ``O(len(token))``.
-        """
-        t = self._added_by_id.get(token_id)
-        if t is not None:
-            return t.content.encode("utf-8")
-        tok = self.model.id_to_token[token_id] if 0 <= token_id < len(
-            self.model.id_to_token) else None
-        if tok is None:
-            raise ValueError(f"token id {token_id} is not in {self.name} (0..{self.n_vocab - 1})")
-        if self.byte_level:
-            return _unmap_bytes(tok)
-        if len(tok) == 6 and tok.startswith("<0x") and tok.endswith(">"):
-            try:
-                return bytes([int(tok[3:5], 16)])
-            except ValueError:
-                pass
-        return tok.encode("utf-8")
-
-    def decode(self, ids: Sequence[int]) -> str:
-        """Text of ``ids`` as HuggingFace's ``Tokenizer.decode(ids, skip_special_tokens=False)``
-        gives it: each id's token string (an added token's content, else the model's entry)
-        through the file's ``decoder`` (:mod:`.decoders`; Llama 2's ``▁Hello`` becomes
-        ``Hello``), or joined with spaces when the file has none.
-
-        Special tokens are kept, as tiktoken's ``decode`` keeps them (``<s>`` decodes to
-        ``<s>``) and as every id :meth:`encode` gives must decode; their contents go through
-        the decoder like any token, as in HF. An id that neither the added tokens nor the model
-        hold is skipped, as HF skips it.
-
-        >>> from livetok.incremental.hf.reader import tokenizer_from_dict
-        >>> enc = tokenizer_from_dict({"model": {"type": "BPE", "vocab": {"\u2581a": 0,
-        ...     "\u2581b": 1}, "merges": []}, "decoder": {"type": "Metaspace",
-        ...     "replacement": "\u2581"}}, name="toy", source="toy.json")
-        >>> enc.decode([0, 1, 0])
-        'a b a'
-
-        Raises :class:`~.errors.UnsupportedComponent` naming the decoder and the file when the
-        file's ``decoder`` is one livetok does not implement (the encoding loads and counts
-        all the same); ``TypeError`` for an id that is not an integer, ``ValueError`` for one
-        outside ``0..2**32 - 1`` (HF's ``u32``).
-
-        Runtime complexity: ``O(total length of the tokens)``.
-        """
-        return decode_tokens(self.decoder, [t for t in map(self._token_string, ids)
-                                            if t is not None])
-
-    def _token_string(self, token_id: int) -> str | None:
-        """HF's token string of ``token_id`` (``simple_id_to_token``, else the model's
-        ``id_to_token``; None: neither holds it)."""
-        i = decode_id(token_id)
-        t = self._added_by_id.get(i)
-        if t is not None:
-            return t.content
-        table = self.model.id_to_token
-        return table[i] if i < len(table) else None
 
     def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
         """Yield ``(start_cp, end_cp)`` of the pieces of ``text[pos:]`` (``pos`` a boundary).
@@ -922,6 +650,7 @@ class TokenizerJsonEncoding(EncodeStreamMixin):
             assert len(ids) == len(cps) and sum(cps) == len(piece), (piece, ids, cps)
 
 
+
 def _one_scan(raw: Sequence[AddedToken], norm: Sequence[AddedToken]) -> bool:
     """Whether the two added-token passes (raw, then normalized under an identity normalizer)
     find what one leftmost-longest scan of both finds: no raw token can start inside a
@@ -964,27 +693,3 @@ def _drop_inside(pieces: list[tuple[int, int]], spans: list[tuple[int, int]], n:
         out.append((e, max(h, carry)))
         carry = 0
     return out
-
-
-_BYTE_DECODER: dict[str, int] | None = None
-
-
-def _byte_spelled(tok: str) -> bool:
-    """Whether every character of ``tok`` is one of GPT-2's byte characters."""
-    dec = _BYTE_DECODER
-    assert dec is not None  # (set by _unmap_bytes, called first)
-    return all(c in dec for c in tok)
-
-
-def _unmap_bytes(tok: str) -> bytes:
-    """The bytes a byte-level token's characters stand for."""
-    global _BYTE_DECODER
-    if _BYTE_DECODER is None:
-        from ..load import gpt2_byte_decoder
-        _BYTE_DECODER = gpt2_byte_decoder()
-    dec = _BYTE_DECODER
-    try:
-        return bytes(dec[c] for c in tok)
-    except KeyError:
-        return tok.encode("utf-8")
-
