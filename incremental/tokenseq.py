@@ -9,12 +9,13 @@ given, not sorted) whose elements carry sizes:
 * each :class:`Chunk` holds ``ids`` (``array('I')``), ``cps`` (code points per token,
   ``array('I')``), ``flags`` (``bytearray``) and the chunk's text (``str``);
 * sums of the chunks' code point lengths and token counts, kept per block of 32 chunks, per
-  block of 32 blocks, and so on up to one top block (:class:`_Prefix`, a tree of sums stored
-  level by level), find the chunk that holds a code point offset, or the number of tokens
-  before a chunk, in ``O(log C)`` steps, each a C loop over one list slice of at most 32
-  items (two levels for a 10 MB document); an edit inside one chunk updates them in
-  ``O(log C)`` (one list increment per level, nothing rebuilt). The index searched by code point packs each chunk's code
-  points and tokens into one int (:data:`POS_SHIFT`), so one search gives both;
+  block of 32 blocks, and so on up to one top block (:class:`.blocksums.BlockSums`, a tree of
+  sums stored level by level), find the chunk that holds a code point offset, or the number
+  of tokens before a chunk, in ``O(log C)`` steps, each a C loop over one list slice of at
+  most 32 items (two levels for a 10 MB document); an edit inside one chunk updates them in
+  ``O(log C)`` (one list increment per level, nothing rebuilt). The index searched by code
+  point packs each chunk's code points and tokens into one int (:data:`POS_SHIFT`), so one
+  search gives both;
 * an edit inside one chunk rewrites that chunk's arrays in place (slice assignment); one that
   ends in the next chunk rewrites the tail of the one and the head of the other in place;
 * chunks split above ``2 * load`` tokens and merge below ``load / 4``, and only then are the
@@ -35,9 +36,16 @@ found with one or two ``bytearray.find`` calls, and placeholders are counted wit
 
 The choice of chunks + block sums over a ``SortedList`` keyed by offset is explained in
 ``docs/algorithms.md`` (section 4, with the alternatives measured): keys would have to be
-shifted on every edit. The module is longer than most because it is one structure — the
-chunks, their index and the one-chunk view, whose invariants :meth:`TokenSeq._check` asserts
-together.
+shifted on every edit.
+
+One concept: the chunked sequence, read and edited through its index, and its one-chunk view
+(:class:`SeqView`) are one structure. The view reads the chunks' arrays and cached sums
+(:meth:`Chunk.cum`), the index and the sequence's hint directly, answers each query as the
+:class:`TokenSeq` method of the same name does (falling back to it outside its chunk) with the
+same piece-start searches (``_find_ps``, ``_rfind_ps``, ``_start_at``), and
+:meth:`TokenSeq._check` asserts the invariants of both together. Apart, the sequence's private
+state would have to become public and the two halves of every query would sit in two files;
+the index's sums, which know nothing of tokens, are :mod:`.blocksums`.
 """
 
 from __future__ import annotations
@@ -47,6 +55,8 @@ from bisect import bisect_left, bisect_right
 from collections import deque
 from itertools import accumulate, compress
 from typing import Iterator, Sequence
+
+from .blocksums import BlockSums
 
 __all__ = ["TokenSeq", "SeqView", "Chunk", "PIECE_START", "CLEAN", "PLACEHOLDER"]
 
@@ -157,120 +167,10 @@ def _splice(head: array[int], j0: int, mid: Sequence[int], tail: array[int], j1:
     return out
 
 
-class _Prefix:
-    """Per-chunk sizes with sums over blocks of chunks, blocks of blocks, and so on: a tree of
-    sums with fan-out ``BLOCK`` whose nodes are stored level by level in plain lists.
-
-    ``sizes[i]`` is chunk ``i``'s size; ``levels[0][b]`` is the sum of ``sizes`` over block
-    ``b`` (``BLOCK`` chunks), ``levels[k][b]`` the sum of ``levels[k - 1]`` over its block
-    ``b``, up to a top level of at most ``BLOCK`` entries: ``log_BLOCK(C)`` levels (2 for the
-    ~10,000 chunks of a 10 MB document, 4 up to 32 M chunks). Nothing is cached: an update
-    adds its delta at each level, and a query walks down the levels, each time summing or
-    accumulating one list slice of at most ``BLOCK`` items in C (``sum``, ``accumulate`` +
-    ``bisect``). An update and a query are ``O(log C)``: ``O(log_BLOCK C)`` Python steps and
-    ``O(BLOCK)`` C steps per level; a splice (``sizes`` changed in place, then
-    :meth:`reblock`) is ``O(C)`` in C. The alternatives measured against it are in
-    ``docs/algorithms.md`` section 4.
-    """
-
-    __slots__ = ("sizes", "levels")
-
-    BLOCK = 32
-
-    def __init__(self, values: Sequence[int]) -> None:
-        # a list, not an array('q'): summing a slice of it is faster (docs/algorithms.md §4)
-        self.sizes = list(values)
-        self.levels: list[list[int]] = []
-        self.reblock()
-
-    def splice(self, a: int, b: int, values: Sequence[int]) -> None:
-        """``sizes[a:b] = values``, then the sums from block ``a // BLOCK`` on. ``O(C)`` in C."""
-        self.sizes[a:b] = values
-        self.reblock(a // self.BLOCK)
-
-    def reblock(self, first: int = 0) -> None:
-        """Recompute the sums of blocks ``first, first + 1, ...`` of the first level, and the
-        sums above them, after ``sizes`` changed there; add or drop levels so that the top
-        one has at most ``BLOCK`` entries (and at least one). ``O(C)`` in C."""
-        B = self.BLOCK
-        levels = self.levels
-        src = self.sizes
-        k = 0
-        while True:
-            if k == len(levels):
-                levels.append([])
-                first = 0
-            lv = levels[k]
-            first = min(first, len(lv))
-            lv[first:] = [sum(src[i : i + B]) for i in range(first * B, len(src), B)]
-            if not lv:
-                lv.append(0)
-            if len(lv) <= B:
-                del levels[k + 1 :]
-                return
-            src = lv
-            first //= B
-            k += 1
-
-    def path(self, i: int) -> list[int]:
-        """The index of the block holding chunk ``i`` at each level (for :meth:`add`)."""
-        B = self.BLOCK
-        out = []
-        for _ in self.levels:
-            i //= B
-            out.append(i)
-        return out
-
-    def add(self, i: int, delta: int, path: Sequence[int] | None = None) -> None:
-        """``sizes[i] += delta`` and the sums above it (``path``: :meth:`path` of ``i``)."""
-        if delta:
-            self.sizes[i] += delta
-            for lv, b in zip(self.levels, path if path is not None else self.path(i)):
-                lv[b] += delta
-
-    def prefix(self, i: int) -> int:
-        """Sum of sizes[0:i]."""
-        B = self.BLOCK
-        lo = i - i % B
-        v = sum(self.sizes[lo:i]) if i > lo else 0
-        levels = self.levels
-        top = len(levels) - 1
-        for k, lv in enumerate(levels):
-            i //= B
-            if k == top:
-                # the top level is one block (at most BLOCK entries), i may equal its length
-                return v + sum(lv[:i]) if i else v
-            lo = i - i % B
-            if i > lo:
-                v += sum(lv[lo:i])
-        return v  # pragma: no cover (there is always a top level)
-
-    def find(self, x: int) -> tuple[int, int]:
-        """Smallest ``i`` with ``prefix(i + 1) > x`` (``x >= 0``), and ``prefix(i)``;
-        ``(n, total)`` if none."""
-        levels = self.levels
-        top = levels[-1]
-        acc = list(accumulate(top, initial=0))
-        j = bisect_right(acc, x) - 1
-        if j >= len(top):
-            return len(self.sizes), acc[-1]
-        base = acc[j]
-        B = self.BLOCK
-        # the sums below the block found exceed x - base, so each bisect lands inside its slice
-        for k in range(len(levels) - 2, -2, -1):
-            lv = levels[k] if k >= 0 else self.sizes
-            lo = j * B
-            acc = list(accumulate(lv[lo : lo + B], initial=base))
-            j = bisect_right(acc, x) - 1
-            base = acc[j]
-            j += lo
-        return j, base
-
-
 class TokenSeq:
     """Tokens of a document in chunks, findable by code point offset or token index.
 
-    Runtime complexities below count ``C`` chunks: an index query (:class:`_Prefix`) takes
+    Runtime complexities below count ``C`` chunks: an index query (:class:`.blocksums.BlockSums`) takes
     ``O(log C)`` steps (one list slice of at most 32 items per level, 2 levels for a 10 MB
     document).
 
@@ -302,12 +202,12 @@ class TokenSeq:
     def _reindex(self) -> None:
         #: per chunk ``code points << POS_SHIFT | tokens``: one search by code point finds the
         #: chunk, its first code point and its first token (see :data:`POS_SHIFT`)
-        self._fpos = _Prefix([len(c.text) << POS_SHIFT | len(c.ids) for c in self.chunks])
-        self._fcount = _Prefix([c.ncounted for c in self.chunks])
-        self._flen = _Prefix([len(c.ids) for c in self.chunks])
+        self._fpos = BlockSums([len(c.text) << POS_SHIFT | len(c.ids) for c in self.chunks])
+        self._fcount = BlockSums([c.ncounted for c in self.chunks])
+        self._flen = BlockSums([len(c.ids) for c in self.chunks])
         #: 1 per chunk holding a piece start (``has_ps``): :meth:`next_piece_start` and
         #: :meth:`prev_piece_start` skip the chunks of a long piece in ``O(log C)``
-        self._fps = _Prefix([int(c.has_ps) for c in self.chunks])
+        self._fps = BlockSums([int(c.has_ps) for c in self.chunks])
 
     def _chunk_at_cp(self, cp: int) -> tuple[int, int]:
         """Chunk index holding code point ``cp`` and the cp offset of that chunk's start.
@@ -785,7 +685,7 @@ class TokenSeq:
         self._account(dcp, dcount, dlen)
 
     def _add(self, ci: int, dcp: int, dcount: int, dlen: int) -> None:
-        """``_Prefix.add`` on the three indexes (same shape: the path is found once)."""
+        """``BlockSums.add`` on the three indexes (same shape: the path is found once)."""
         path = self._fpos.path(ci)
         # packed: (cp << POS_SHIFT | tokens) + (dcp << POS_SHIFT) + dlen is the packed new
         # value (the packing is linear while token counts stay below 2**POS_SHIFT)

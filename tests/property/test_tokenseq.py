@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from livetok.incremental.blocksums import BlockSums
 from livetok.incremental.tokenseq import (
     CLEAN,
     PIECE_START,
@@ -16,7 +17,6 @@ from livetok.incremental.tokenseq import (
     SeqView,
     TokenSeq,
     _POS_MASK,
-    _Prefix,
 )
 
 
@@ -34,7 +34,7 @@ ops = st.lists(st.tuples(st.sampled_from(["add", "splice"]), st.integers(0, 10**
                max_size=30)
 
 
-class _SmallPrefix(_Prefix):
+class _SmallSums(BlockSums):
     """Tiny blocks and superblocks, so that short lists cross every level's edges."""
 
     __slots__ = ()
@@ -42,7 +42,7 @@ class _SmallPrefix(_Prefix):
     SUPER = 3
 
 
-@pytest.mark.parametrize("cls", [_Prefix, _SmallPrefix])
+@pytest.mark.parametrize("cls", [BlockSums, _SmallSums])
 @given(sizes=st.lists(st.integers(0, 9), max_size=300), ops=ops,
        queries=st.lists(st.integers(0, 3000), max_size=20))
 def test_prefix_and_find_match_plain_sums(cls, sizes, ops, queries) -> None:
@@ -68,7 +68,7 @@ def test_prefix_and_find_match_plain_sums(cls, sizes, ops, queries) -> None:
             assert p.find(x) == naive_find(ref, x), (x, ref)
 
 
-@pytest.mark.parametrize("cls", [_Prefix, _SmallPrefix])
+@pytest.mark.parametrize("cls", [BlockSums, _SmallSums])
 @given(pairs=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 600)), max_size=300),
        ops=st.lists(st.tuples(st.integers(0, 10**6), st.integers(-9, 9), st.integers(-600, 600)),
                     max_size=20),
@@ -213,20 +213,18 @@ def test_replace_through_a_view_keeps_the_index_and_hint_right(seed) -> None:
 
 @pytest.mark.parametrize("n", [0, 1, 31, 32, 33, 1023, 1024, 1025, 40_000])
 def test_prefix_tree_against_sums(n):
-    """``_Prefix`` (a tree of sums, fan-out 32) against plain sums, through adds and splices
+    """``BlockSums`` (a tree of sums, fan-out 32) against plain sums, through adds and splices
     that grow and shrink it across level counts (40,000 chunks: 3 levels)."""
     from itertools import accumulate
 
-    from livetok.incremental.tokenseq import _Prefix
-
     rng = random.Random(n)
     sizes = [rng.randrange(0, 5) for _ in range(n)]
-    p = _Prefix(sizes)
+    p = BlockSums(sizes)
 
     def check() -> None:
         assert p.sizes == sizes
         top = p.levels[-1]
-        assert 1 <= len(top) <= _Prefix.BLOCK and sum(top) == sum(sizes)
+        assert 1 <= len(top) <= BlockSums.BLOCK and sum(top) == sum(sizes)
         pre = [0, *accumulate(sizes)]
         for i in {0, len(sizes), *(rng.randrange(len(sizes) + 1) for _ in range(30))}:
             assert p.prefix(i) == pre[i]
