@@ -37,7 +37,6 @@ let ``unicodedata`` normalize the rest; ``StripAccents`` uses HF's older mark ta
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 import unicodedata
 from typing import Any, Callable, Iterable, Literal, Protocol, Sequence as Seq, cast
@@ -45,7 +44,8 @@ from typing import Any, Callable, Iterable, Literal, Protocol, Sequence as Seq, 
 import regex
 
 from ..load import size_limit
-from ..regex import BoundedRegex, UnsafePattern, check, compile_bounded, min_width
+from ..regex import (BoundedRegex, PatternError, UnsafePattern, alphabet, check, compile_bounded,
+                     min_width, translate)
 from ..wordpiece import bert_normalize
 from .errors import UnboundedComponent, UnsupportedComponent
 from .precompiled import Charsmap, certain_break, char_class, charsmap_from_base64
@@ -444,9 +444,11 @@ class StripAccents:
 
 
 def _regex_alphabet(pattern: str) -> Callable[[str], bool] | None:
-    """A test that holds for every character any match of ``pattern`` can contain, or None
-    when the pattern may match the empty string, has anchors, look-arounds, back-references
-    or case folding (then no cut rule is derived: cut_ok is always False).
+    """A test that holds for every character any match of ``pattern`` (Oniguruma's syntax, as
+    :class:`Replace` runs it) can contain, or None when the pattern may match the empty
+    string, has anchors, look-arounds, back-references or case folding (then no cut rule is
+    derived: cut_ok is always False). The characters are read off the pattern's syntax tree
+    (:func:`..regex.alphabet`), the one :class:`Replace` scans with.
 
     >>> sp = _regex_alphabet(" {2,}")
     >>> sp is not None and (sp(" "), sp("a"))
@@ -454,74 +456,20 @@ def _regex_alphabet(pattern: str) -> Callable[[str], bool] | None:
     >>> _regex_alphabet("a*") is None, _regex_alphabet("\\\\ba") is None
     (True, True)
     """
-    sre_parse: Any = importlib.import_module("re._parser")  # the stdlib's own parser
     try:
-        tree = sre_parse.parse(pattern)
-    except Exception:
+        matcher = alphabet(pattern)
+    except ValueError:
         return None
-    if tree.state.flags & (re.IGNORECASE | re.MULTILINE) or tree.getwidth()[0] == 0:
+    if matcher is None:
         return None
-    chars: set[str] = set()
-    ranges: list[tuple[int, int]] = []
-    spaces = [False]
-    digits = [False]
-    anything = [False]
-    c = sre_parse
-
-    def walk(items: Any) -> bool:
-        for op, av in items:
-            if op is c.LITERAL:
-                chars.add(chr(av))
-            elif op in (c.NOT_LITERAL, c.ANY):
-                anything[0] = True
-            elif op is c.IN:
-                for iop, iav in av:
-                    if iop is c.LITERAL:
-                        chars.add(chr(iav))
-                    elif iop is c.RANGE:
-                        ranges.append(iav)
-                    elif iop is c.CATEGORY and iav is c.CATEGORY_SPACE:
-                        spaces[0] = True
-                    elif iop is c.CATEGORY and iav is c.CATEGORY_DIGIT:
-                        digits[0] = True
-                    else:  # NEGATE, \w (Oniguruma's \w has marks, Python's not), \S, \D ...
-                        anything[0] = True
-            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)):
-                if not walk(av[2]):
-                    return False
-            elif op is c.SUBPATTERN:
-                if av[1] or av[2]:  # inline flags
-                    return False
-                if not walk(av[3]):
-                    return False
-            elif op is c.BRANCH:
-                if not all(walk(b) for b in av[1]):
-                    return False
-            elif op is getattr(c, "ATOMIC_GROUP", None):
-                if not walk(av):
-                    return False
-            else:  # AT (anchors, \b), ASSERT, ASSERT_NOT, GROUPREF, ...
-                return False
-        return True
-
-    if not walk(tree):
-        return None
-    if anything[0]:
-        return lambda ch: True
-    frozen = frozenset(chars)
-    rs = tuple(ranges)
-    sp, dg = spaces[0], digits[0]
+    one = regex.compile(matcher).fullmatch
+    known: dict[str, bool] = {}  # character -> in the alphabet (filled on use)
 
     def test(ch: str) -> bool:
-        if ch in frozen:
-            return True
-        cp = ord(ch)
-        if any(a <= cp <= b for a, b in rs):
-            return True
-        # supersets of Oniguruma's Unicode \s (White_Space) and \d (Nd)
-        if sp and (ch.isspace() or ch in "\x85\u180e\u200b"):
-            return True
-        return dg and unicodedata.category(ch) == "Nd"
+        got = known.get(ch)
+        if got is None:
+            got = known[ch] = one(ch) is not None
+        return got
 
     return test
 
@@ -629,8 +577,11 @@ class Replace:
         self.growth = growth_bound()
         self._alphabet: Callable[[str], bool] | None
         if regex_:
+            # HF compiles the pattern with Oniguruma: it runs as translated to the ``regex``
+            # package's syntax (``\h`` is a hex digit, ``&&`` an intersection, ``(?m)`` dot-all)
             self._re: BoundedRegex | None = compile_bounded(
-                pattern, budget, what=f"{source}: normalizer {self!r}", error=UnboundedComponent)
+                translate(pattern), budget, what=f"{source}: normalizer {self!r}",
+                error=UnboundedComponent)
             self._alphabet = _regex_alphabet(pattern)
             self.context = 1
             shortest = _shortest_match(pattern) if content else 0
@@ -1129,7 +1080,7 @@ def _build_replace(spec: dict[str, Any], source: str) -> Replace:
                       *replace_growth(shortest, len(content)))
         try:
             return Replace(value, content, regex_=True, source=source, budget=budget)
-        except regex.error as e:
+        except (regex.error, PatternError) as e:
             raise _unsupported(source, what, f"cannot compile: {e}") from e
     raise _unsupported(source, f"Replace pattern kind {kind!r}", "expected String or Regex")
 

@@ -62,6 +62,14 @@ SPECS: list[tuple[dict[str, Any], Any]] = [
      N.Replace(tokenizers.Regex(" {2,}"), " ")),
     ({"type": "Replace", "pattern": {"Regex": "[\\s]+"}, "content": "_"},
      N.Replace(tokenizers.Regex("[\\s]+"), "_")),
+    # Oniguruma's syntax, which the regex package reads otherwise: \h is a hex digit (not a
+    # horizontal space), && an intersection, \w has not the joiners U+200C/U+200D
+    ({"type": "Replace", "pattern": {"Regex": "\\h+"}, "content": "#"},
+     N.Replace(tokenizers.Regex("\\h+"), "#")),
+    ({"type": "Replace", "pattern": {"Regex": "[a-z&&[^aeiou]]+"}, "content": "_"},
+     N.Replace(tokenizers.Regex("[a-z&&[^aeiou]]+"), "_")),
+    ({"type": "Replace", "pattern": {"Regex": "\\w+"}, "content": ""},
+     N.Replace(tokenizers.Regex("\\w+"), "")),
     ({"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
       "strip_accents": None, "lowercase": True}, N.BertNormalizer()),
     ({"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": False,
@@ -192,6 +200,21 @@ def test_a_broken_cut_rule_is_caught() -> None:
             return 0 < i < len(text)
 
     assert first_unsound(GreedyReplace(" {2,}", " ", regex_=True), "a   b", rnd) is not None
+
+
+def test_replace_regex_reads_oniguruma_syntax() -> None:
+    """A ``Replace`` regex is Oniguruma's (HF compiles it so): it runs translated to the
+    ``regex`` package's syntax, where ``\\h``, ``&&``, ``\\w`` and ``(?m)`` mean other things,
+    and its cut rule reads the same syntax tree (``livetok.incremental.regex.alphabet``)."""
+    rnd = random.Random(0)
+    for pattern, text in ((r"\h+", "a 1f\tz\u00a0"), (r"[a-z&&[^aeiou]]+", "hello&world"),
+                          (r"\w+", "a\u200db\u00b2 c"), (r"(?m).", "a\nb")):
+        ours = _ours({"type": "Replace", "pattern": {"Regex": pattern}, "content": "_"})
+        want = N.Replace(tokenizers.Regex(pattern), "_").normalize_str(text)
+        assert ours.normalize(text) == want, pattern
+        assert first_unsound(ours, text, rnd) is None, pattern
+    hex_digits = _ours({"type": "Replace", "pattern": {"Regex": r"\h+"}, "content": "_"})
+    assert hex_digits.cut_ok("1 2", 1) and not hex_digits.cut_ok("12", 1)
 
 
 def test_hf_inert_code_points_match_hf() -> None:
