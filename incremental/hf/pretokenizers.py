@@ -6,8 +6,10 @@ step left (HF's ``PreTokenizedString.split``; a ``Sequence`` is its steps in ord
 sequences flattened): a regex or character split with one of HF's five behaviours
 (``Split``, ``WhitespaceSplit``, ``Whitespace``, ``Digits``, ``Punctuation``,
 ``BertPreTokenizer``, ByteLevel's ``use_regex``), Metaspace's replace-and-prepend, and
-ByteLevel's prefix space. Regex patterns are translated and bounded by
-:mod:`livetok.incremental.regex`.
+ByteLevel's prefix space (the steps: :mod:`.pretokenize_steps`). Regex patterns are
+translated and bounded by :mod:`livetok.incremental.regex`. This module composes the steps
+(:class:`PreTokenizer`: HF's ``pre_tokenize_str``, the cuts and horizons argued below) and
+builds them from a file's ``pre_tokenizer`` section (:func:`build_pre_tokenizer`).
 
 **Cuts.** A position ``c`` is a cut when pre-tokenizing ``s[:c]`` and ``s[c:]`` (the latter as
 a fragment, ``first=False``) gives the pre-tokens of ``s``. Walking the steps, ``c`` is either
@@ -43,18 +45,16 @@ non-decreasing function of ``c`` it is dominated by later pieces.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Literal, overload
 
 import regex
 
-from ..regex import (BoundedRegex, Derivation, Flavour, SplitHorizon, UnsafePattern,
-                      compile_bounded, derive)
-from .errors import UnboundedComponent, UnsupportedComponent
+from ..regex import BoundedRegex, derive
+from .errors import UnsupportedComponent
+from .pretokenize_steps import (Behavior, Context, Piece, Prepend, RegexSplit, Step, char_step,
+                                shown_pattern, split_step)
 
 __all__ = ["PreTokenizer", "build_pre_tokenizer", "GPT2_PATTERN"]
-
-Behavior = Literal["removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous"]
 
 #: ByteLevel's ``use_regex`` pattern (HF ``pre_tokenizers/byte_level.rs``, Oniguruma syntax)
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -74,265 +74,6 @@ _WINDOW = 4096
 _HORIZON_WINDOW = 48
 
 
-@dataclass(frozen=True)
-class _Piece:
-    """A piece at some step: ``x`` is its string there (prepends applied, replacements made);
-    ``x[plen:]`` comes from ``s[start:start + len(x) - plen]``."""
-
-    x: str
-    start: int
-    plen: int
-    frag: bool  # starts strictly inside a piece of the text's split: no prepends
-
-    def s_pos(self, i: int) -> int:
-        return self.start + max(0, i - self.plen)
-
-    def sub(self, a: int, b: int) -> _Piece:
-        return _Piece(self.x[a:b], self.s_pos(a), max(0, min(b, self.plen) - a),
-                      self.frag and a == 0)
-
-    @property
-    def end(self) -> int:
-        return self.s_pos(len(self.x))
-
-    def offsets(self) -> tuple[int, int]:
-        """HF's offsets: a prepended character has those of the character it precedes."""
-        end = self.end
-        return self.start, end if end > self.start or not self.x else end + 1
-
-
-class _Context:
-    """One analysis: the text start flag and, when cuts are wanted, the bad positions."""
-
-    def __init__(self, lo: int, hi: int, text_start: bool, want_bad: bool) -> None:
-        self.lo = lo
-        self.text_start = text_start
-        self.bad = bytearray(hi - lo + 1) if want_bad else None
-        #: positions ``c`` whose ``c - 1`` is in a regex step's gap: whether ``c`` is a
-        #: boundary there depends on the match attempt *at* ``c``
-        self.after_gap = bytearray(hi - lo + 1) if want_bad else None
-
-    def mark_after_gap(self, a: int, b: int) -> None:
-        if self.after_gap is not None and b > a:
-            self.after_gap[a - self.lo: b - self.lo] = b"\x01" * (b - a)
-
-    def mark(self, a: int, b: int) -> None:
-        """Positions ``a .. b-1`` (text offsets) are not cuts."""
-        if self.bad is not None and b > a:
-            self.bad[a - self.lo: b - self.lo] = b"\x01" * (b - a)
-
-
-class _Step:
-    #: the step is a regex split whose reach matters for horizons
-    horizon: SplitHorizon | None = None
-    #: Metaspace replaced spaces before this step (its reach runs on the replaced text)
-    replaced: str | None = None
-
-    def apply(self, p: _Piece, ctx: _Context) -> list[_Piece]:
-        raise NotImplementedError
-
-
-class _RegexSplit(_Step):
-    """HF ``NormalizedString::split`` with a pattern: matches and the gaps between them,
-    grouped by the behaviour, the matches kept or removed (``invert`` swaps the roles)."""
-
-    def __init__(self, form: str, derivation: Derivation | None, behavior: Behavior,
-                 invert: bool, char_split: bool, what: str = "") -> None:
-        # a pattern whose shape needs it scans under a time budget (regex.check);
-        # ``what`` names the file and the step in the error past it
-        self.regex: BoundedRegex = compile_bounded(
-            form, derivation.budget if derivation is not None else None,
-            what=what or f"pre-tokenizer pattern {form!r}", error=UnboundedComponent)
-        self.behavior = behavior
-        self.invert = invert
-        #: a split on single characters (matches never span two): no context, no horizon
-        self.char_split = char_split
-        self.horizon = None if char_split or derivation is None else SplitHorizon(derivation)
-        #: empty matches are possible: Oniguruma's iteration rule must be followed
-        self.nullable = derivation is None or derivation.min_width == 0
-
-    def matches(self, x: str) -> list[tuple[int, int]]:
-        """Match spans as Oniguruma's ``find_iter`` gives them (an empty match right where
-        the previous match ended is skipped)."""
-        if not self.nullable:
-            return [m.span() for m in self.regex.finditer(x)]
-        out: list[tuple[int, int]] = []
-        at, last = 0, -1
-        while at <= len(x):
-            m = self.regex.search(x, at)
-            if m is None:
-                break
-            s, e = m.span()
-            if s == e and last == e:
-                at += 1
-                continue
-            out.append((s, e))
-            at = last = e
-        return out
-
-    def spans(self, x: str) -> list[tuple[int, int, bool]]:
-        """(start, end, is_match) of the matches and gaps of ``x`` (HF ``find_matches``,
-        with ``invert``)."""
-        if not x:
-            return [(0, 0, False)]
-        out: list[tuple[int, int, bool]] = []
-        prev = 0
-        for s, e in self.matches(x):
-            if prev != s:
-                out.append((prev, s, self.invert))
-            out.append((s, e, not self.invert))
-            prev = e
-        if prev != len(x):
-            out.append((prev, len(x), self.invert))
-        return out
-
-    def group(self, spans: list[tuple[int, int, bool]]) -> list[tuple[int, int, bool]]:
-        """(start, end, removed) after the behaviour (HF ``NormalizedString::split``)."""
-        b = self.behavior
-        if b == "isolated":
-            return [(s, e, False) for s, e, _ in spans]
-        if b == "removed":
-            return spans
-        out: list[list[Any]] = []
-        prev_match = False
-        if b == "merged_with_next":
-            for s, e, m in reversed(spans):
-                if m and not prev_match and out:
-                    out[-1][0] = s
-                else:
-                    out.append([s, e, False])
-                prev_match = m
-            out.reverse()
-        else:
-            for s, e, m in spans:
-                merge = (m and not prev_match) if b == "merged_with_previous" else (m == prev_match)
-                if merge and out:
-                    out[-1][1] = e
-                else:
-                    out.append([s, e, False])
-                prev_match = m
-        return [(s, e, r) for s, e, r in out]
-
-    def apply(self, p: _Piece, ctx: _Context) -> list[_Piece]:
-        spans = self.spans(p.x)
-        if ctx.bad is not None:
-            self.mark(p, spans, ctx)
-        return [p.sub(s, e) for s, e, removed in self.group(spans) if not removed and e > s]
-
-    def mark(self, p: _Piece, spans: list[tuple[int, int, bool]], ctx: _Context) -> None:
-        """Mark the positions of ``p`` where the split does not restart (module docstring)."""
-        if self.horizon is not None and self.horizon.fallback is not None:
-            ctx.mark(p.start + 1, p.end)  # no restart inside the piece at all
-            return
-        x = p.x
-        for s, e, is_match in spans:
-            if is_match != self.invert:
-                ctx.mark(p.s_pos(s) + 1, p.s_pos(e))
-            elif self.horizon is not None:
-                ctx.mark_after_gap(p.s_pos(s) + 1, p.s_pos(e) + 1)
-        h = self.horizon
-        if h is None or not h.has_eot:
-            return
-        for s, e, is_match in spans:
-            if is_match != self.invert:
-                if e < len(x) and h.eot_reach(x, s, len(x)) > e:
-                    ctx.mark(p.s_pos(e), p.s_pos(e) + 1)
-            else:
-                for c in range(max(s + 1, p.plen + 1), min(e + 1, len(x))):
-                    if h.eot_reach(x, c - 1, len(x)) > c:
-                        ctx.mark(p.s_pos(c), p.s_pos(c) + 1)
-
-
-    def spans_in(self, s: str, a: int, b: int) -> list[tuple[int, int, bool]]:
-        """:meth:`spans` of ``s[a:b]``, offsets into ``s``: ``finditer`` with pos/endpos where
-        the pattern reads nothing left of a match, a slice otherwise."""
-        if self.nullable or (self.horizon is not None and self.horizon.fallback is not None):
-            return [(x + a, y + a, m) for x, y, m in self.spans(s[a:b])]
-        inv = self.invert
-        out: list[tuple[int, int, bool]] = []
-        prev = a
-        for m in self.regex.finditer(s, a, b):
-            x, y = m.span()
-            if prev != x:
-                out.append((prev, x, inv))
-            out.append((x, y, not inv))
-            prev = y
-        if prev != b:
-            out.append((prev, b, inv))
-        return out
-
-    def mark_in(self, s: str, a: int, b: int, spans: list[tuple[int, int, bool]],
-                ctx: _Context) -> None:
-        """:meth:`mark` for the piece ``s[a:b]`` (no prepended characters)."""
-        if self.horizon is not None and self.horizon.fallback is not None:
-            ctx.mark(a + 1, b)
-            return
-        for x, y, is_match in spans:
-            if is_match != self.invert:
-                ctx.mark(x + 1, y)
-            elif self.horizon is not None:
-                ctx.mark_after_gap(x + 1, y + 1)
-        h = self.horizon
-        if h is None or not h.has_eot:
-            return
-        for x, y, is_match in spans:
-            if is_match != self.invert:
-                if y < b and h.eot_reach(s, x, b) > y:
-                    ctx.mark(y, y + 1)
-            else:
-                for c in range(x + 1, min(y + 1, b)):
-                    if h.eot_reach(s, c - 1, b) > c:
-                        ctx.mark(c, c + 1)
-
-
-class _Prepend(_Step):
-    """ByteLevel's prefix space or Metaspace's replacement and prepend."""
-
-    def __init__(self, char: str, scheme: Literal["always", "first", "never"],
-                 replace_spaces: bool) -> None:
-        self.char = char
-        self.scheme = scheme
-        self.replace_spaces = replace_spaces
-
-    def apply(self, p: _Piece, ctx: _Context) -> list[_Piece]:
-        x = p.x.replace(" ", self.char) if self.replace_spaces else p.x
-        wants = self.scheme == "always" or (
-            self.scheme == "first" and ctx.text_start and p.s_pos(0) == 0)
-        if not wants or x.startswith(self.char):
-            return [_Piece(x, p.start, p.plen, p.frag)]
-        if p.frag:
-            return [_Piece(x, p.start, p.plen, p.frag)]  # a fragment of a piece: no prepend
-        if p.s_pos(0) > ctx.lo:
-            # a piece an earlier step started here gets the prepend; the fragment s[c:] would not
-            ctx.mark(p.s_pos(0), p.s_pos(0) + 1)
-        return [_Piece(self.char + x, p.start, p.plen + 1, p.frag)]
-
-
-def _split_step(pattern: str, flavour: Flavour, behavior: Behavior, invert: bool,
-                source: str, shown: str = "") -> _RegexSplit:
-    what = f"{source}: pre-tokenizer Split pattern {shown or _shown(pattern)}"
-    try:
-        d = derive(pattern, flavour)
-    except UnsafePattern as e:
-        raise UnboundedComponent(
-            f"{what}: refused: {e} (livetok runs a tokenizer.json's regexes only when their "
-            "work is bounded)") from None
-    except (regex.error, ValueError) as e:
-        raise UnsupportedComponent(
-            f"{what}: not understood ({e}); livetok cannot split with it exactly"
-        ) from None
-    return _RegexSplit(d.regex_form, d, behavior, invert, char_split=False, what=what)
-
-
-def _shown(pattern: str) -> str:
-    """A file's pattern in a message: quoted, at most 80 characters (it can be 10,000)."""
-    return repr(pattern if len(pattern) <= 80 else pattern[:77] + "...")
-
-
-def _char_step(form: str, behavior: Behavior, invert: bool = False) -> _RegexSplit:
-    return _RegexSplit(form, None, behavior, invert, char_split=True)
-
-
 class PreTokenizer:
     """A ``tokenizer.json`` pre-tokenizer: HF's ``pre_tokenize_str`` (without the byte
     mapping), restartable cuts and horizons.
@@ -344,7 +85,7 @@ class PreTokenizer:
     [2, 3, 4, 7, 8]
     """
 
-    def __init__(self, steps: list[_Step], *, byte_level: bool, description: str) -> None:
+    def __init__(self, steps: list[Step], *, byte_level: bool, description: str) -> None:
         self._steps = steps
         self.byte_level = byte_level
         self.description = description
@@ -352,7 +93,7 @@ class PreTokenizer:
         # Metaspace's replacement seen by each regex step
         replaced: str | None = None
         for s in steps:
-            if isinstance(s, _Prepend) and s.replace_spaces:
+            if isinstance(s, Prepend) and s.replace_spaces:
                 replaced = s.char
             if s.horizon is not None:
                 s.replaced = replaced
@@ -361,7 +102,7 @@ class PreTokenizer:
              if s.horizon is not None and s.horizon.fallback is not None), None)
         self._fast = self._fast_split(steps)
         #: only splits: the general path on spans of the text (:meth:`_run_plain`)
-        self._plain = all(isinstance(st, _RegexSplit) for st in steps)
+        self._plain = all(isinstance(st, RegexSplit) for st in steps)
         #: a prepend step (ByteLevel add_prefix_space, Metaspace): pieces and horizons depend
         #: on ``first`` / ``text_start``
         self.has_prepend = not self._plain
@@ -370,17 +111,17 @@ class PreTokenizer:
         #: Tekken), or the last of a splits-only sequence whose earlier steps qualify for
         #: :meth:`_plain_shortcut` (DeepSeek V3: :attr:`_solo_before`), which it decides in
         #: the regions those steps leave. :meth:`horizon` answers the usual case in one frame.
-        self._solo: _RegexSplit | None = None
+        self._solo: RegexSplit | None = None
         #: the earlier steps of the sequence (:meth:`_plain_shortcut`)
-        self._solo_before: list[_RegexSplit] = []
+        self._solo_before: list[RegexSplit] = []
         #: the solo split's regex when its matches are the pre-tokens (Isolated, or Removed
         #: with ``invert``): a text it matches whole is one pre-token (:meth:`one_pretoken`)
         self._whole_re: BoundedRegex | None = None
         last = steps[-1] if steps else None
-        if self._plain and isinstance(last, _RegexSplit) and not last.nullable \
+        if self._plain and isinstance(last, RegexSplit) and not last.nullable \
                 and last.behavior in ("isolated", "removed") and last.horizon is not None \
                 and last.horizon.fallback is None:
-            before = [st for st in steps[:-1] if isinstance(st, _RegexSplit)]
+            before = [st for st in steps[:-1] if isinstance(st, RegexSplit)]
             if len(before) == len(steps) - 1 and all(
                     not st.nullable and st.behavior == "isolated" and not st.invert
                     and st.horizon is not None and st.horizon.fallback is None
@@ -390,29 +131,29 @@ class PreTokenizer:
                     self._whole_re = last.regex
 
     @staticmethod
-    def _fast_split(steps: list[_Step]) -> _RegexSplit | None:
+    def _fast_split(steps: list[Step]) -> RegexSplit | None:
         """The one split, on the original text, of a pre-tokenizer made of prepends and then
         one split (Llama 3, Qwen, gpt-oss, Tekken, Gemma, Metaspace, ByteLevel): its pieces are
         the split's except for a prepend at a segment start (handled by the general path)."""
-        if not steps or not isinstance(steps[-1], _RegexSplit):
+        if not steps or not isinstance(steps[-1], RegexSplit):
             return None
         split, before = steps[-1], steps[:-1]
-        if not all(isinstance(b, _Prepend) for b in before):
+        if not all(isinstance(b, Prepend) for b in before):
             return None
         if split.horizon is not None and split.horizon.fallback is not None:
             return None
-        replaced = [b.char for b in before if isinstance(b, _Prepend) and b.replace_spaces]
+        replaced = [b.char for b in before if isinstance(b, Prepend) and b.replace_spaces]
         if not replaced:
             return split
         if not split.char_split or split.regex.pattern != regex.escape(replaced[-1]):
             return None  # a regex over Metaspace's replaced text: the general path
         # Metaspace's split on its replacement, which every space has become
-        return _char_step(f"[ {regex.escape(replaced[-1])}]", split.behavior, split.invert)
+        return char_step(f"[ {regex.escape(replaced[-1])}]", split.behavior, split.invert)
 
     def _prepends_at_start(self, s: str, first: bool, text_start: bool) -> bool:
         """Whether a prepend applies to ``s`` itself (then the general path splits it)."""
         for st in self._steps:
-            if isinstance(st, _Prepend) and first and s:
+            if isinstance(st, Prepend) and first and s:
                 c = s[0].replace(" ", st.char) if st.replace_spaces else s[0]
                 if c != st.char and (st.scheme == "always" or st.scheme == "first" and text_start):
                     return True
@@ -491,8 +232,8 @@ class PreTokenizer:
             return None
         return self._plain_cuts_iter(s, lo, hi, last, before)
 
-    def _plain_cuts_iter(self, s: str, lo: int, hi: int, last: _RegexSplit,
-                         before: list[_RegexSplit]) -> Iterator[tuple[int, int]]:
+    def _plain_cuts_iter(self, s: str, lo: int, hi: int, last: RegexSplit,
+                         before: list[RegexSplit]) -> Iterator[tuple[int, int]]:
         pos = lo
         while pos < hi:
             d = e = hi
@@ -508,7 +249,7 @@ class PreTokenizer:
                 yield e, e
                 pos = e
 
-    def _fast_cuts_iter(self, s: str, lo: int, hi: int, split: _RegexSplit | None = None
+    def _fast_cuts_iter(self, s: str, lo: int, hi: int, split: RegexSplit | None = None
                         ) -> Iterator[tuple[int, int]]:
         """The cuts of :meth:`_fast_analyze_lazy` (of ``split``, default the fast split), one
         at a time."""
@@ -534,11 +275,11 @@ class PreTokenizer:
                     yield c, c
 
     def _run(self, s: str, lo: int, hi: int, *, first: bool, text_start: bool,
-             want_bad: bool) -> tuple[list[_Piece], _Context]:
-        ctx = _Context(lo, hi, text_start and lo == 0, want_bad)
-        pieces = [_Piece(s[lo:hi], lo, 0, frag=not first)] if hi > lo else []
+             want_bad: bool) -> tuple[list[Piece], Context]:
+        ctx = Context(lo, hi, text_start and lo == 0, want_bad)
+        pieces = [Piece(s[lo:hi], lo, 0, frag=not first)] if hi > lo else []
         for step in self._steps:
-            nxt: list[_Piece] = []
+            nxt: list[Piece] = []
             for p in pieces:
                 nxt.extend(step.apply(p, ctx))
             pieces = nxt
@@ -547,14 +288,14 @@ class PreTokenizer:
         return pieces, ctx
 
     def _run_plain(self, s: str, lo: int, hi: int, want_bad: bool
-                   ) -> tuple[list[tuple[int, int]], _Context]:
+                   ) -> tuple[list[tuple[int, int]], Context]:
         """:meth:`_run` for splits only (no prepend, no replacement): pieces are spans of
         ``s``, each step runs on the text itself with pos/endpos (DeepSeek's three Splits,
         BERT)."""
-        ctx = _Context(lo, hi, False, want_bad)
+        ctx = Context(lo, hi, False, want_bad)
         pieces = [(lo, hi)] if hi > lo else []
         for step in self._steps:
-            assert isinstance(step, _RegexSplit)
+            assert isinstance(step, RegexSplit)
             nxt: list[tuple[int, int]] = []
             for a, b in pieces:
                 spans = step.spans_in(s, a, b)
@@ -585,7 +326,7 @@ class PreTokenizer:
                     (x, (a + c, b + c)) for x, (a, b) in tail]
         elif split is not None:
             rep = next((st.char for st in self._steps
-                        if isinstance(st, _Prepend) and st.replace_spaces), None)
+                        if isinstance(st, Prepend) and st.replace_spaces), None)
             kept = [(a, b) for a, b, removed in split.group(self._fast_spans(s, 0, len(s)))
                     if not removed and b > a]
             if rep is None:
@@ -791,11 +532,11 @@ def _behavior(value: Any, source: str, what: str) -> Behavior:
     return _BEHAVIORS[key]
 
 
-def _steps(spec: dict[str, Any], source: str) -> tuple[list[_Step], bool, list[str]]:
+def _steps(spec: dict[str, Any], source: str) -> tuple[list[Step], bool, list[str]]:
     """(steps, has ByteLevel, description parts) of one pre-tokenizer spec."""
     kind = spec.get("type")
     if kind == "Sequence":
-        steps: list[_Step] = []
+        steps: list[Step] = []
         bl = False
         desc: list[str] = []
         for sub in spec.get("pretokenizers") or []:
@@ -813,20 +554,20 @@ def _steps(spec: dict[str, Any], source: str) -> tuple[list[_Step], bool, list[s
             if pat["String"] == "":
                 raise UnsupportedComponent(f"{source}: pre-tokenizer Split with an empty "
                                            "String pattern: not implemented")
-            step = _split_step(lit, "fancy", behavior, invert, source,
-                               shown=f"String {_shown(pat['String'])}")
+            step = split_step(lit, "fancy", behavior, invert, source,
+                               shown=f"String {shown_pattern(pat['String'])}")
             return [step], False, [f"Split(String {pat['String']!r}, {behavior})"]
         if "Regex" in pat:
-            return ([_split_step(pat["Regex"], "oniguruma", behavior, invert, source)], False,
+            return ([split_step(pat["Regex"], "oniguruma", behavior, invert, source)], False,
                     [f"Split(Regex, {behavior}{', invert' if invert else ''})"])
         raise UnsupportedComponent(f"{source}: pre-tokenizer Split pattern {pat!r}: not "
                                    "implemented (String or Regex expected)")
     if kind == "ByteLevel":
         steps = []
         if spec.get("add_prefix_space", True):
-            steps.append(_Prepend(" ", "always", replace_spaces=False))
+            steps.append(Prepend(" ", "always", replace_spaces=False))
         if spec.get("use_regex", True):
-            steps.append(_split_step(GPT2_PATTERN, "oniguruma", "isolated", False, source))
+            steps.append(split_step(GPT2_PATTERN, "oniguruma", "isolated", False, source))
         return steps, True, ["ByteLevel"]
     if kind == "Metaspace":
         rep = spec.get("replacement", "\u2581")
@@ -842,23 +583,23 @@ def _steps(spec: dict[str, Any], source: str) -> tuple[list[_Step], bool, list[s
             raise UnsupportedComponent(f"{source}: pre-tokenizer Metaspace prepend_scheme "
                                        f"{raw!r}: not implemented (always, first, never)")
         scheme = schemes[raw]
-        steps = [_Prepend(rep, scheme, replace_spaces=True)]
+        steps = [Prepend(rep, scheme, replace_spaces=True)]
         if spec.get("split", True) is not False:
-            steps.append(_char_step(regex.escape(rep), "merged_with_next"))
+            steps.append(char_step(regex.escape(rep), "merged_with_next"))
         return steps, False, [f"Metaspace({scheme})"]
     if kind == "WhitespaceSplit":
-        return [_char_step(r"\s", "removed")], False, ["WhitespaceSplit"]
+        return [char_step(r"\s", "removed")], False, ["WhitespaceSplit"]
     if kind == "Whitespace":
         d = derive(r"\w+|[^\w\s]+", "fancy")
-        return [_RegexSplit(d.regex_form, d, "removed", True, char_split=False)], False, ["Whitespace"]
+        return [RegexSplit(d.regex_form, d, "removed", True, char_split=False)], False, ["Whitespace"]
     if kind == "Digits":
         behavior = "isolated" if spec.get("individual_digits", False) else "contiguous"
-        return [_char_step(r"\p{N}", behavior)], False, ["Digits"]
+        return [char_step(r"\p{N}", behavior)], False, ["Digits"]
     if kind == "Punctuation":
         behavior = _behavior(spec.get("behavior", "Isolated"), source, "Punctuation")
-        return [_char_step(_PUNCT, behavior)], False, ["Punctuation"]
+        return [char_step(_PUNCT, behavior)], False, ["Punctuation"]
     if kind == "BertPreTokenizer":
-        return ([_char_step(r"\s", "removed"), _char_step(_PUNCT, "isolated")], False,
+        return ([char_step(r"\s", "removed"), char_step(_PUNCT, "isolated")], False,
                 ["BertPreTokenizer"])
     raise UnsupportedComponent(
         f"{source}: pre-tokenizer {kind}: not implemented; livetok reads Split, ByteLevel, "
