@@ -16,8 +16,15 @@
 4. :meth:`~Document._splice` — only the tokens that changed are replaced in the
    :class:`~livetok.incremental.tokenseq.TokenSeq` (:meth:`TokenSeq.replace`).
 
-Ranges are counted by :class:`.counting.RangeCounter`. The module holds one class: the document's
-read access, its four edit steps, its first build and its invariants (:meth:`Document._check`).
+Ranges are counted by :class:`.counting.RangeCounter`.
+
+One concept: the document, one class: its read access, its first build (whole, or block by
+block with the helpers the server's forked processes call: :func:`block_tokens`), the four
+edit steps above and the invariants that tie them together (:meth:`Document._check`). The
+steps share the document's state (its token sequence, the encoding's per-token tables) and
+hand each other their intermediate results (``_Resplit``, ``_Seg``), so apart they would
+trade private state across files; what stands alone already lives elsewhere: the token
+sequence (:mod:`.tokenseq`), Algorithm 1 (:mod:`.glue`), range counts (:mod:`.counting`).
 """
 
 from __future__ import annotations

@@ -30,8 +30,11 @@ path: SentencePiece encodings use :mod:`livetok.incremental.sentencepiece.bpe`, 
 ones :mod:`livetok.incremental.bytelevel.bpe`. :func:`analyze_vocabulary` applies Definition 5
 and Corollary 1 to a whole vocabulary (``livetok analyze``).
 
-The module is longer than most (about 730 lines) because it is one piece: it follows the paper
-definition by definition, and each analysis is written in terms of the semantics above it.
+One concept: the paper's byte pair dictionaries and what it shows about them. The module
+follows the paper definition by definition, and each analysis (down to
+:func:`analyze_vocabulary`, Definition 5 and Corollary 1 on a whole vocabulary) is written in
+terms of the semantics above it: apart, a definition and the analyses that use it would sit in
+different files.
 
 Their cost is a high power of the rule lengths (``O(|uv|^2)`` per derivation, ``O(|D|^2)`` for
 the chain bound) and 16 rules ``a ⋄ a``, ``aa ⋄ aa``, ... already make ``|uv| = 65,536``: the

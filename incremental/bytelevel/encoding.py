@@ -12,12 +12,13 @@ pair as tiktoken does (:func:`~livetok.incremental.text.join_surrogates`), those
 code point offsets (``pieces``, ``encode_by_piece``) replace each surrogate by U+FFFD
 (:func:`~livetok.incremental.text.sanitize`); :mod:`livetok.incremental.text` says why.
 
-The module is long (about 750 lines) because :class:`Encoding` is one structure: tiktoken's
-whole ``Encoding`` API (encode and decode, special tokens, batches, single tokens) over one
-vocabulary, pre-tokenizer and piece cache, plus the piece-level methods the
-:class:`~livetok.incremental.Document` uses. The algorithms it calls live in :mod:`.bpe`,
-:mod:`.pretokenize` and :mod:`.fastsplit`; its measured choices are in ``docs/algorithms.md``,
-section 1 ("Encoder choices").
+One concept: :class:`Encoding`, tiktoken's whole ``Encoding`` API (encode and decode, special
+tokens, batches, single tokens) over one vocabulary, pre-tokenizer and piece cache
+(:class:`PieceCache`), plus the piece-level methods the :class:`~livetok.incremental.Document`
+uses. Every method reads the same tables and cache, and tiktoken's API is one class: split
+across modules, it would be one class in several files. The algorithms it calls live in
+:mod:`.bpe`, :mod:`.pretokenize` and :mod:`.fastsplit`; its measured choices are in
+``docs/algorithms.md``, section 1 ("Encoder choices").
 """
 
 from __future__ import annotations
