@@ -95,9 +95,7 @@ from ..cache import GenerationalCache
 from ..glue import GLUE_MIN_CP
 from ..stream import EncodeStreamMixin
 from .added import AddedToken, Match, TokenReads, char_set
-from .decoders import Decoder
-from .models import Model
-from .pipeline import NormalizerLike, PreTokenizerLike, TokenizerJsonPipeline
+from .pipeline import Sections, TokenizerJsonPipeline
 
 __all__ = ["TokenizerJsonEncoding"]
 
@@ -119,23 +117,11 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
     this class adds the pieces, their horizons and the piece cache.
     """
 
-    def __init__(
-        self,
-        *,
-        name: str,
-        source: str,
-        normalizer: NormalizerLike | None,
-        pre_tokenizer: PreTokenizerLike,
-        model: Model,
-        added: Sequence[AddedToken],
-        segment_start_matters: bool,
-        local_pre_tokenizer: bool,
-        charwise_normalizer: bool,
-        use_model_cuts: bool,
-        decoder: Decoder | None,
-    ) -> None:
-        super().__init__(name=name, source=source, normalizer=normalizer,
-                         pre_tokenizer=pre_tokenizer, model=model, added=added, decoder=decoder)
+    def __init__(self, sections: Sections, *, segment_start_matters: bool,
+                 local_pre_tokenizer: bool, charwise_normalizer: bool, use_model_cuts: bool
+                 ) -> None:
+        super().__init__(sections)
+        model, pre_tokenizer = sections.model, sections.pre_tokenizer
         raw = [t for t in self.added if not t.normalized]
         norm = [t for t in self.added if t.normalized]
         #: longest added token (code points) in either pass, for the horizon

@@ -22,6 +22,7 @@ Runtime complexity: ``O(n)`` splitting and normalization plus the model on each 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator, Protocol, Sequence
 
 from ..text import require_str, sanitize
@@ -30,7 +31,7 @@ from .decoders import Decoder, decode_id, decode_tokens
 from .errors import UnsupportedComponent
 from .models import Model, byte_level_map
 
-__all__ = ["TokenizerJsonPipeline", "NormalizerLike", "PreTokenizerLike"]
+__all__ = ["TokenizerJsonPipeline", "Sections", "NormalizerLike", "PreTokenizerLike"]
 
 
 class NormalizerLike(Protocol):
@@ -62,37 +63,39 @@ class PreTokenizerLike(Protocol):
     def horizon(self, s: str, start: int, limit: int) -> int: ...
 
 
+@dataclass(frozen=True)
+class Sections:
+    """What a pipeline runs: a ``tokenizer.json``'s sections as :mod:`.reader` builds them."""
+
+    name: str
+    #: the file (for messages)
+    source: str
+    normalizer: NormalizerLike | None
+    pre_tokenizer: PreTokenizerLike
+    model: Model
+    added: Sequence[AddedToken]
+    #: the file's ``decoder`` (None: the file has none, and HF joins tokens with spaces)
+    decoder: Decoder | None
+
+
 class TokenizerJsonPipeline:
     """A ``tokenizer.json`` pipeline: ids equal HuggingFace's ``Tokenizer.encode(text,
     add_special_tokens=False).ids``, text equal to its ``Tokenizer.decode(ids,
     skip_special_tokens=False)``.
-
-    The normalizer, pre-tokenizer, model, added tokens and decoder are the file's sections, as
-    :mod:`.reader` builds them.
     """
 
-    def __init__(
-        self,
-        *,
-        name: str,
-        source: str,
-        normalizer: NormalizerLike | None,
-        pre_tokenizer: PreTokenizerLike,
-        model: Model,
-        added: Sequence[AddedToken],
-        decoder: Decoder | None,
-    ) -> None:
-        self.name = name
+    def __init__(self, sections: Sections) -> None:
+        normalizer, source = sections.normalizer, sections.source
+        self.name = sections.name
         self.source = source
-        #: the file's ``decoder`` (None: the file has none, and HF joins tokens with spaces)
-        self.decoder = decoder
+        self.decoder = sections.decoder
         self.normalizer = normalizer if normalizer is not None and normalizer.changes_text else None
         #: the normalizer object whatever it does (``normalize`` is still called when present)
         self._norm_any = normalizer
-        self.pre_tokenizer = pre_tokenizer
-        self.model = model
-        self.byte_level = pre_tokenizer.byte_level
-        self.added = list(added)
+        self.pre_tokenizer = sections.pre_tokenizer
+        self.model = model = sections.model
+        self.byte_level = sections.pre_tokenizer.byte_level
+        self.added = list(sections.added)
         norm = [t for t in self.added if t.normalized]
         self._raw = AddedMatcher([t for t in self.added if not t.normalized])
         for t in norm:

@@ -43,6 +43,7 @@ from .encoding import TokenizerJsonEncoding
 from .errors import UnboundedComponent, UnsupportedComponent
 from .models import model_from_tables, model_tables
 from .normalizers import Normalizer, build_normalizer
+from .pipeline import Sections
 from .pretokenizers import PreTokenizer, build_pre_tokenizer
 
 __all__ = ["load_tokenizer_json", "tokenizer_from_dict", "cached_tokenizer", "prepare",
@@ -282,17 +283,13 @@ def from_prepared(payload: Mapping[str, Any], *, name: str, source: str,
                              decoder=_decoder(payload["decoder"], source))
     model = model_from_tables(payload["model"], source=source, byte_level=pre.byte_level)
     return TokenizerJsonEncoding(
-        name=name,
-        source=source,
-        normalizer=normalizer,
-        pre_tokenizer=pre,
-        model=model,
-        added=tokens_of_rows(payload["added"]),
+        Sections(name=name, source=source, normalizer=normalizer, pre_tokenizer=pre,
+                 model=model, added=tokens_of_rows(payload["added"]),
+                 decoder=_decoder(payload["decoder"], source)),
         segment_start_matters=_segment_start_matters(norm_spec, pre_spec),
         local_pre_tokenizer=_local_pre_tokenizer(pre_spec),
         charwise_normalizer=_charwise(norm_spec),
         use_model_cuts=payload["model_cuts"] and not pre.byte_level,
-        decoder=_decoder(payload["decoder"], source),
     )
 
 
