@@ -177,7 +177,7 @@ def timed_cpu(fn: Callable[[], Any]) -> tuple[float, float, Any]:
 
 def cores_note() -> str:
     """How many cores this process may use, for the text of a table."""
-    from livetok.server.cmd_count import available_cores
+    from livetok.server.cli.count import available_cores
 
     return f"{available_cores()} here"
 

@@ -158,7 +158,7 @@ def verify(doc: Any, expected: str, tk: Any) -> bool:
 
 
 def load_traces() -> list[Any]:
-    from livetok.server.traces import load_trace
+    from livetok.server.cli.traces import load_trace
 
     return [load_trace(p) for p in sorted(C.TRACES.glob("*.json*"))] if C.TRACES.is_dir() else []
 

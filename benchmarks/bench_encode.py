@@ -467,7 +467,7 @@ print(len(enc.encode_ordinary(text)))
 
 def _livetok_cmd() -> list[str]:
     script = Path(sys.executable).with_name("livetok")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "livetok.server.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "livetok.server.cli.main"]
 
 
 def _wall(cmd: list[str], timeout: float = 600) -> tuple[float, int | None, str]:

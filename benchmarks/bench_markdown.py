@@ -21,7 +21,7 @@ shared machine the wall time includes waits for a core) and the growth exponent,
 least-squares slope of log(time) against log(size): 1.0 is linear, 2.0 quadratic.
 
 **Before**: the same request answered by the implementation before the fix, read from git
-(``server/markdown.py`` and ``server/features.py`` at ``--before``), one run per size until a
+(``server/budgets/markdown.py`` and ``server/lsp/views.py`` at ``--before``), one run per size until a
 run takes longer than ``--before-budget`` seconds. Its lenses must equal the current ones
 (and a sample of the counts equals tiktoken's), else the benchmark fails.
 """
@@ -110,7 +110,7 @@ def load_before(rev: str) -> tuple[Callable[[str], Any], Callable[..., Any]] | s
 
 def run_current(od: Any, settings: Any) -> list[Any]:
     """The code lens request as the server answers it, for a new version of ``od``."""
-    from livetok.server import features
+    from livetok.server.lsp import views as features
 
     od.version += 1  # as after an edit: the section cache is out of date
     return features.code_lenses(od, settings, features.markdown_sections(od))
@@ -118,9 +118,9 @@ def run_current(od: Any, settings: Any) -> list[Any]:
 
 def bench_point(kind: str, n: int, reps: int, enc: Any, tk: Any,
                 before: tuple[Callable[[str], Any], Callable[..., Any]] | None, log: C.Log) -> Point:
-    from livetok.server import features
-    from livetok.server.config import Settings
-    from livetok.server.documents import OpenDocument
+    from livetok.server.lsp import views as features
+    from livetok.server.lsp.settings import Settings
+    from livetok.server.lsp.documents import OpenDocument
 
     text = make_text(kind, n)
     od = OpenDocument("file:///bench.md", "markdown", 1, text, enc)
@@ -200,8 +200,8 @@ def render(results: dict[str, list[Point]], args: argparse.Namespace, info: dict
       "characters whole, which would time the encoder rather than the lenses.\n"
       "- Growth exponent: least-squares slope of log(median time) against log(N); 1.0 is linear, "
       "2.0 quadratic.\n"
-      f"- *before*: the implementation of commit `{args.before}` (`server/markdown.py` and "
-      "`server/features.py` read with `git show`), one run per size, stopped after a run over "
+      f"- *before*: the implementation of commit `{args.before}` (`server/budgets/markdown.py` and "
+      "`server/lsp/views.py` read with `git show`), one run per size, stopped after a run over "
       f"{args.before_budget:g} s. {before_note}\n"
       "- **Checked**: the lenses (line and title) equal the old implementation's where it ran, and "
       "a sample of 20 section counts equals tiktoken's `encode_ordinary` of the section's text.\n")

@@ -408,7 +408,7 @@ def main() -> int:
         "`initialized` and a `didOpen` of the 100 KB prefix back to back as soon as it has "
         "the answer (the time runs from writing the `didOpen` to reading the first "
         "`livetok/didChangeTokenCount` for it). livetok answers `initialize` and counts the "
-        "first documents before pygls and lsprotocol are imported (`server/front.py`); the "
+        "first documents before pygls and lsprotocol are imported (`server/lsp/front.py`); the "
         "baseline loads its tiktoken encoding before it starts serving.",
         "",
         md_table(["", "livetok", "baseline", "issue 18's target (livetok)"], cold_rows,

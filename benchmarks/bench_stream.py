@@ -123,7 +123,7 @@ def one(mode: str, name: str, path: str) -> dict:
     enc = None
     if mode == "livetok-stream":
         from livetok.incremental.stream import StreamStats, count_stream
-        from livetok.server.cmd_count import read_chunks
+        from livetok.server.cli.count import read_chunks
 
         enc = _get(name)
         base = _peak_rss_kb()

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from livetok.incremental.analysis import hf_merges  # noqa: E402
 from livetok.incremental.analysis import merge_rules as mr  # noqa: E402
-from livetok.server.cmd_analyze import DEFAULT_MAX_STEPS, report_tokenizer_json  # noqa: E402
+from livetok.server.cli.analyze import DEFAULT_MAX_STEPS, report_tokenizer_json  # noqa: E402
 from tests._tokenizer_files import FILES, location  # noqa: E402
 
 PAGE = ROOT / "docs" / "merge-semantics.md"

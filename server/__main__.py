@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import cmd_serve
+from livetok.server.cli import serve as cmd_serve
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,7 +28,7 @@ from livetok.incremental.bytelevel.encoding import Encoding
 from livetok.incremental.document import BlockTokens, block_cps_type, block_tokens
 from livetok.incremental.load import size_limit
 
-from .forked import forked_map
+from livetok.server.forked import forked_map
 
 __all__ = ["PARALLEL_MIN_CHARS", "available_cores", "open_jobs", "parallel_block_tokens"]
 

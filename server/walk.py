@@ -26,8 +26,8 @@ import pathspec
 
 from livetok.incremental.load import size_limit
 
-from . import trust
-from .budgets import glob_problem, glob_stars_limit
+from livetok.server import trust
+from livetok.server.budgets.rules import glob_problem, glob_stars_limit
 
 __all__ = ["MAX_DEPTH_ENV", "Skipped", "iter_files", "walk"]
 

@@ -154,6 +154,6 @@ def trace_texts() -> list[str]:
     """The final texts of the shared editing traces (empty when they are absent)."""
     if not TRACES.is_dir():
         return []
-    from livetok.server.traces import load_trace
+    from livetok.server.cli.traces import load_trace
 
     return [load_trace(p).end for p in sorted(TRACES.glob("*.json.gz"))]

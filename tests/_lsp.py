@@ -1,7 +1,7 @@
 """Helpers for the end-to-end server tests: start ``python -m livetok.server`` under pytest-lsp's
 client, keep the client's own copy of each document, and convert positions the slow way.
 
-The position reference here is deliberately independent of ``livetok.server.positions``:
+The position reference here is deliberately independent of ``livetok.server.lsp.positions``:
 it counts line breaks with ``str.count`` on the client's full text and measures columns by
 encoding the line prefix, so a bug in the server's codec cannot hide in the test.
 """

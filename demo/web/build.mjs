@@ -1,4 +1,4 @@
-// Bundle src/main.ts with esbuild into ../../server/static/demo/demo.js and copy the page.
+// Bundle src/main.ts with esbuild into ../../server/demo/static/demo/demo.js and copy the page.
 // The output is committed: `pip install livetok` needs no Node.
 import { build } from "esbuild";
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const out = join(here, "..", "..", "server", "static", "demo");
+const out = join(here, "..", "..", "server", "demo", "static", "demo");
 mkdirSync(out, { recursive: true });
 for (const f of readdirSync(out)) rmSync(join(out, f), { recursive: true });
 

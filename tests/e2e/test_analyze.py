@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from livetok.server import cmd_analyze
+from livetok.server.cli import analyze as cmd_analyze
 
 from .._tokenizer_files import tokenizer_file
 
@@ -98,7 +98,7 @@ def test_utf8_rule_file_cut_inside_a_character_is_a_rule_file(tmp_path, cut) -> 
 
 def test_binary_head_is_still_a_model_file(tmp_path) -> None:
     """The other way round: bytes that no UTF-8 text starts with mean a .model file."""
-    from livetok.server.cmd_analyze import _is_model_file
+    from livetok.server.cli.analyze import _is_model_file
 
     blob = tmp_path / "vocab.bin"
     blob.write_bytes(b"\x0a\x0b\x0a\x05<unk>\x15\xff\xfe" + b"a" * 80)
@@ -127,9 +127,9 @@ def test_trained_sentencepiece_model(tmp_path) -> None:
 
 
 def test_cli_entry_point_registers_analyze() -> None:
-    cli = pytest.importorskip("livetok.server.cli")
+    cli = pytest.importorskip("livetok.server.cli.main")
     proc = subprocess.run(
-        [sys.executable, "-m", "livetok.server.cli", "analyze", str(DICTS / "example3.txt")],
+        [sys.executable, "-m", "livetok.server.cli.main", "analyze", str(DICTS / "example3.txt")],
         capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr

@@ -15,8 +15,8 @@ from lsprotocol import types
 
 from livetok.incremental import get_encoding
 from livetok.server import trust
-from livetok.server.budget_watch import BudgetWatch
-from livetok.server.documents import OpenDocument, TextChange
+from livetok.server.lsp.budget_watch import BudgetWatch
+from livetok.server.lsp.documents import OpenDocument, TextChange
 
 from .._lsp import TIMEOUT, naive_position, stop
 from .._refs import tiktoken_ref

@@ -105,7 +105,7 @@ def open_doc(client: LanguageClient, path: Path, language: str = "markdown") -> 
 
 def livetok_check(ws: Path, *paths: str) -> list[dict]:
     """The verdicts of ``livetok check --format json`` on the workspace."""
-    r = subprocess.run([sys.executable, "-m", "livetok.server.cli", "check", "--format", "json",
+    r = subprocess.run([sys.executable, "-m", "livetok.server.cli.main", "check", "--format", "json",
                         "-j", "1", *paths], cwd=ws, capture_output=True, text=True, timeout=120)
     assert r.returncode in (0, 1), r.stdout + r.stderr
     return json.loads(r.stdout)["verdicts"]
@@ -265,9 +265,9 @@ def test_documents_without_budgets_are_not_read(tmp_path):
     """Deciding that no budget applies reads no more than a Markdown file's first line: the
     server asks on every flush, and a document may be megabytes long."""
     from livetok.incremental import get_encoding
-    from livetok.server.budget_watch import BudgetWatch
-    from livetok.server.budgets import check_text, load_config
-    from livetok.server.documents import OpenDocument
+    from livetok.server.lsp.budget_watch import BudgetWatch
+    from livetok.server.budgets.rules import check_text, load_config
+    from livetok.server.lsp.documents import OpenDocument
 
     (tmp_path / "livetok.toml").write_text(TOML, encoding="utf-8")
     watch = BudgetWatch()

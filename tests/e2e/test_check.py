@@ -21,15 +21,15 @@ import pytest
 import yaml
 
 from livetok.incremental import get_encoding
-from livetok.server import cmd_check
-from livetok.server.budgets import (
+from livetok.server.cli import check as cmd_check
+from livetok.server.budgets.rules import (
     ConfigError,
     budget_sections,
     check_text,
     front_matter,
     parse_config,
 )
-from livetok.server.cli import main
+from livetok.server.cli.main import main
 
 from .._refs import tiktoken_ref
 
@@ -418,7 +418,7 @@ def test_parallel_path_gives_the_same_lines(repo, capsys, monkeypatch, tmp_path)
 def test_no_budgets_on_this_repository():
     """Smoke test on this repository's own docs: no budget file here, so counts are not
     needed and the command says how to add budgets, with exit status 0."""
-    r = subprocess.run([sys.executable, "-m", "livetok.server.cli", "check", "docs", "README.md"],
+    r = subprocess.run([sys.executable, "-m", "livetok.server.cli.main", "check", "docs", "README.md"],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "no budgets configured" in r.stderr or "all within" in r.stderr
@@ -445,7 +445,7 @@ def test_hook_entry_as_pre_commit_runs_it(repo):
     assert "CLAUDE.md" in names and "build/CLAUDE.md" not in names
     entry = shlex.split(hook["entry"])
     assert entry[0] == "livetok"
-    cmd = [sys.executable, "-m", "livetok.server.cli", *entry[1:], *hook.get("args", []), *names]
+    cmd = [sys.executable, "-m", "livetok.server.cli.main", *entry[1:], *hook.get("args", []), *names]
     r = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and sorted(r.stdout.splitlines()) == expected_lines(repo)
     for name, text in (("CLAUDE.md", AGENTS), ("skills/pdf/SKILL.md", SKILL_A),
@@ -506,7 +506,7 @@ def test_real_pre_commit_fails_then_passes(tmp_path):
     assert r.returncode == 0 and "Passed" in r.stdout, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("module", ["livetok.server.budgets", "livetok.server.budget_watch"])
+@pytest.mark.parametrize("module", ["livetok.server.budgets.rules", "livetok.server.lsp.budget_watch"])
 def test_doctests(module):
     import doctest
     import importlib
@@ -522,7 +522,7 @@ def test_paragraph_chunks_match_their_definition_in_linear_time():
     import random
     import re
 
-    from livetok.server import budgets
+    from livetok.server.budgets import rules as budgets
 
     definition = re.compile(r"(?:[^\r\n]*\S[^\r\n]*(?:\r\n|\r|\n|$))+")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from livetok.server.budgets import ConfigError, check_text, parse_config, tokens_for
+from livetok.server.budgets.rules import ConfigError, check_text, parse_config, tokens_for
 
 from .._refs import tiktoken_ref
 from .test_check import check as check_in_process
@@ -235,7 +235,7 @@ def test_the_pre_commit_hook_fails_on_a_grown_set(repo):
     """As pre-commit runs the hook: only the changed file named, in a subprocess."""
     n, _ = docs_total()
     (repo / "livetok.toml").write_text(ROOT_TOML.replace("total = 40", f"total = {n}"))
-    cmd = [sys.executable, "-m", "livetok.server.cli", "check", "docs/guide/usage.md"]
+    cmd = [sys.executable, "-m", "livetok.server.cli.main", "check", "docs/guide/usage.md"]
     r = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     grown = DOCS["docs/guide/usage.md"] + "One more line makes the set too long.\n"
@@ -389,7 +389,7 @@ def test_price_zero_and_chunks_in_another_encoding():
 def test_doctests_of_the_command():
     import doctest
 
-    from livetok.server import cmd_check
+    from livetok.server.cli import check as cmd_check
 
     result = doctest.testmod(cmd_check, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
@@ -398,7 +398,7 @@ def test_doctests_of_the_command():
 def test_budget_file_takes_model_names(tmp_path: Path) -> None:
     """An exact model's name is an encoding in a budget file; an ≈ model's name or a model
     whose tokenizer is not here is a configuration problem that says why."""
-    from livetok.server.budgets import ConfigError, parse_config
+    from livetok.server.budgets.rules import ConfigError, parse_config
 
     cfg = parse_config('encoding = "gpt-4.1"\n[[budget]]\nfiles = ["*.md"]\nmax = 3\n',
                        tmp_path / "livetok.toml")

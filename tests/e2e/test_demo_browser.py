@@ -28,7 +28,7 @@ sync_api = pytest.importorskip(
     reason="the browser test needs the playwright package: pip install playwright "
     "(no browser download needed; it uses /usr/bin/chromium)")
 
-STATIC = ROOT / "server" / "static" / "demo"
+STATIC = ROOT / "server" / "demo" / "static" / "demo"
 CHROMIUM_FLAGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -20,20 +20,20 @@ import urllib.request
 
 import pytest
 
-from livetok.server import cmd_demo
+from livetok.server.cli import demo as cmd_demo
 
 from .._refs import tiktoken_ref
 from ..conftest import ROOT, TRACES
 
 pytest.importorskip("websockets", reason="livetok demo needs the websockets package")
-from livetok.server import demo_site  # noqa: E402  (needs websockets)
+from livetok.server.demo import site as demo_site  # noqa: E402  (needs websockets)
 
 
 class Demo:
     """A ``livetok demo --port 0 --no-browser`` subprocess and its URL."""
 
     def __init__(self, *extra: str) -> None:
-        cmd = [sys.executable, "-c", "import sys; from livetok.server.cli import main; "
+        cmd = [sys.executable, "-c", "import sys; from livetok.server.cli.main import main; "
                "sys.exit(main())", "demo", "--port", "0", "--no-browser", *extra]
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                      text=True)
@@ -192,7 +192,7 @@ def test_sample_text():
 
 
 def test_cli_help_and_missing_page(monkeypatch, tmp_path, capsys):
-    out = subprocess.run([sys.executable, "-c", "import sys; from livetok.server.cli import main;"
+    out = subprocess.run([sys.executable, "-c", "import sys; from livetok.server.cli.main import main;"
                           " sys.exit(main())", "demo", "--help"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0
@@ -426,7 +426,7 @@ def test_unexpected_error_logged_not_shown(monkeypatch, caplog):
         raise PermissionError(f"[Errno 13] Permission denied: '{where}'")
 
     monkeypatch.setattr(site, "config", broken)
-    with caplog.at_level("ERROR", logger="livetok.server.demo_site"):
+    with caplog.at_level("ERROR", logger="livetok.server.demo.site"):
         r = asyncio.run(_respond(site, "/api/config"))
     assert r.status_code == 500 and where.encode() not in r.body and b"Errno" not in r.body
     assert where in caplog.text  # the details are in the server's log

@@ -28,7 +28,7 @@ TEXT = ("Hello world! Llama 3's tokenizer: 12345 ünïcödé 你好世界 🙂\n
 def livetok(*args: str, env: dict[str, str] | None = None, stdin: str | None = None
             ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "livetok.server.cli", *args], input=stdin,
+        [sys.executable, "-m", "livetok.server.cli.main", *args], input=stdin,
         capture_output=True, text=True, timeout=600,
         env={**os.environ, "LIVETOK_DEBUG": "", **(env or {})},
     )
@@ -181,7 +181,7 @@ def test_budget_file_takes_a_tokenizer_path(tmp_path: Path) -> None:
     the folder is refused even then."""
     import shutil
 
-    from livetok.server.budgets import ConfigError, parse_config
+    from livetok.server.budgets.rules import ConfigError, parse_config
 
     path = tokenizer_file("llama3")
     (tmp_path / "m").mkdir()

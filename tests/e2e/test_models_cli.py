@@ -21,7 +21,7 @@ from .._tokenizer_files import tokenizer_file
 
 
 def livetok(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "livetok.server.cli", *args],
+    return subprocess.run([sys.executable, "-m", "livetok.server.cli.main", *args],
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, **(env or {})})
 
@@ -151,6 +151,6 @@ def test_count_with_a_model_name(tmp_path: Path) -> None:
 def test_the_command_module_examples() -> None:
     import doctest
 
-    from livetok.server import cmd_models
+    from livetok.server.cli import models as cmd_models
 
     assert doctest.testmod(cmd_models).failed == 0

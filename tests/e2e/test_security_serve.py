@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from livetok.server.protocol import MAX_JSON_DEPTH, Frame, Framer
+from livetok.server.lsp.protocol import MAX_JSON_DEPTH, Frame, Framer
 
 from .._refs import tiktoken_ref
 
@@ -272,7 +272,7 @@ async def test_websocket_handshake_needs_the_token_and_an_allowed_origin_or_none
 
 def test_binding_beyond_loopback_says_what_it_exposes(capsys):
     from livetok.server.__main__ import main
-    from livetok.server.cmd_serve import exposure_warning
+    from livetok.server.cli.serve import exposure_warning
 
     assert main(["--once"]) == 2 and "--once and --max-send-queue go with" in capsys.readouterr().err
     assert main(["--tcp", "0", "--token-file", "t"]) == 2
@@ -547,8 +547,8 @@ def test_a_finished_session_is_freed():
     import gc
     import weakref
 
-    from livetok.server.app import create_server
-    from livetok.server.transport import dispatch
+    from livetok.server.lsp.session import create_server
+    from livetok.server.lsp.transport import dispatch
 
     class Sink:
         def write(self, data: bytes) -> None:
@@ -631,7 +631,7 @@ def test_framer_skips_long_garbage_in_bounded_memory_and_refuses_foreign_starts(
     assert "1 of its 9 bytes" in (unfinished.close() or "")
 
 
-@pytest.mark.parametrize("name", ["protocol", "transport", "cmd_serve"])
+@pytest.mark.parametrize("name", ["lsp.protocol", "lsp.transport", "cli.serve"])
 def test_doctests_of_the_serve_modules(name):
     import doctest
     import importlib

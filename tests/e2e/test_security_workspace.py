@@ -25,7 +25,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from livetok.server.config import parse_settings
+from livetok.server.lsp.settings import parse_settings
 
 from .._lsp import TIMEOUT, result_dict, stop, token_count
 from .._refs import tiktoken_ref
@@ -58,7 +58,7 @@ def livetok(cwd: Path, *args: str, env: dict[str, str] | None = None
     """``livetok ARGS`` run in ``cwd`` with the memory limit and HOME at the victim's folder
     beside it; its output as text."""
     return subprocess.run(
-        [sys.executable, "-m", "livetok.server.cli", *args], cwd=cwd, capture_output=True,
+        [sys.executable, "-m", "livetok.server.cli.main", *args], cwd=cwd, capture_output=True,
         text=True, timeout=HANG, stdin=subprocess.DEVNULL, preexec_fn=_limit_memory,
         env={**os.environ, "LIVETOK_DEBUG": "", "HOME": str(cwd.parent / "home"),
              "LIVETOK_CACHE_DIR": os.environ.get("LIVETOK_CACHE_DIR") or _cache_dir(),

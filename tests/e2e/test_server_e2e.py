@@ -24,7 +24,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from livetok.server.traces import load_trace
+from livetok.server.cli.traces import load_trace
 
 from .._lsp import (
     SERVER,

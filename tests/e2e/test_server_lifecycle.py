@@ -35,7 +35,7 @@ NOT_INITIALIZED, INVALID_REQUEST, INVALID_PARAMS = -32002, -32600, -32602
 #: so that only a prompt exit can end the process while the worker thread is busy with it
 _STUCK_SERVER = """
 import sys, threading
-from livetok.server import app
+from livetok.server.lsp import session as app
 from livetok.server.__main__ import main
 
 never = threading.Event()
@@ -233,7 +233,7 @@ class Session:
     """A server in this process, fed raw messages; what it sends is kept in ``sent``."""
 
     def __init__(self, server: Any = None) -> None:
-        from livetok.server.app import create_server
+        from livetok.server.lsp.session import create_server
 
         self.server = server if server is not None else create_server()
         self.sent: list[dict[str, Any]] = []
@@ -247,7 +247,7 @@ class Session:
         pass
 
     def send(self, method: str, params: Any, msg_id: int | None = None) -> None:
-        from livetok.server.transport import dispatch
+        from livetok.server.lsp.transport import dispatch
 
         msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
         if msg_id is not None:
@@ -443,7 +443,9 @@ async def demo_session(**limits: int) -> AsyncIterator[Any]:
     """A WebSocket session of ``livetok demo`` served in this process (with ``limits``)."""
     from websockets.asyncio.client import connect
 
-    from livetok.server import cmd_demo, demo_site
+    from livetok.server.cli import demo as cmd_demo
+
+    from livetok.server.demo import site as demo_site
 
     stop = asyncio.Event()
     listening: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -510,9 +512,9 @@ async def test_demo_session_gives_a_closed_documents_memory_back():
     """Open and close big documents in one demo session (in this process, as the page does:
     a sample as a didOpen): once closed, most of each one's memory is back with the system,
     not kept by the process (before, most of it was: glibc kept the freed heap)."""
-    from livetok.server.cmd_demo import MAX_DOCUMENT_CHARS, MAX_SESSION_CHARS, _capped_server_class
-    from livetok.server.demo_site import sample_text
-    from livetok.server.documents import return_free_memory
+    from livetok.server.cli.demo import MAX_DOCUMENT_CHARS, MAX_SESSION_CHARS, _capped_server_class
+    from livetok.server.demo.site import sample_text
+    from livetok.server.lsp.documents import return_free_memory
 
     if not os.path.exists("/proc/self/statm") or not sys.platform.startswith("linux"):
         pytest.skip("measures the resident set in /proc (Linux)")

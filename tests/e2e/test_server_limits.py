@@ -106,7 +106,7 @@ def test_a_handed_over_text_is_built_by_blocks_and_exact(monkeypatch):
     builds the document from blocks of that text: same ids, lines and text as from the str;
     over ``max_size`` it is tracked, not tokenized."""
     from livetok.incremental import get_encoding
-    from livetok.server import documents
+    from livetok.server.lsp import documents
 
     monkeypatch.setattr(documents, "_HANDOFF_BLOCK", 1000)
     text = real_text(50_000)[:50_000] + "😀 end"

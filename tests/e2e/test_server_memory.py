@@ -7,8 +7,8 @@ import asyncio
 import json
 from typing import Any
 
-from livetok.server.app import create_server
-from livetok.server.transport import dispatch
+from livetok.server.lsp.session import create_server
+from livetok.server.lsp.transport import dispatch
 
 
 class _Sink:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from livetok.server.features import _share
+from livetok.server.lsp.views import _share
 
 from .._refs import tiktoken_ref
 

@@ -1,4 +1,4 @@
-"""The start of a stdio session (``server/front.py``): ``initialize`` is answered before the
+"""The start of a stdio session (``server/lsp/front.py``): ``initialize`` is answered before the
 server is imported, with the capabilities the full server announces, and the full server then
 reads that same ``initialize`` and handles everything after it, in order."""
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from livetok.server.app import create_server
-from livetok.server.budgets import CONFIG_NAMES
-from livetok.server.front import (
+from livetok.server.lsp.session import create_server
+from livetok.server.budgets.rules import CONFIG_NAMES
+from livetok.server.lsp.front import (
     BUDGET_FILE_NAMES,
     EARLY_MAX_CHARS,
     EarlyCounts,
@@ -21,8 +21,8 @@ from livetok.server.front import (
     answer_first,
     initialize_result,
 )
-from livetok.server.framing import Frame
-from livetok.server.transport import dispatch
+from livetok.server.lsp.framing import Frame
+from livetok.server.lsp.transport import dispatch
 from tests._refs import tiktoken_ref
 
 SERVER = [sys.executable, "-m", "livetok.server"]
@@ -346,7 +346,7 @@ def test_params_the_front_accepts_but_the_server_refuses_keep_the_announced_unit
     assert "initialize was answered before its params were checked" in err
 
 
-@pytest.mark.parametrize("module", ["livetok.server.front", "livetok.server.framing"])
+@pytest.mark.parametrize("module", ["livetok.server.lsp.front", "livetok.server.lsp.framing"])
 def test_doctests(module):
     import doctest
     import importlib
@@ -356,7 +356,7 @@ def test_doctests(module):
 
 def test_the_front_imports_neither_pygls_nor_lsprotocol():
     """What the front needs before the server exists stays light (the point of it)."""
-    code = ("import sys; import livetok.server.front, livetok.server.cmd_serve; "
+    code = ("import sys; import livetok.server.lsp.front, livetok.server.cli.serve; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('pygls', 'lsprotocol', 'cattrs', 'attrs', 'asyncio')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -1,4 +1,4 @@
-"""A big didOpen's text decoded in blocks (``server/bigtext.py``): the blocks join to what
+"""A big didOpen's text decoded in blocks (``server/lsp/bigtext.py``): the blocks join to what
 ``json.loads`` gives, the rest of the message is the same, and whatever the module is not sure
 of is left to ``json.loads``."""
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from livetok.server import bigtext
-from livetok.server.lineindex import LineIndex, naive_lines
+from livetok.server.lsp import bigtext
+from livetok.server.lsp.lineindex import LineIndex, naive_lines
 
 EXAMPLES = int(os.environ.get("LIVETOK_EXAMPLES", "200"))
 

@@ -15,7 +15,7 @@ import os
 import pytest
 
 from livetok.incremental import Document, get_encoding
-from livetok.server.traces import load_trace
+from livetok.server.cli.traces import load_trace
 
 from .._refs import tiktoken_ref
 from .._traces import TRACE_NAMES, Patch, load_txns, named_trace_windows

@@ -17,11 +17,11 @@ from hypothesis import given, strategies as st
 
 from livetok.incremental import Document, get_encoding
 from livetok.incremental.document import block_cps_type, block_tokens
-from livetok.server import documents
-from livetok.server.app import LivetokServer, create_server
-from livetok.server.documents import OpenDocument
+from livetok.server.lsp import documents
+from livetok.server.lsp.session import LivetokServer, create_server
+from livetok.server.lsp.documents import OpenDocument
 from livetok.server.parallel_open import parallel_block_tokens
-from livetok.server.transport import dispatch
+from livetok.server.lsp.transport import dispatch
 
 from .._lsp import naive_position
 from .._refs import tiktoken_ref

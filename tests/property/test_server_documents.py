@@ -17,15 +17,15 @@ import pytest
 from hypothesis import given, strategies as st
 
 from livetok.incremental import Document, get_encoding
-from livetok.server.config import Settings, parse_settings
-from livetok.server.documents import (
+from livetok.server.lsp.settings import Settings, parse_settings
+from livetok.server.lsp.documents import (
     DocumentStore,
     DocumentUnavailable,
     OpenDocument,
     TextChange,
     UnknownDocument,
 )
-from livetok.server.features import (
+from livetok.server.lsp.views import (
     budget_overflow,
     code_lenses,
     hover,
@@ -34,10 +34,10 @@ from livetok.server.features import (
     semantic_tokens,
     token_count,
 )
-from livetok.server.markdown import sections
-from livetok.server.positions import PositionCodec
-from livetok.server.trace_recorder import TraceRecorder
-from livetok.server.traces import load_trace
+from livetok.server.budgets.markdown import sections
+from livetok.server.lsp.positions import PositionCodec
+from livetok.server.lsp.trace_recorder import TraceRecorder
+from livetok.server.cli.traces import load_trace
 
 from .._lsp import decode_semantic, naive_position, units_of
 from .._refs import tiktoken_ref
@@ -256,7 +256,7 @@ def test_settings_parsing():
 def test_settings_paths_are_read_from_the_workspace(tmp_path, monkeypatch):
     """Relative tokenizer paths are the workspace folder's (else the working folder's);
     built-in names and hf: ids are left alone."""
-    from livetok.server.config import workspace_root
+    from livetok.server.lsp.settings import workspace_root
 
     root = workspace_root([{"uri": (tmp_path / "w s").as_uri(), "name": "w s"}], None)
     assert root == str(tmp_path / "w s")
@@ -328,7 +328,7 @@ def test_initialize_preloads_the_default_encoding(monkeypatch):
     a thread, before any didOpen; a failure there is only logged."""
     from lsprotocol import types
 
-    from livetok.server import app
+    from livetok.server.lsp import session as app
 
     asked: list[str] = []
 
@@ -350,8 +350,8 @@ def test_a_failing_notification_handler_warns_and_the_server_keeps_running(monke
     """A notification cannot be answered: when its handler raises, pygls reports the error
     to the server (``report_server_error``), which warns the client; later messages, about
     this document or others, are handled as usual."""
-    from livetok.server.app import create_server
-    from livetok.server.transport import dispatch
+    from livetok.server.lsp.session import create_server
+    from livetok.server.lsp.transport import dispatch
 
     sent: list[dict] = []
 

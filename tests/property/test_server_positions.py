@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-import livetok.server.cmd_serve
-import livetok.server.config
-import livetok.server.documents
-import livetok.server.lineindex as lineindex_mod
-import livetok.server.markdown
-import livetok.server.positions
-from livetok.server.lineindex import LineIndex, naive_lines
-from livetok.server.positions import PositionCodec, PositionError, prefix_cps, units_len
+import livetok.server.cli.serve
+import livetok.server.lsp.settings
+import livetok.server.lsp.documents
+import livetok.server.lsp.lineindex as lineindex_mod
+import livetok.server.budgets.markdown
+import livetok.server.lsp.positions
+from livetok.server.lsp.lineindex import LineIndex, naive_lines
+from livetok.server.lsp.positions import PositionCodec, PositionError, prefix_cps, units_len
 
 # characters chosen to hit every line-break case and every width: ASCII, 2- and 3-byte UTF-8,
 # astral (surrogate pair in UTF-16), a lone surrogate, and the breaks LSP must NOT split on
@@ -41,9 +41,9 @@ def naive_line_starts(text: str) -> list[int]:
     return starts
 
 
-@pytest.mark.parametrize("module", [lineindex_mod, livetok.server.positions,
-                                    livetok.server.config, livetok.server.markdown,
-                                    livetok.server.documents, livetok.server.cmd_serve])
+@pytest.mark.parametrize("module", [lineindex_mod, livetok.server.lsp.positions,
+                                    livetok.server.lsp.settings, livetok.server.budgets.markdown,
+                                    livetok.server.lsp.documents, livetok.server.cli.serve])
 def test_doctests(module):
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
 

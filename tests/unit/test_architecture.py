@@ -2,7 +2,7 @@
 be the ones a didChange runs, in that order, and be the ones the diagram shows.
 
 The page marks them as numbered items that start with a bold, backticked import path
-(``1. **`livetok.server.app.did_change`**``); this test reads them from there, so renaming
+(``1. **`livetok.server.lsp.session.did_change`**``); this test reads them from there, so renaming
 or bypassing one of them fails here until the page says so.
 """
 
@@ -19,8 +19,8 @@ from typing import Any, Callable
 
 from lsprotocol import types
 
-from livetok.server import app
-from livetok.server.transport import dispatch
+from livetok.server.lsp import session as app
+from livetok.server.lsp.transport import dispatch
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "architecture.md"

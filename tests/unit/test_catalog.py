@@ -331,7 +331,7 @@ def test_list_encodings_adds_the_models_that_are_here(tmp_path: Path,
 def test_the_docs_table_is_the_catalog() -> None:
     """docs/models.md holds ``livetok models --format markdown``'s table, between its markers
     (regenerate it with that command when the catalog changes)."""
-    from livetok.server.cmd_models import markdown_table
+    from livetok.server.cli.models import markdown_table
 
     from ..conftest import ROOT
 

@@ -199,7 +199,7 @@ def test_checks_never_take_tiktoken_for_a_tokenizer_json_reference() -> None:
     """A byte-level file has its merges' own priorities and its added tokens: ``livetok
     replay`` verifies it with its full encode, not with tiktoken on its ranks, and ``livetok
     analyze NAME`` points at the file (``Encoding.tiktoken_equivalent``)."""
-    from livetok.server.cmd_replay import reference_encoder
+    from livetok.server.cli.replay import reference_encoder
 
     _, enc = _toy(3, ignore_merges=False)
     assert not enc.tiktoken_equivalent

@@ -1,9 +1,9 @@
 """Markdown sections and the per-document features in linear time (issue 15, part 4).
 
 ``sections`` is compared with its old regular-expression implementations, kept below as the
-reference: the ATX headings of ``server/markdown.py`` before issue 15 (it backtracked:
+reference: the ATX headings of ``server/budgets/markdown.py`` before issue 15 (it backtracked:
 quadratic on a long heading line, and its section ends were a quadratic search) and the
-setext headings ``server/budgets.py`` found on its own before issue 16 (one sectioniser
+setext headings ``server/budgets/rules.py`` found on its own before issue 16 (one sectioniser
 now serves the editor and ``livetok check``); ``paragraph_span`` and ``semantic_tokens``
 with slow references that read the whole text. Operation counts check the fast paths stay
 fast without timing them.
@@ -18,13 +18,13 @@ import pytest
 from hypothesis import given, strategies as st
 
 from livetok.incremental import get_encoding
-from livetok.server import features
-from livetok.server.config import Settings
-from livetok.server.documents import OpenDocument
-from livetok.server.features import code_lenses, markdown_sections, paragraph_span, semantic_tokens
-from livetok.server.lineindex import LineIndex, naive_lines
-from livetok.server.markdown import FRONT_MATTER, Section, sections
-from livetok.server.positions import PositionCodec
+from livetok.server.lsp import views as features
+from livetok.server.lsp.settings import Settings
+from livetok.server.lsp.documents import OpenDocument
+from livetok.server.lsp.views import code_lenses, markdown_sections, paragraph_span, semantic_tokens
+from livetok.server.lsp.lineindex import LineIndex, naive_lines
+from livetok.server.budgets.markdown import FRONT_MATTER, Section, sections
+from livetok.server.lsp.positions import PositionCodec
 
 from .._lsp import naive_position, units_of
 from .._refs import tiktoken_ref

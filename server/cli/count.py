@@ -26,9 +26,9 @@ from livetok.incremental.load import MAX_VOCAB_BYTES, check_byte_level, size_lim
 from livetok.incremental.registry import tokenizer_json_path
 from livetok.incremental.stream import MAX_PIECE_CP, check_pieces, count_stream
 
-from .cli import INPUT_ERRORS, Subparsers, add_encoding_arguments, encoding_name, input_error
-from .forked import forked_map
-from .parallel_open import available_cores
+from livetok.server.cli.main import INPUT_ERRORS, Subparsers, add_encoding_arguments, encoding_name, input_error
+from livetok.server.forked import forked_map
+from livetok.server.parallel_open import available_cores
 
 #: regular files up to this many bytes are read whole (the fast paths need the whole text:
 #: 4-16 bytes of memory per byte); larger ones are read in texts of about ``LARGE_BLOCK_CP``
@@ -166,7 +166,7 @@ def max_piece_cp() -> int:
 def count_file(enc: PieceEncoding, name: str, *, stream: bool = False, allow_bar: bool = True,
                jobs: int = 1) -> int:
     """Token count of the file ``name`` ('-': standard input), in bounded memory (see the
-    module docstring); raises one of :data:`~livetok.server.cli.INPUT_ERRORS` for a bad file.
+    module docstring); raises one of :data:`~livetok.server.cli.main.INPUT_ERRORS` for a bad file.
 
     Runtime complexity: as ``enc.encode`` of the file's text.
     """

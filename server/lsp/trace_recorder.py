@@ -6,7 +6,7 @@ JSON ``{"startContent", "endContent", "txns": [{"time", "patches": [[pos, n_dele
 A trace is written when its document is closed (or reopened) and, for documents still
 open, when the server stops. Applying every patch to ``startContent`` gives
 ``endContent``, so a user's session can be replayed as a test
-(``livetok replay FILE``, or :func:`livetok.server.traces.load_trace`).
+(``livetok replay FILE``, or :func:`livetok.server.cli.traces.load_trace`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Iterable, TypedDict
 
 from livetok.incremental import sanitize
 
-from .documents import Patch
+from livetok.server.lsp.documents import Patch
 
 __all__ = ["TraceRecorder"]
 

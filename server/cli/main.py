@@ -43,13 +43,13 @@ Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 #: subcommand modules, in the order ``livetok --help`` lists them
 _COMMANDS = [
-    "livetok.server.cmd_count",
-    "livetok.server.cmd_check",
-    "livetok.server.cmd_replay",
-    "livetok.server.cmd_serve",
-    "livetok.server.cmd_demo",
-    "livetok.server.cmd_analyze",
-    "livetok.server.cmd_models",
+    "livetok.server.cli.count",
+    "livetok.server.cli.check",
+    "livetok.server.cli.replay",
+    "livetok.server.cli.serve",
+    "livetok.server.cli.demo",
+    "livetok.server.cli.analyze",
+    "livetok.server.cli.models",
 ]
 
 
@@ -64,7 +64,7 @@ class _VersionAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: str | Sequence[Any] | None,
                  option_string: str | None = None) -> None:
-        from .version import livetok_version
+        from livetok.server.version import livetok_version
 
         print(f"livetok {livetok_version()}")
         parser.exit()
@@ -82,7 +82,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in _COMMANDS:
-        if only is not None and name.rsplit("_", 1)[1] != only:
+        if only is not None and name.rsplit(".", 1)[1] != only:
             continue
         try:
             mod = importlib.import_module(name)
@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the subcommand named first (options before it are the top level's): build only its
     # parser when it is a known one (``livetok --help`` and mistakes still see them all)
     first = next((a for a in argv if not a.startswith("-")), None)
-    known = {name.rsplit("_", 1)[1] for name in _COMMANDS}
+    known = {name.rsplit(".", 1)[1] for name in _COMMANDS}
     parser = build_parser(first if first in known else None)
     args = parser.parse_args(argv)
     try:

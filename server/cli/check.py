@@ -32,8 +32,8 @@ from typing import Iterable, Literal
 
 from livetok.incremental import get_encoding
 
-from . import trust
-from .budgets import (
+from livetok.server import trust
+from livetok.server.budgets.rules import (
     MARKDOWN_SUFFIXES,
     MAX_CHECK_BYTES_ENV,
     TRUST_TOKENIZERS_ENV,
@@ -53,9 +53,9 @@ from .budgets import (
     total_verdicts,
     write_baseline,
 )
-from .cli import Subparsers
-from .cmd_count import PARALLEL_MIN_CHARS, count_parallel, default_jobs
-from .walk import Skipped, walk
+from livetok.server.cli.main import Subparsers
+from livetok.server.cli.count import PARALLEL_MIN_CHARS, count_parallel, default_jobs
+from livetok.server.walk import Skipped, walk
 
 #: below this many bytes in all, files are checked in this process (forking costs more)
 PARALLEL_MIN_BYTES = 1 << 20

@@ -43,7 +43,7 @@ from livetok.incremental import Encoding, PieceEncoding
 from livetok.incremental.analysis import merge_rules as mr
 from livetok.incremental.load import read_limited, size_limit
 
-from .cli import INPUT_ERRORS, Subparsers, input_error
+from livetok.server.cli.main import INPUT_ERRORS, Subparsers, input_error
 
 if TYPE_CHECKING:
     from livetok.incremental.analysis import hf_merges

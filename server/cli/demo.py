@@ -43,10 +43,10 @@ if TYPE_CHECKING:
     from websockets.asyncio.server import ServerConnection
     from websockets.http11 import Request, Response
 
-    from .app import LivetokServer
-    from .cli import Subparsers
-    from .demo_site import DemoSite, list_traces
-    from .transport import SocketAddress
+    from livetok.server.lsp.session import LivetokServer
+    from livetok.server.cli.main import Subparsers
+    from livetok.server.demo.site import DemoSite, list_traces
+    from livetok.server.lsp.transport import SocketAddress
 
 __all__ = ["add_parser", "run", "serve_demo", "find_traces_dir", "exposure_warning",
            "STATIC_DIR", "MAX_SESSIONS", "MAX_MESSAGE_BYTES", "MAX_DOCUMENT_CHARS",
@@ -55,7 +55,7 @@ __all__ = ["add_parser", "run", "serve_demo", "find_traces_dir", "exposure_warni
 log = logging.getLogger(__name__)
 
 #: the built page (``npm run build`` in ``demo/web`` writes it)
-STATIC_DIR = Path(__file__).resolve().parent / "static" / "demo"
+STATIC_DIR = Path(__file__).resolve().parents[1] / "demo" / "static" / "demo"
 #: language server sessions at once (one per tab); the next handshake gets 503
 MAX_SESSIONS = 16
 #: the largest WebSocket message a session accepts: the page sends the 10 MiB sample as one
@@ -157,8 +157,8 @@ def _capped_server_class() -> Callable[[int, int], LivetokServer]:
     documents hold at most ``max_session_chars`` code points together."""
     from dataclasses import replace
 
-    from .app import LivetokServer
-    from .config import Settings
+    from livetok.server.lsp.session import LivetokServer
+    from livetok.server.lsp.settings import Settings
 
     class CappedServer(LivetokServer):
         def __init__(self, max_document_chars: int, max_session_chars: int) -> None:
@@ -186,7 +186,7 @@ async def _lsp_session(ws: ServerConnection, server: LivetokServer) -> None:
     the client exits."""
     from websockets.exceptions import ConnectionClosed
 
-    from .transport import BoundedWebSocketWriter, dispatch
+    from livetok.server.lsp.transport import BoundedWebSocketWriter, dispatch
 
     writer = BoundedWebSocketWriter(ws, MAX_SEND_QUEUE_BYTES, f"demo {ws.remote_address}")
     server.protocol.set_writer(writer, include_headers=False)
@@ -214,7 +214,7 @@ async def serve_demo(host: str, port: int, site: DemoSite, stop: asyncio.Event,
     of each listening socket (``getsockname()``) once requests are answered."""
     from websockets.asyncio.server import serve
 
-    from .demo_site import AllowedHosts, text_response
+    from livetok.server.demo.site import AllowedHosts, text_response
 
     sessions = _Sessions(max_sessions, max_document_chars, max_session_chars)
 
@@ -261,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
         print("livetok demo needs the 'websockets' package: pip install 'livetok[ws]'",
               file=sys.stderr)
         return 2
-    from .demo_site import DemoSite, list_traces
+    from livetok.server.demo.site import DemoSite, list_traces
 
     if not (STATIC_DIR / "index.html").is_file():
         print(f"livetok demo: the page is missing from {STATIC_DIR} "

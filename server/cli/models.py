@@ -21,7 +21,7 @@ from typing import Any
 from livetok.incremental.catalog import (Model, availability, close_model_names, find_model,
                                          list_models)
 
-from .cli import Subparsers
+from livetok.server.cli.main import Subparsers
 
 __all__ = ["add_parser", "run", "model_json", "markdown_table"]
 

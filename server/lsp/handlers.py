@@ -1,10 +1,11 @@
-"""Requests, and how every LSP handler is registered.
+"""The handler registry: how every LSP handler is registered, and how a request is answered.
 
 Handlers are plain functions ``handler(ls, params)`` under a decorator naming their LSP
 method, as in pygls's examples (``@server.feature``). A server is made per connection
 (``livetok serve --tcp``, the demo's websockets), so :func:`feature` and :func:`request`
 record them in :data:`FEATURES`, and each ``LivetokServer`` registers those with pygls's own
-``self.feature`` when it is created (``docs/architecture.md`` says why).
+``self.feature`` when it is created (``docs/architecture.md`` says why). The handlers
+themselves live in :mod:`.session` (lifecycle, document sync) and :mod:`.requests`.
 
 A request handler returns its answer; :func:`_answer` gives it at once, or at the request's
 place in its document's backlog while the document is busy with background work, and maps
@@ -23,22 +24,16 @@ import asyncio
 import functools
 from typing import TYPE_CHECKING, Any, Callable, Generator, TypeVar
 
-from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from . import features
-from .documents import DocumentUnavailable, OpenDocument, UnknownDocument
-from .positions import PositionError
-from .protocol import LIST_ENCODINGS, REQUEST_FAILED, TOKEN_COUNT
+from livetok.server.lsp.documents import DocumentUnavailable, OpenDocument, UnknownDocument
+from livetok.server.lsp.positions import PositionError
+from livetok.server.lsp.protocol import REQUEST_FAILED
 
 if TYPE_CHECKING:
-    from .app import LivetokServer
+    from livetok.server.lsp.session import LivetokServer
 
-__all__ = ["FEATURES", "feature", "request", "uri_of"]
-
-_LEGEND = types.SemanticTokensLegend(token_types=features.SEMANTIC_TOKEN_TYPES,
-                                     token_modifiers=[])
-_MARKDOWN_IDS = frozenset({"markdown", "md", "mdx"})
+__all__ = ["FEATURES", "Heavy", "feature", "field_of", "request", "uri_of"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: ``heavy(ls, od)``: answering takes time linear in a big document (see :func:`_answer`)
@@ -136,7 +131,7 @@ def _answer(ls: LivetokServer, params: Any, *, handler: Callable[..., Any],
     return (yield _wait_for, (fut,), {})
 
 
-def _field(obj: Any, name: str) -> Any:
+def field_of(obj: Any, name: str) -> Any:
     """``obj[name]`` for dicts, else the attribute (pygls turns untyped params into
     namedtuples)."""
     if isinstance(obj, dict):
@@ -148,108 +143,6 @@ def _field(obj: Any, name: str) -> Any:
 
 def uri_of(params: Any) -> str | None:
     """The ``textDocument.uri`` of request params, if there is one."""
-    td = _field(params, "text_document") or _field(params, "textDocument")
-    uri = _field(td, "uri")
+    td = field_of(params, "text_document") or field_of(params, "textDocument")
+    uri = field_of(td, "uri")
     return uri if isinstance(uri, str) else None
-
-
-def _nonneg_int(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise JsonRpcInvalidParams(f"{what} must be an integer >= 0, got {value!r}")
-    return value
-
-
-# -- requests ------------------------------------------------------------------------------------
-
-
-def _range_cp(od: OpenDocument, rng: Any) -> tuple[int, int]:
-    """Code point span of a Range given as lsprotocol type or as plain dict."""
-    vals = []
-    for end in ("start", "end"):
-        pos = _field(rng, end)
-        if pos is None:
-            raise JsonRpcInvalidParams(f"range.{end} is missing: a Range needs start and end")
-        for key in ("line", "character"):
-            vals.append(_nonneg_int(_field(pos, key), f"range.{end}.{key}"))
-    return od.range_to_cp((vals[0], vals[1], vals[2], vals[3]))
-
-
-@request(TOKEN_COUNT)
-def token_count(ls: LivetokServer, params: Any) -> dict[str, Any]:
-    """``livetok/tokenCount``: the document's count, and a range's with ``range``."""
-    # custom params arrive as pygls's namedtuples (or dicts): read them field by field
-    if params is None or _field(params, "textDocument") is None:
-        raise JsonRpcInvalidParams(
-            'livetok/tokenCount takes {"textDocument": {"uri": ...}, "range"?: Range}')
-    od = ls.document(params)
-    rng = _field(params, "range")
-    cp_range = _range_cp(od, rng) if rng is not None else None
-    return features.token_count(od, cp_range).to_json()
-
-
-@request(LIST_ENCODINGS)
-def list_encodings(ls: LivetokServer, params: Any) -> dict[str, Any]:
-    """``livetok/listEncodings``: the encodings a picker offers (the built-in names and the
-    models found in the local Hugging Face cache, each with one line about it), the default
-    encoding of the settings (``current``) and the ``tokenizer`` setting. Params are ignored."""
-    from livetok.incremental.registry import describe_encodings
-
-    settings = ls.settings
-    return {
-        "encodings": [{"name": n, "description": d} for n, d in describe_encodings()],
-        "current": settings.default_encoding,
-        "tokenizer": settings.tokenizer,
-    }
-
-
-@request(types.TEXT_DOCUMENT_HOVER)
-def hover(ls: LivetokServer, params: types.HoverParams) -> types.Hover | None:
-    od = ls.document(params)
-    pos = params.position
-    info = features.hover(od, od.to_cp(pos.line, pos.character), pos.line)
-    if info is None:
-        return None
-    start, end = od.to_position(info.start_cp), od.to_position(info.end_cp)
-    return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=info.markdown),
-        range=types.Range(start=types.Position(*start), end=types.Position(*end)))
-
-
-@request(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False),
-         heavy=lambda ls, od: od.language_id in _MARKDOWN_IDS)
-def code_lens(ls: LivetokServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-    od = ls.document(params)
-    secs = features.markdown_sections(od) if od.language_id in _MARKDOWN_IDS else None
-    out = []
-    for lens in ls.budgets.lenses(od, features.code_lenses(od, ls.settings, secs)):
-        p = types.Position(lens.line, 0)
-        out.append(types.CodeLens(range=types.Range(start=p, end=p),
-                                  command=types.Command(title=lens.title, command="")))
-    return out
-
-
-# with the legend as options, pygls advertises {legend, full: true, range: true}
-@request(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, _LEGEND,
-         heavy=lambda ls, od: ls.settings.semantic_tokens)
-def semantic_tokens_full(ls: LivetokServer,
-                         params: types.SemanticTokensParams) -> types.SemanticTokens:
-    od = ls.document(params)
-    if not ls.settings.semantic_tokens:
-        od.ready()
-        return types.SemanticTokens(data=[])
-    return types.SemanticTokens(data=features.semantic_tokens(od, 0, od.length))
-
-
-@request(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, _LEGEND)
-def semantic_tokens_range(ls: LivetokServer,
-                          params: types.SemanticTokensRangeParams) -> types.SemanticTokens:
-    od = ls.document(params)
-    if not ls.settings.semantic_tokens:
-        od.ready()
-        return types.SemanticTokens(data=[])
-    r = params.range
-    start = od.to_cp(r.start.line, r.start.character)
-    end = od.to_cp(r.end.line, r.end.character, clamp=True)
-    if start > end:
-        raise PositionError(f"range end {r.end} comes before its start {r.start}")
-    return types.SemanticTokens(data=features.semantic_tokens(od, start, end))

@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Sequence
 
 from livetok.incremental import Document, PieceEncoding, sanitize
 
-from .lineindex import LineIndex
-from .parallel_open import PARALLEL_MIN_CHARS, parallel_block_tokens
-from .positions import LineCol, PositionCodec, PositionError
+from livetok.server.lsp.lineindex import LineIndex
+from livetok.server.parallel_open import PARALLEL_MIN_CHARS, parallel_block_tokens
+from livetok.server.lsp.positions import LineCol, PositionCodec, PositionError
 
 if TYPE_CHECKING:
-    from .markdown import Section
+    from livetok.server.budgets.markdown import Section
 
 __all__ = [
     "COUNT_FIRST_MAX",

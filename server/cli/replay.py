@@ -1,7 +1,7 @@
 """``livetok replay TRACE``: replay an editing trace into a Document, verify, and time it.
 
 A bad trace or base document is one line ``livetok replay: FILE: what is wrong``, exit
-status 2 (:func:`~livetok.server.traces.load_trace` checks the trace's size, nesting, shape
+status 2 (:func:`~livetok.server.cli.traces.load_trace` checks the trace's size, nesting, shape
 and positions before anything is replayed), and so is a ``--reference`` that cannot verify
 the encoding; a replay that disagrees with the reference is exit status 1.
 """
@@ -17,8 +17,8 @@ from typing import Callable
 from livetok.incremental import Document, Encoding, PieceEncoding, get_encoding
 from livetok.incremental.load import read_limited, size_limit
 
-from .cli import INPUT_ERRORS, Subparsers, add_encoding_arguments, encoding_name, input_error
-from .traces import Trace, iter_patches, load_trace
+from livetok.server.cli.main import INPUT_ERRORS, Subparsers, add_encoding_arguments, encoding_name, input_error
+from livetok.server.cli.traces import Trace, iter_patches, load_trace
 
 #: the most bytes ``--base`` may hold (``LIVETOK_MAX_BASE_BYTES``): the document built from
 #: it keeps its tokens and indexes, tens of bytes per character

@@ -260,7 +260,7 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
     >>> parse_settings({"budget": "lots"})
     Traceback (most recent call last):
     ...
-    livetok.server.config.SettingsError: livetok.budget must be an integer, got 'lots'
+    livetok.server.lsp.settings.SettingsError: livetok.budget must be an integer, got 'lots'
 
     ``grant_trust`` false (a ``didChangeConfiguration``): ``trustWorkspaceTokenizers: true``
     cannot turn the trust on (it is logged and ignored).

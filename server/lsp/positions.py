@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Callable, Literal, NamedTuple
 
-from .lineindex import LineIndex
+from livetok.server.lsp.lineindex import LineIndex
 
 __all__ = [
     "PositionCodec",

@@ -19,9 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, BinaryIO, Callable
 
 if TYPE_CHECKING:  # the server's modules are imported when it starts (not for --help)
-    from .app import LivetokServer
-    from .cli import Subparsers
-    from .transport import SocketAddress
+    from livetok.server.lsp.session import LivetokServer
+    from livetok.server.cli.main import Subparsers
+    from livetok.server.lsp.transport import SocketAddress
 
 __all__ = ["add_parser", "run", "parse_address", "parse_size", "exposure_warning"]
 
@@ -143,7 +143,7 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Serve until the client exits or disconnects (stdio, ``--once``) or until SIGINT or
     SIGTERM (``--tcp``, ``--ws``); returns the exit status."""
-    from .framing import DEFAULT_MAX_MESSAGE_BYTES
+    from livetok.server.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
 
     problem = _check_options(args)
     if problem:
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     max_message_bytes = args.max_message_size or DEFAULT_MAX_MESSAGE_BYTES
 
     def make_server() -> LivetokServer:
-        from .app import create_server
+        from livetok.server.lsp.session import create_server
 
         return create_server(record_trace=args.record_trace,
                              position_encoding=args.position_encoding)
@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if not (args.tcp or args.ws):
             return _run_stdio(make_server, max_message_bytes, args.position_encoding)
-        from .transport import DEFAULT_MAX_SEND_QUEUE, Limits, WsAccess, serve_tcp, serve_ws
+        from livetok.server.lsp.transport import DEFAULT_MAX_SEND_QUEUE, Limits, WsAccess, serve_tcp, serve_ws
 
         limits = Limits(max_message_bytes=max_message_bytes,
                         max_send_queue=args.max_send_queue or DEFAULT_MAX_SEND_QUEUE)
@@ -182,8 +182,8 @@ def run(args: argparse.Namespace) -> int:
 def _run_stdio(make_server: Callable[[], LivetokServer], max_message_bytes: int,
                forced_unit: str | None) -> int:
     """Serve on stdio; ``initialize`` is answered while the server is imported (``front.py``)."""
-    from .framing import Framer
-    from .front import HandOver, Starter, answer_first, read_first, serve_early
+    from livetok.server.lsp.framing import Framer
+    from livetok.server.lsp.front import HandOver, Starter, answer_first, read_first, serve_early
 
     starter = Starter(make_server)
     starter.start()
@@ -201,7 +201,7 @@ def _run_stdio(make_server: Callable[[], LivetokServer], max_message_bytes: int,
 
     from pygls.io_ import StdoutWriter
 
-    from .transport import Limits, serve_stdio
+    from livetok.server.lsp.transport import Limits, serve_stdio
 
     writer = StdoutWriter(stdout)
     status = 0

@@ -55,13 +55,14 @@ from pygls.protocol.language_server import lsp_method
 from livetok.incremental import Document, PieceEncoding, get_encoding
 from livetok.incremental.registry import is_file_name
 
-from . import features
-from .answers import FEATURES, feature, uri_of
-from .background import Background
-from .bigtext import TextParts
-from .budget_watch import BudgetWatch
-from .config import DEFAULT_ENCODING, Settings, SettingsError, parse_settings, workspace_root
-from .documents import (
+from livetok.server.lsp import views
+from livetok.server.lsp import requests  # noqa: F401  (registers the request handlers)
+from livetok.server.lsp.handlers import FEATURES, feature, uri_of
+from livetok.server.lsp.background import Background
+from livetok.server.lsp.bigtext import TextParts
+from livetok.server.lsp.budget_watch import BudgetWatch
+from livetok.server.lsp.settings import DEFAULT_ENCODING, Settings, SettingsError, parse_settings, workspace_root
+from livetok.server.lsp.documents import (
     CountCallback,
     DocumentFactory,
     EncodingChoice,
@@ -72,10 +73,10 @@ from .documents import (
     TextChange,
     return_free_memory,
 )
-from .positions import PositionCodec, Unit
-from .protocol import DID_CHANGE_TOKEN_COUNT, LivetokProtocol
-from .trace_recorder import TraceRecorder
-from .version import livetok_version
+from livetok.server.lsp.positions import PositionCodec, Unit
+from livetok.server.lsp.protocol import DID_CHANGE_TOKEN_COUNT, LivetokProtocol
+from livetok.server.lsp.trace_recorder import TraceRecorder
+from livetok.server.version import livetok_version
 
 if TYPE_CHECKING:
     from pygls.server import ServerErrors
@@ -380,7 +381,7 @@ class LivetokServer(LanguageServer):
 
         def send(tokens: int, characters: int) -> None:
             if not self.protocol._shutdown:
-                self.protocol.notify(DID_CHANGE_TOKEN_COUNT, features.CountInfo(
+                self.protocol.notify(DID_CHANGE_TOKEN_COUNT, views.CountInfo(
                     uri, version, encoding, tokens, characters).to_json())
 
         def post(tokens: int, characters: int) -> None:
@@ -691,7 +692,7 @@ class LivetokServer(LanguageServer):
                     self._publish_budgets(od)
                 continue
             try:
-                info = features.token_count(od)
+                info = views.token_count(od)
             except DocumentUnavailable as exc:
                 log.info("no count for %s: %s", uri, exc)
                 if od.too_large is not None:

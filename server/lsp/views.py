@@ -14,10 +14,10 @@ from typing import Any, Iterator, Sequence
 
 from livetok.incremental import TokenInfo
 
-from .config import Settings
-from .documents import OpenDocument
-from .markdown import Section, sections
-from .positions import LineCol, units_len
+from livetok.server.lsp.settings import Settings
+from livetok.server.lsp.documents import OpenDocument
+from livetok.server.budgets.markdown import Section, sections
+from livetok.server.lsp.positions import LineCol, units_len
 
 __all__ = [
     "CountInfo",

@@ -152,7 +152,7 @@ def regular_file_inside(folder: Path | None, name: str) -> Path | None:
     folder once every symlink is resolved; None otherwise (also for sub-folders, hidden names
     and names the filesystem refuses).
 
-    >>> regular_file_inside(Path(__file__).parent, "demo_site.py") is not None
+    >>> regular_file_inside(Path(__file__).parent, "site.py") is not None
     True
     >>> regular_file_inside(Path(__file__).parent, "../pyproject.toml") is None
     True
@@ -348,7 +348,7 @@ class DemoSite:
 
     def config(self) -> dict[str, Any]:
         """What the page needs: ``{"version", "encodings", "traces", "tracesMissing"?}``."""
-        from .app import __version__
+        from livetok.server.lsp.session import __version__
 
         traces = list_traces(self.traces_dir)
         out: dict[str, Any] = {"version": __version__, "encodings": ENCODINGS, "traces": traces}

@@ -41,9 +41,9 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRp
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from .bigtext import MIN_BYTES as BIG_TEXT_BYTES
-from .bigtext import split_text_member
-from .framing import DEFAULT_MAX_MESSAGE_BYTES, MAX_JSON_DEPTH, Frame, Framer, nesting_exceeds
+from livetok.server.lsp.bigtext import MIN_BYTES as BIG_TEXT_BYTES
+from livetok.server.lsp.bigtext import split_text_member
+from livetok.server.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES, MAX_JSON_DEPTH, Frame, Framer, nesting_exceeds
 
 __all__ = [
     "TOKEN_COUNT",

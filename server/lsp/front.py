@@ -43,14 +43,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 from urllib.parse import unquote, urlparse
 
-from .config import DEFAULT_ENCODING, SettingsError, parse_settings, workspace_root
-from .framing import MAX_JSON_DEPTH, Frame, Framer, nesting_exceeds
-from .version import livetok_version
+from livetok.server.lsp.settings import DEFAULT_ENCODING, SettingsError, parse_settings, workspace_root
+from livetok.server.lsp.framing import MAX_JSON_DEPTH, Frame, Framer, nesting_exceeds
+from livetok.server.version import livetok_version
 
 if TYPE_CHECKING:
     from pygls.io_ import Writer
 
-    from .app import LivetokServer
+    from livetok.server.lsp.session import LivetokServer
 
 __all__ = ["EarlyCounts", "HandOver", "Starter", "initialize_result", "read_first", "serve_early"]
 
@@ -380,7 +380,7 @@ def _budget_file_for(uri: str) -> bool:
         return True
     if not any((d / name).is_file() for d in path.parents for name in BUDGET_FILE_NAMES):
         return False
-    from .budgets import ConfigFinder
+    from livetok.server.budgets.rules import ConfigFinder
 
     try:
         return ConfigFinder().config_for(path) is not None

@@ -67,8 +67,8 @@ from livetok.incremental.find import find_hf_tokenizer
 from livetok.incremental.load import VocabularyError, size_limit
 from livetok.incremental.registry import ALIASES, is_file_name, tokenizer_json_path
 
-from . import trust
-from .markdown import FRONT_MATTER, sections
+from livetok.server import trust
+from livetok.server.budgets.markdown import FRONT_MATTER, sections
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -632,7 +632,7 @@ def parse_config(text: str, path: Path, *, trust_tokenizers: bool = False) -> Bu
     >>> parse_config('[[budget]]\\nfiles = ["*.md"]\\nmaxx = 3', Path("livetok.toml"))
     Traceback (most recent call last):
     ...
-    livetok.server.budgets.ConfigError: livetok.toml:3: budget #1: unknown key 'maxx' (allowed: files, max, section, section_level, encoding, chunk, total, price, max_cost, total_cost); did you mean 'max'?
+    livetok.server.budgets.rules.ConfigError: livetok.toml:3: budget #1: unknown key 'maxx' (allowed: files, max, section, section_level, encoding, chunk, total, price, max_cost, total_cost); did you mean 'max'?
 
     ``trust_tokenizers``: whether a ``tokenizer.json`` path the file names may be loaded
     (else each such ``encoding`` is a problem saying how to trust it).

@@ -34,14 +34,14 @@ from urllib.parse import parse_qs, urlsplit
 
 from pygls.io_ import StdoutWriter
 
-from .protocol import DEFAULT_MAX_MESSAGE_BYTES, Frame, Framer, LivetokProtocol
+from livetok.server.lsp.protocol import DEFAULT_MAX_MESSAGE_BYTES, Frame, Framer, LivetokProtocol
 
 if TYPE_CHECKING:  # websockets is imported when --ws serves; app imports this module
     from pygls.io_ import Writer
     from websockets.asyncio.server import ServerConnection
     from websockets.http11 import Request, Response
 
-    from .app import LivetokServer
+    from livetok.server.lsp.session import LivetokServer
 
 __all__ = [
     "DEFAULT_MAX_SEND_QUEUE",

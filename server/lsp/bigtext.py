@@ -130,7 +130,7 @@ def split_text_member(body: bytes) -> tuple[Any, TextParts] | None:
 
     >>> body = json.dumps({"method": "textDocument/didOpen", "params": {"textDocument": {
     ...     "uri": "file:///x", "text": "a\\nb\\\\n\\u00e9\\n" * 3, "version": 1}}}).encode()
-    >>> import livetok.server.bigtext as bt
+    >>> import livetok.server.lsp.bigtext as bt
     >>> bt.BLOCK_BYTES = 4
     >>> message, text = bt.split_text_member(body)
     >>> blocks = text.take()

@@ -47,8 +47,8 @@ from lsprotocol import types
 from livetok.incremental import get_encoding
 from livetok.incremental.load import size_limit
 
-from . import trust
-from .budgets import (
+from livetok.server import trust
+from livetok.server.budgets.rules import (
     CONFIG_NAMES,
     DEFAULT_BASELINE,
     MARKDOWN_SUFFIXES,
@@ -68,9 +68,9 @@ from .budgets import (
     parse_config,
     total_verdicts,
 )
-from .documents import OpenDocument
-from .features import Lens, budget_overflow
-from .walk import walk
+from livetok.server.lsp.documents import OpenDocument
+from livetok.server.lsp.views import Lens, budget_overflow
+from livetok.server.walk import walk
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""The ``livetok`` command: the entry point (:mod:`.main`) and one module per subcommand."""

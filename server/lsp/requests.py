@@ -1,0 +1,130 @@
+"""The request handlers: token counts, encodings, hover, code lenses, semantic tokens.
+
+Each is ``handler(ls, params)`` under :func:`.handlers.request`, which answers it at once or
+at its place in its document's backlog and maps livetok's errors to JSON-RPC errors. What a
+handler shows is computed by :mod:`.views`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from livetok.server.lsp import views
+from livetok.server.lsp.documents import OpenDocument
+from livetok.server.lsp.positions import PositionError
+from livetok.server.lsp.handlers import field_of, request
+from livetok.server.lsp.protocol import LIST_ENCODINGS, TOKEN_COUNT
+
+if TYPE_CHECKING:
+    from livetok.server.lsp.session import LivetokServer
+
+__all__: list[str] = []  # handlers only: registered by importing this module
+
+_LEGEND = types.SemanticTokensLegend(token_types=views.SEMANTIC_TOKEN_TYPES,
+                                     token_modifiers=[])
+_MARKDOWN_IDS = frozenset({"markdown", "md", "mdx"})
+
+
+def _nonneg_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise JsonRpcInvalidParams(f"{what} must be an integer >= 0, got {value!r}")
+    return value
+
+
+# -- requests ------------------------------------------------------------------------------------
+
+
+def _range_cp(od: OpenDocument, rng: Any) -> tuple[int, int]:
+    """Code point span of a Range given as lsprotocol type or as plain dict."""
+    vals = []
+    for end in ("start", "end"):
+        pos = field_of(rng, end)
+        if pos is None:
+            raise JsonRpcInvalidParams(f"range.{end} is missing: a Range needs start and end")
+        for key in ("line", "character"):
+            vals.append(_nonneg_int(field_of(pos, key), f"range.{end}.{key}"))
+    return od.range_to_cp((vals[0], vals[1], vals[2], vals[3]))
+
+
+@request(TOKEN_COUNT)
+def token_count(ls: LivetokServer, params: Any) -> dict[str, Any]:
+    """``livetok/tokenCount``: the document's count, and a range's with ``range``."""
+    # custom params arrive as pygls's namedtuples (or dicts): read them field by field
+    if params is None or field_of(params, "textDocument") is None:
+        raise JsonRpcInvalidParams(
+            'livetok/tokenCount takes {"textDocument": {"uri": ...}, "range"?: Range}')
+    od = ls.document(params)
+    rng = field_of(params, "range")
+    cp_range = _range_cp(od, rng) if rng is not None else None
+    return views.token_count(od, cp_range).to_json()
+
+
+@request(LIST_ENCODINGS)
+def list_encodings(ls: LivetokServer, params: Any) -> dict[str, Any]:
+    """``livetok/listEncodings``: the encodings a picker offers (the built-in names and the
+    models found in the local Hugging Face cache, each with one line about it), the default
+    encoding of the settings (``current``) and the ``tokenizer`` setting. Params are ignored."""
+    from livetok.incremental.registry import describe_encodings
+
+    settings = ls.settings
+    return {
+        "encodings": [{"name": n, "description": d} for n, d in describe_encodings()],
+        "current": settings.default_encoding,
+        "tokenizer": settings.tokenizer,
+    }
+
+
+@request(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: LivetokServer, params: types.HoverParams) -> types.Hover | None:
+    od = ls.document(params)
+    pos = params.position
+    info = views.hover(od, od.to_cp(pos.line, pos.character), pos.line)
+    if info is None:
+        return None
+    start, end = od.to_position(info.start_cp), od.to_position(info.end_cp)
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=info.markdown),
+        range=types.Range(start=types.Position(*start), end=types.Position(*end)))
+
+
+@request(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False),
+         heavy=lambda ls, od: od.language_id in _MARKDOWN_IDS)
+def code_lens(ls: LivetokServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    od = ls.document(params)
+    secs = views.markdown_sections(od) if od.language_id in _MARKDOWN_IDS else None
+    out = []
+    for lens in ls.budgets.lenses(od, views.code_lenses(od, ls.settings, secs)):
+        p = types.Position(lens.line, 0)
+        out.append(types.CodeLens(range=types.Range(start=p, end=p),
+                                  command=types.Command(title=lens.title, command="")))
+    return out
+
+
+# with the legend as options, pygls advertises {legend, full: true, range: true}
+@request(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, _LEGEND,
+         heavy=lambda ls, od: ls.settings.semantic_tokens)
+def semantic_tokens_full(ls: LivetokServer,
+                         params: types.SemanticTokensParams) -> types.SemanticTokens:
+    od = ls.document(params)
+    if not ls.settings.semantic_tokens:
+        od.ready()
+        return types.SemanticTokens(data=[])
+    return types.SemanticTokens(data=views.semantic_tokens(od, 0, od.length))
+
+
+@request(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, _LEGEND)
+def semantic_tokens_range(ls: LivetokServer,
+                          params: types.SemanticTokensRangeParams) -> types.SemanticTokens:
+    od = ls.document(params)
+    if not ls.settings.semantic_tokens:
+        od.ready()
+        return types.SemanticTokens(data=[])
+    r = params.range
+    start = od.to_cp(r.start.line, r.start.character)
+    end = od.to_cp(r.end.line, r.end.character, clamp=True)
+    if start > end:
+        raise PositionError(f"range end {r.end} comes before its start {r.start}")
+    return types.SemanticTokens(data=views.semantic_tokens(od, start, end))
