@@ -182,6 +182,9 @@ class BudgetWatch:
         self._totals_shown: set[Path] = set()
         #: saved files a set's rules match that its walk did not reach (see _join_sets)
         self._outside: set[Path] = set()
+        #: per URI: whether a budget file can cover it (:meth:`may_cover`), decided once and
+        #: forgotten with what was read (a budget file changed, the trust setting, a close)
+        self._covers: dict[str, bool] = {}
 
     @property
     def trust_tokenizers(self) -> bool:
@@ -194,6 +197,7 @@ class BudgetWatch:
         if value != self.finder.trust_tokenizers:
             self.finder = ConfigFinder(trust_tokenizers=value)
             self._cache.clear()
+            self._covers.clear()
             self._baselines.clear()
             self._sets.clear()
 
@@ -233,6 +237,7 @@ class BudgetWatch:
             return False
         self.finder.clear()
         self._cache.clear()
+        self._covers.clear()
         self._baselines.clear()
         self._outside.clear()
         again = set(self._sets)
@@ -378,6 +383,7 @@ class BudgetWatch:
         it is in one.
         """
         self._cache.pop(uri, None)
+        self._covers.pop(uri, None)
         path = path_of(uri)
         if path is None:
             return
@@ -550,6 +556,33 @@ class BudgetWatch:
         if path in self._open_broken or path in self._flagged:
             return
         self._publish_tracked(path, self._total_diagnostics(path), self._totals_shown)
+
+    def may_cover(self, uri: str) -> bool:
+        """Whether a budget file can give ``uri`` diagnostics: it is one, a rule or a set of
+        totals names it, it is Markdown (front matter), or its budget file has problems.
+        False for most documents, whose keystrokes then check no budget file.
+
+        Runtime complexity: ``O(1)`` once decided; the first time, finding the budget file.
+        """
+        covers = self._covers.get(uri)
+        if covers is None:
+            covers = self._covers[uri] = self._decide_cover(uri)
+        return covers
+
+    def _decide_cover(self, uri: str) -> bool:
+        path = path_of(uri)
+        if path is None:
+            return False
+        if path.name in CONFIG_NAMES or path.suffix.lower() in MARKDOWN_SUFFIXES:
+            return True
+        try:
+            cfg = self.finder.config_for(path)
+        except ConfigError:
+            return True  # its problems are shown
+        if cfg is None:
+            return False
+        rule = cfg.rule_budget(path)
+        return (rule is not None and not rule.empty) or bool(cfg.totals_for(path))
 
     def diagnostics(self, od: OpenDocument, setting_budget: int | None) -> list[types.Diagnostic]:
         """The budget diagnostics of ``od``: a budget file's verdicts where one applies, else

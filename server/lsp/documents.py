@@ -223,6 +223,11 @@ class OpenDocument:
         self._broken_text: str | None = None
         #: the core document; None while broken or too large (:meth:`ready` says why)
         self.doc: Document | None = None
+        #: ``doc``'s token count, as the last build or edit gave it (publishing a count reads
+        #: it here, not from the core)
+        self.token_count = 0
+        #: ``encoding.name``, read once
+        self.encoding_name = encoding.name
         #: ``features.markdown_sections``'s ``(version, sections)``
         self.sections_cache: tuple[int, list[Section]] | None = None
         #: the line index; built after the text is counted (``on_count``)
@@ -256,6 +261,7 @@ class OpenDocument:
                                                 on_count=lambda n: on_count(n, len(text)))
             else:
                 self.doc = self._factory(text, self.encoding)
+            self.token_count = self.doc.token_count
             self.broken = None
             self._broken_text = None
         except Exception as exc:  # the core failed on this text: keep the text, report it
@@ -309,6 +315,7 @@ class OpenDocument:
                     blocks, self.encoding,
                     after_block=lambda i: settle() if i % 16 == 15 else None,
                     on_count=None if first is None else lambda count: first(count, n))
+            self.token_count = self.doc.token_count
             self.broken = self._broken_text = self.too_large = None
         except Exception:  # the core failed: build from the whole text, which reports it
             log.exception("tokenizing %s by blocks failed", self.uri)
@@ -362,6 +369,7 @@ class OpenDocument:
             assert (self.doc is None) == (self.broken is not None), "broken flag out of date"
             if self.doc is not None:
                 assert self.doc.length == len(text)
+                assert self.token_count == self.doc.token_count, "stale token count"
                 self.doc._check()
         except AssertionError:
             print("OpenDocument state:", {"uri": self.uri, "version": self.version,
@@ -397,6 +405,8 @@ class OpenDocument:
         ``Document.edit`` (step 3) and to the line index; a full-text change rebuilds.
         Returns the changes as code point patches (for trace recording).
 
+        The core is reached once per change, by the edit; its result gives the new count.
+
         Runtime complexity: per range change ``O(log n + len(text) + B + n / B)`` for the line
         index plus the core's edit; a full-text change rebuilds, ``O(n)``.
         """
@@ -409,7 +419,7 @@ class OpenDocument:
         for change in changes:
             text = change.text
             if change.range is None:
-                patches.append(Patch(0, self.length, text))
+                patches.append(Patch(0, self.lines.length, text))
                 self._rebuild(text)
                 continue
             start, end = self._change_span(change.range)
@@ -417,10 +427,10 @@ class OpenDocument:
             in_line = "\n" not in text and "\r" not in text and self.lines.within_line(start, end)
             if not in_line:
                 before = self.read(start - 1, start) if start > 0 else ""
-                after = self.read(end, end + 1) if end < self.length else ""
+                after = self.read(end, end + 1) if end < self.lines.length else ""
             if self.doc is not None:
                 try:
-                    self.doc.edit(start, end, text)
+                    self.token_count = self.doc.edit(start, end, text).token_count
                 except Exception as exc:
                     self._recover(self.doc, start, end, text, exc)
             else:
@@ -450,8 +460,9 @@ class OpenDocument:
                 f"{self.uri}: change range {rng} runs past the last line ({last}); "
                 "clamped to the end of the document"
             )
-        start = self.to_cp(sl, sc, clamp=True)
-        end = self.to_cp(el, ec, clamp=True)
+        to_cp = self.codec.to_cp
+        start = to_cp(self.lines, self.read, sl, sc, clamp=True)
+        end = start if (el, ec) == (sl, sc) else to_cp(self.lines, self.read, el, ec, clamp=True)
         if start > end:
             self._warn(f"{self.uri}: change range {rng} is reversed; swapped")
             start, end = end, start

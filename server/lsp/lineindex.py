@@ -15,6 +15,14 @@ more line than there are terminators: the last line has no terminator and may be
 The lengths live in blocks of at most ``2 * _LOAD`` lines (the layout of
 ``sortedcontainers.SortedList``), with per-block totals and prefix sums over blocks, so a
 lookup is two bisections plus a sum inside one block.
+
+Each line also carries two flags beside its terminator's length (in the same byte):
+:data:`WIDE` (a character outside ASCII) and :data:`ASTRAL` (one outside the Basic
+Multilingual Plane). They say what converting a column needs: on a line without ``WIDE``,
+UTF-8 bytes, UTF-16 units and code points are one column each, and without ``ASTRAL``
+UTF-16 units are; only the other lines' text is read (``positions.py``). The flags may be
+set on a line that no longer has such a character (an edit deletes without looking), never
+missing on one that has: a stale flag costs a read, a missing one would be a wrong column.
 """
 
 from __future__ import annotations
@@ -25,11 +33,28 @@ from bisect import bisect_right
 from itertools import accumulate
 from typing import Iterator, NamedTuple, Sequence
 
-__all__ = ["LineIndex", "LineSpan", "naive_lines"]
+__all__ = ["ASTRAL", "WIDE", "LineIndex", "LineSpan", "flags_of", "naive_lines"]
 
 #: one line terminator; ``\r\n`` first so that it is one terminator, not two
 _BREAK = re.compile(r"\r\n|\r|\n")
 _LOAD = 512
+#: line flags, stored above the terminator length (bits 0-1) in the same byte
+WIDE = 4
+ASTRAL = 8
+_TERM = 3
+
+
+def flags_of(text: str) -> int:
+    """The line flags ``text`` calls for.
+
+    >>> flags_of("abc"), flags_of("é"), flags_of("a😀")
+    (0, 4, 12)
+
+    Runtime complexity: ``O(len(text))`` in C.
+    """
+    if text.isascii():
+        return 0
+    return WIDE | ASTRAL if max(text) > "\uffff" else WIDE
 
 
 class LineSpan(NamedTuple):
@@ -81,6 +106,13 @@ def _split_lines(text: str) -> tuple[array[int], array[int]]:
         start = end
     lengths.append(len(text) - start)
     terms.append(0)
+    if not text.isascii():  # the flags of the lines that need them
+        start = 0
+        for i, n in enumerate(lengths):
+            flags = flags_of(text[start : start + n])
+            if flags:
+                terms[i] |= flags
+            start += n
     return lengths, terms
 
 
@@ -99,6 +131,10 @@ class LineIndex:
     #: prefix sums over blocks of code points and of lines (set by :meth:`_rebuild_prefix`)
     _cum_cps: list[int]
     _cum_lines: list[int]
+    #: length of the indexed text in code points, and its number of lines (terminators + 1);
+    #: kept up to date by every update (attributes: read several times per keystroke)
+    length: int
+    line_count: int
 
     def __init__(self, text: str = "") -> None:
         lengths, terms = _split_lines(text)
@@ -131,7 +167,7 @@ class LineIndex:
             lens, ts = _split_lines(text)
             if lengths:  # the last line so far was not ended: this part's first line goes on
                 lens[0] += lengths.pop()
-                terms.pop()
+                ts[0] |= terms.pop()  # its flags (an unended line's terminator is 0)
             lengths.extend(lens)
             terms.extend(ts)
         self = cls("")
@@ -143,22 +179,6 @@ class LineIndex:
         return self
 
     # -- queries ---------------------------------------------------------------------------
-
-    @property
-    def line_count(self) -> int:
-        """Number of lines (terminators + 1).
-
-        Runtime complexity: ``O(1)``.
-        """
-        return self._cum_lines[-1]
-
-    @property
-    def length(self) -> int:
-        """Length of the indexed text in code points.
-
-        Runtime complexity: ``O(1)``.
-        """
-        return self._cum_cps[-1]
 
     def line_span(self, line: int) -> LineSpan:
         """Code point span of ``line`` (0-based); raises ``IndexError`` past the last line.
@@ -177,7 +197,23 @@ class LineIndex:
         lens = self._lens[b]
         start = self._cum_cps[b] + sum(lens[:i])
         end = start + lens[i]
-        return LineSpan(start, end - self._terms[b][i], end)
+        return LineSpan(start, end - (self._terms[b][i] & _TERM), end)
+
+    def span_flags(self, line: int) -> tuple[int, int, int]:
+        """``(start_cp, content_end_cp, flags)`` of ``line`` (an existing one): what a column
+        conversion needs (:data:`WIDE`, :data:`ASTRAL`).
+
+        >>> LineIndex("x\\r\\n😀").span_flags(1)
+        (3, 4, 12)
+
+        Runtime complexity: as :meth:`line_span`.
+        """
+        b = bisect_right(self._cum_lines, line) - 1
+        i = line - self._cum_lines[b]
+        lens = self._lens[b]
+        start = self._cum_cps[b] + sum(lens[:i])
+        term = self._terms[b][i]
+        return start, start + lens[i] - (term & _TERM), term & ~_TERM
 
     def line_start(self, line: int) -> int:
         """Code point offset where ``line`` starts.
@@ -226,7 +262,7 @@ class LineIndex:
         start = 0
         for lens, terms in zip(self._lens, self._terms):
             for n, t in zip(lens, terms):
-                yield LineSpan(start, start + n - t, start + n)
+                yield LineSpan(start, start + n - (t & _TERM), start + n)
                 start += n
 
     # -- update ----------------------------------------------------------------------------
@@ -259,7 +295,7 @@ class LineIndex:
             not new_text and before == "\r" and after == "\n"
         ) and self.within_line(start_cp, end_cp):
             line = self.line_of(start_cp)
-            self._resize_line(line, len(new_text) - (end_cp - start_cp))
+            self._resize_line(line, len(new_text) - (end_cp - start_cp), flags_of(new_text))
             return line, line
         # Widen the edit by one character on each side when that character could pair with
         # the new text into "\r\n" or was half of one: then every "\r\n" that can be formed
@@ -278,7 +314,9 @@ class LineIndex:
         new_lens, new_terms = _split_lines(window)
         new_lens[0] += head
         new_lens[-1] += tail
-        new_terms[-1] = tail_term
+        # the kept parts of the first and last lines keep their flags
+        new_terms[0] |= self._flags(first)
+        new_terms[-1] = tail_term | (new_terms[-1] & ~_TERM) | self._flags(last)
         self._splice(first, last + 1, new_lens, new_terms)
         return first, first + len(new_lens) - 1
 
@@ -304,18 +342,26 @@ class LineIndex:
         """
         assert "\n" not in new_text and "\r" not in new_text, "not within a line"
         line = self.line_of(start_cp)
-        self._resize_line(line, len(new_text) - (end_cp - start_cp))
+        self._resize_line(line, len(new_text) - (end_cp - start_cp),
+                          0 if new_text.isascii() else flags_of(new_text))
         return line
 
-    def _resize_line(self, line: int, delta: int) -> None:
+    def _flags(self, line: int) -> int:
+        b = bisect_right(self._cum_lines, line) - 1
+        return self._terms[b][line - self._cum_lines[b]] & ~_TERM
+
+    def _resize_line(self, line: int, delta: int, flags: int = 0) -> None:
         hint = self._hint
         if hint is not None and hint[0] >= line:  # lines before the one resized stay put
             h, s0, e0 = hint
             self._hint = (h, s0, e0 + delta) if h == line else (h, s0 + delta, e0 + delta)
         b = bisect_right(self._cum_lines, line) - 1
         self._lens[b][line - self._cum_lines[b]] += delta
+        if flags:
+            self._terms[b][line - self._cum_lines[b]] |= flags
         self._block_cps[b] += delta
         self._cum_cps = [0, *accumulate(self._block_cps)]
+        self.length = self._cum_cps[-1]
 
     def _splice(self, lo: int, hi: int, lens: Sequence[int], terms: Sequence[int]) -> None:
         """Replace lines ``lo..hi-1`` by the given lines, then rebalance the touched blocks."""
@@ -347,6 +393,8 @@ class LineIndex:
         # O(n / B): cheap next to the per-edit work for any document that fits in memory
         self._cum_cps = [0, *accumulate(self._block_cps)]
         self._cum_lines = [0, *accumulate(len(b) for b in self._lens)]
+        self.length = self._cum_cps[-1]
+        self.line_count = self._cum_lines[-1]
 
     # -- invariants ------------------------------------------------------------------------
 
@@ -362,12 +410,15 @@ class LineIndex:
                 assert len(lens) <= 2 * _LOAD, "oversized block"
                 assert len(lens) == len(terms)
                 assert sum(lens) == total, "stale block total"
-                assert all(0 <= t <= 2 and t <= n for n, t in zip(lens, terms))
-            flat_terms = [t for ts in self._terms for t in ts]
+                assert all(0 <= t & _TERM <= 2 and t & _TERM <= n and t < 16
+                           for n, t in zip(lens, terms))
+            flags = [t & ~_TERM for ts in self._terms for t in ts]
+            flat_terms = [t & _TERM for ts in self._terms for t in ts]
             assert flat_terms[-1] == 0, "last line must have no terminator"
             assert all(t > 0 for t in flat_terms[:-1]), "only the last line lacks a terminator"
             assert self._cum_cps == [0, *accumulate(self._block_cps)]
             assert self._cum_lines == [0, *accumulate(len(b) for b in self._lens)]
+            assert (self.length, self.line_count) == (self._cum_cps[-1], self._cum_lines[-1])
             if self._hint is not None:
                 line, start, end = self._hint
                 span = self.line_span(line)
@@ -375,6 +426,11 @@ class LineIndex:
             if text is not None:
                 flat = list(zip([n for b in self._lens for n in b], flat_terms))
                 assert flat == naive_lines(text), "lines differ from naive_lines(text)"
+                start = 0
+                for (n, _), f in zip(flat, flags):  # a flag may be stale, never missing
+                    need = flags_of(text[start : start + n])
+                    assert need & ~f == 0, f"line at {start} lacks flags {need & ~f}"
+                    start += n
         except AssertionError:
             print("LineIndex state:", {"lens": self._lens, "terms": self._terms,
                                        "block_cps": self._block_cps, "text": text})

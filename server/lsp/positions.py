@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Callable, Literal, NamedTuple
 
-from livetok.server.lsp.lineindex import LineIndex
+from livetok.server.lsp.lineindex import ASTRAL, WIDE, LineIndex
 
 __all__ = [
     "PositionCodec",
@@ -115,6 +115,9 @@ class PositionCodec:
         if unit not in UNITS:
             raise ValueError(f"unknown position encoding {unit!r}; use one of {UNITS}")
         self.unit: Unit = unit
+        #: the line flags (``lineindex.WIDE``/``ASTRAL``) under which a column is not a code
+        #: point: only such lines are read to convert
+        self.read_on = 0 if unit == "utf-32" else ASTRAL if unit == "utf-16" else WIDE
 
     def to_cp(
         self, index: LineIndex, read: Reader, line: int, col: int, *, clamp: bool = False
@@ -135,12 +138,12 @@ class PositionCodec:
                 f"line {line} is past the end of the document (it has {index.line_count} "
                 f"lines, 0-based: last line is {index.line_count - 1})"
             )
-        span = index.line_span(line)
-        if col == 0:
-            return span.start_cp
+        start, content_end, flags = index.span_flags(line)
         # every unit covers at most one code point, so `col` code points suffice to read
-        end = min(span.content_end_cp, span.start_cp + col)
-        return span.start_cp + prefix_cps(read(span.start_cp, end), col, self.unit)
+        end = min(content_end, start + col)
+        if not flags & self.read_on:  # a column is a code point on this line
+            return end
+        return start + prefix_cps(read(start, end), col, self.unit)
 
     def to_position(self, index: LineIndex, read: Reader, cp_offset: int) -> LineCol:
         """LSP position of code point offset ``cp_offset``.
@@ -150,6 +153,8 @@ class PositionCodec:
         Runtime complexity: ``O(log n + B + column)``.
         """
         line = index.line_of(cp_offset)
-        span = index.line_span(line)
-        cp = min(cp_offset, span.content_end_cp)
-        return LineCol(line, units_len(read(span.start_cp, cp), self.unit))
+        start, content_end, flags = index.span_flags(line)
+        cp = min(cp_offset, content_end)
+        if not flags & self.read_on:
+            return LineCol(line, cp - start)
+        return LineCol(line, units_len(read(start, cp), self.unit))

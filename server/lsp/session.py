@@ -472,9 +472,10 @@ class LivetokServer(LanguageServer):
 
         Runtime complexity: ``O(1)``, plus ``O(len(patches))`` for a big document.
         """
-        self.store.resized(length_before, od.length)
-        if self.max_open_chars is not None and od.length > length_before:
-            why = self.not_kept(od.uri, od.length)
+        length = od.lines.length
+        self.store.resized(length_before, length)
+        if self.max_open_chars is not None and length > length_before:
+            why = self.not_kept(od.uri, length)
             if why is not None:
                 self.drop(od.uri, why)
                 return
@@ -703,7 +704,10 @@ class LivetokServer(LanguageServer):
                 log.exception("counting %s failed", uri)
                 continue
             self.protocol.notify(DID_CHANGE_TOKEN_COUNT, info.to_json())
-            self._publish_budgets(od)
+            # whether a budget file can cover the document was decided when it opened (or
+            # when a budget file or setting changed since): most keystrokes check nothing
+            if self.settings.budget is not None or self.budgets.may_cover(uri):
+                self._publish_budgets(od)
 
     def _publish_budgets(self, od: OpenDocument) -> None:
         """Publish ``od``'s budget diagnostics (when they differ from the last ones sent): a
@@ -872,7 +876,7 @@ def did_change(ls: LivetokServer, params: types.DidChangeTextDocumentParams) -> 
                                         c.range.end.line, c.range.end.character))
                for c in params.content_changes]
     version = params.text_document.version
-    before = od.length
+    before = od.lines.length
     # a huge paste is tokenized in the worker thread, like a big didOpen
     if (sum(len(c.text) for c in changes) >= ls.settings.progress_threshold
             and ls.background.start(uri, functools.partial(od.apply, changes, version),

@@ -74,7 +74,7 @@ def token_count(od: OpenDocument, cp_range: tuple[int, int] | None = None) -> Co
     """
     doc = od.ready()
     rng = doc.count_range(*cp_range) if cp_range is not None else None
-    return CountInfo(od.uri, od.version, doc.encoding.name, doc.token_count, doc.length, rng)
+    return CountInfo(od.uri, od.version, od.encoding_name, od.token_count, od.lines.length, rng)
 
 
 @dataclass(frozen=True)
