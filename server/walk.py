@@ -27,7 +27,7 @@ import pathspec
 from livetok.incremental.load import size_limit
 
 from livetok.server import trust
-from livetok.server.budgets.rules import glob_problem, glob_stars_limit
+from livetok.server.budgets.limits import glob_problem, glob_stars_limit
 
 __all__ = ["MAX_DEPTH_ENV", "Skipped", "iter_files", "walk"]
 

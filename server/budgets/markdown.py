@@ -12,6 +12,10 @@ fence above it, whether a ``---`` line underlines one on the paragraph above it.
 therefore computes sections only when a client asks for code lenses of a Markdown document,
 once per document version.
 
+A budget counts the same sections as :class:`BudgetSection` (:func:`budget_sections`: lines
+from 1, headings with their ATX markers), the spans ``livetok check``'s section budgets and
+the editor's diagnostics report.
+
 Both steps are linear (issue 15): each line is read by a plain scan with ``str`` methods
 (no regular expression over the line, whose backtracking made a heading of ``# a``, 32,000
 spaces and ``b`` take 3 s), and the section ends come from one pass with a stack of the
@@ -23,7 +27,8 @@ from __future__ import annotations
 import re
 from typing import Iterator, NamedTuple
 
-__all__ = ["FRONT_MATTER", "Section", "front_matter_end", "sections"]
+__all__ = ["FRONT_MATTER", "BudgetSection", "Section", "budget_sections", "front_matter_end",
+           "sections"]
 
 #: one line terminator, as LSP and ``LineIndex`` count them (not ``str.splitlines``'s set)
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -33,7 +38,7 @@ _MARKERS = frozenset("#`~ ")
 #: be followed (a text's first line underlines nothing, so a line break comes before)
 _MAYBE_UNDERLINE = re.compile(r"[\r\n] {0,3}(?:=+|-+)[ \t]*(?:[\r\n]|$)")
 #: YAML front matter: ``---`` on the first line (after a byte order mark) to ``---`` or
-#: ``...``; the ``body`` group is the YAML (``budgets.front_matter`` reads budgets from it)
+#: ``...``; the ``body`` group is the YAML (``frontmatter.front_matter`` reads budgets from it)
 FRONT_MATTER = re.compile(
     r"\A\ufeff?---[ \t]*\r?\n(?P<body>(?:.*?\r?\n)??)(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
 
@@ -281,3 +286,32 @@ def _with_ends(headings: list[_Heading], n: int) -> list[Section]:
         open_.append(i)
     return [Section(level, title, start, ends[i], line)
             for i, (level, title, start, line) in enumerate(headings)]
+
+
+class BudgetSection(NamedTuple):
+    """A heading's section: ``[start_cp, end_cp)`` from its heading (on 1-based ``line``) to
+    the next heading of the same or a higher level."""
+
+    level: int
+    title: str
+    start_cp: int
+    end_cp: int
+    line: int
+
+    @property
+    def heading(self) -> str:
+        """The heading as ATX markers and title, whatever its style: ``"## Tools"``."""
+        return "#" * self.level + " " + self.title
+
+
+def budget_sections(text: str, body_cp: int = 0) -> list[BudgetSection]:
+    """Sections of the Markdown in ``text[body_cp:]`` (after the front matter), with offsets
+    into ``text``: :func:`sections` (ATX and setext headings), lines from 1.
+
+    >>> [(s.level, s.title, s.line) for s in budget_sections("A\\n===\\n## B\\n```\\n# no\\n```\\n")]
+    [(1, 'A', 1), (2, 'B', 3)]
+
+    Runtime complexity: ``O(len(text))``.
+    """
+    return [BudgetSection(s.level, s.title, s.start_cp, s.end_cp, s.line + 1)
+            for s in sections(text, body_cp)]

@@ -33,26 +33,19 @@ from typing import Iterable, Literal
 from livetok.incremental import get_encoding
 
 from livetok.server import trust
-from livetok.server.budgets.rules import (
-    MARKDOWN_SUFFIXES,
-    MAX_CHECK_BYTES_ENV,
+from livetok.server.budgets.baseline import baseline_entries, load_baseline, write_baseline
+from livetok.server.budgets.config import (
     TRUST_TOKENIZERS_ENV,
     BudgetConfig,
     BudgetRule,
     ConfigError,
-    ConfigFinder,
     ConfigProblem,
-    TextCounter,
-    Verdict,
-    baseline_entries,
-    check_bytes_limit,
-    check_text,
-    load_baseline,
-    load_config,
-    money,
-    total_verdicts,
-    write_baseline,
 )
+from livetok.server.budgets.discovery import ConfigFinder, load_config
+from livetok.server.budgets.frontmatter import MARKDOWN_SUFFIXES
+from livetok.server.budgets.limits import MAX_CHECK_BYTES_ENV, check_bytes_limit
+from livetok.server.budgets.money import money
+from livetok.server.budgets.verdicts import TextCounter, Verdict, check_text, total_verdicts
 from livetok.server.cli.main import Subparsers
 from livetok.server.cli.count import PARALLEL_MIN_CHARS, count_parallel, default_jobs
 from livetok.server.walk import Skipped, walk

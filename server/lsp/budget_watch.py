@@ -48,26 +48,20 @@ from livetok.incremental import get_encoding
 from livetok.incremental.load import size_limit
 
 from livetok.server import trust
-from livetok.server.budgets.rules import (
-    CONFIG_NAMES,
+from livetok.server.budgets.baseline import load_baseline
+from livetok.server.budgets.config import (
     DEFAULT_BASELINE,
-    MARKDOWN_SUFFIXES,
-    MAX_CHECK_BYTES_ENV,
     BudgetConfig,
     BudgetRule,
     ConfigError,
-    ConfigFinder,
     ConfigProblem,
-    Verdict,
-    budget_for,
-    check_bytes_limit,
-    check_text,
-    load_baseline,
-    load_config,
-    money,
     parse_config,
-    total_verdicts,
 )
+from livetok.server.budgets.discovery import CONFIG_NAMES, ConfigFinder, load_config
+from livetok.server.budgets.frontmatter import MARKDOWN_SUFFIXES
+from livetok.server.budgets.limits import MAX_CHECK_BYTES_ENV, check_bytes_limit
+from livetok.server.budgets.money import money
+from livetok.server.budgets.verdicts import Verdict, budget_for, check_text, total_verdicts
 from livetok.server.lsp.documents import OpenDocument
 from livetok.server.lsp.views import Lens, budget_overflow
 from livetok.server.walk import walk

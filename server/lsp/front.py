@@ -380,7 +380,7 @@ def _budget_file_for(uri: str) -> bool:
         return True
     if not any((d / name).is_file() for d in path.parents for name in BUDGET_FILE_NAMES):
         return False
-    from livetok.server.budgets.rules import ConfigFinder
+    from livetok.server.budgets.discovery import ConfigFinder
 
     try:
         return ConfigFinder().config_for(path) is not None

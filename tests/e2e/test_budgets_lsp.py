@@ -266,7 +266,8 @@ def test_documents_without_budgets_are_not_read(tmp_path):
     server asks on every flush, and a document may be megabytes long."""
     from livetok.incremental import get_encoding
     from livetok.server.lsp.budget_watch import BudgetWatch
-    from livetok.server.budgets.rules import check_text, load_config
+    from livetok.server.budgets.discovery import load_config
+    from livetok.server.budgets.verdicts import check_text
     from livetok.server.lsp.documents import OpenDocument
 
     (tmp_path / "livetok.toml").write_text(TOML, encoding="utf-8")

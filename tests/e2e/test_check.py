@@ -22,13 +22,10 @@ import yaml
 
 from livetok.incremental import get_encoding
 from livetok.server.cli import check as cmd_check
-from livetok.server.budgets.rules import (
-    ConfigError,
-    budget_sections,
-    check_text,
-    front_matter,
-    parse_config,
-)
+from livetok.server.budgets.config import ConfigError, parse_config
+from livetok.server.budgets.frontmatter import front_matter
+from livetok.server.budgets.markdown import budget_sections
+from livetok.server.budgets.verdicts import check_text
 from livetok.server.cli.main import main
 
 from .._refs import tiktoken_ref
@@ -506,7 +503,10 @@ def test_real_pre_commit_fails_then_passes(tmp_path):
     assert r.returncode == 0 and "Passed" in r.stdout, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("module", ["livetok.server.budgets.rules", "livetok.server.lsp.budget_watch"])
+@pytest.mark.parametrize("module", [
+    *(f"livetok.server.budgets.{m}" for m in ("config", "frontmatter", "limits", "markdown",
+                                              "money", "verdicts")),
+    "livetok.server.lsp.budget_watch"])
 def test_doctests(module):
     import doctest
     import importlib
@@ -522,7 +522,7 @@ def test_paragraph_chunks_match_their_definition_in_linear_time():
     import random
     import re
 
-    from livetok.server.budgets import rules as budgets
+    from livetok.server.budgets import verdicts as budgets
 
     definition = re.compile(r"(?:[^\r\n]*\S[^\r\n]*(?:\r\n|\r|\n|$))+")
 

@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from livetok.server.budgets.rules import ConfigError, check_text, parse_config, tokens_for
+from livetok.server.budgets.config import ConfigError, parse_config
+from livetok.server.budgets.money import tokens_for
+from livetok.server.budgets.verdicts import check_text
 
 from .._refs import tiktoken_ref
 from .test_check import check as check_in_process
@@ -398,7 +400,7 @@ def test_doctests_of_the_command():
 def test_budget_file_takes_model_names(tmp_path: Path) -> None:
     """An exact model's name is an encoding in a budget file; an ≈ model's name or a model
     whose tokenizer is not here is a configuration problem that says why."""
-    from livetok.server.budgets.rules import ConfigError, parse_config
+    from livetok.server.budgets.config import ConfigError, parse_config
 
     cfg = parse_config('encoding = "gpt-4.1"\n[[budget]]\nfiles = ["*.md"]\nmax = 3\n',
                        tmp_path / "livetok.toml")

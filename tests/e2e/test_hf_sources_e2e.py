@@ -181,7 +181,7 @@ def test_budget_file_takes_a_tokenizer_path(tmp_path: Path) -> None:
     the folder is refused even then."""
     import shutil
 
-    from livetok.server.budgets.rules import ConfigError, parse_config
+    from livetok.server.budgets.config import ConfigError, parse_config
 
     path = tokenizer_file("llama3")
     (tmp_path / "m").mkdir()

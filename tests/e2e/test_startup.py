@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from livetok.server.lsp.session import create_server
-from livetok.server.budgets.rules import CONFIG_NAMES
+from livetok.server.budgets.discovery import CONFIG_NAMES
 from livetok.server.lsp.front import (
     BUDGET_FILE_NAMES,
     EARLY_MAX_CHARS,
