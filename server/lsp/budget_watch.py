@@ -20,6 +20,11 @@ What the server shows:
   through :mod:`.trust` (bounded, inside that folder), an open document's live count in place
   of its file's.
 
+One concept: the budget files as one editor session sees them, with the caches that keep a
+keystroke from reading them (found configs, verdicts by version, sets of totals with their
+live and disk counts); what is computed comes from the pure ``budgets`` package, and what is
+left here is which cache each event (an edit, a save, a watched-file change, a close) renews.
+
 Budget files are re-read when the client reports a change (``workspace/didChangeWatchedFiles``,
 registered dynamically when the client can, see :meth:`BudgetWatch.registration`) or when one
 is opened or saved in the editor. Nothing here runs in a worker thread.

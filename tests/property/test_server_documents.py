@@ -329,6 +329,7 @@ def test_initialize_preloads_the_default_encoding(monkeypatch):
     from lsprotocol import types
 
     from livetok.server.lsp import session as app
+    from livetok.server.lsp import sync
 
     asked: list[str] = []
 
@@ -338,7 +339,7 @@ def test_initialize_preloads_the_default_encoding(monkeypatch):
 
     monkeypatch.setattr(app, "get_encoding", fake_get_encoding)
     server = app.LivetokServer()
-    app.initialize(server, types.InitializeParams(
+    sync.initialize(server, types.InitializeParams(
         capabilities=types.ClientCapabilities(),
         initialization_options={"encoding": "r50k_base"}))
     assert server.preload is not None

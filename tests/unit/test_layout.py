@@ -171,11 +171,6 @@ MAX_LINES = 700
 ONE_CONCEPT = "One concept:"
 #: modules over MAX_LINES without that paragraph, relative to the repository root
 BEING_SPLIT = {
-    # being split (issue 28): the server session reorganises server/ and empties these (the
-    # committed names and the ones they move to)
-    "server/app.py",
-    "server/budgets.py",
-    "server/lsp/session.py",
     # being split (issue 28): the regex session's (its regex analysis moved to
     # incremental/regex/; the normalizers stay to be split or explained)
     "incremental/hf/normalizers.py",

@@ -1,0 +1,231 @@
+"""The notifications a session handles: the lifecycle (``initialize``, ``initialized``,
+``shutdown``) and document sync (``didOpen``, ``didChange``, ``didClose``, ``didSave``), with
+the settings and watched-file changes.
+
+Each is ``handler(ls, params)`` under :func:`.handlers.feature`; what they change is the
+state of :class:`.session.LivetokServer`. A keystroke starts here, at :func:`did_change`
+(``docs/architecture.md``).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from typing import TYPE_CHECKING, cast
+
+from lsprotocol import types
+from pygls.capabilities import ServerCapabilitiesBuilder
+
+from livetok.server.lsp.bigtext import TextParts
+from livetok.server.lsp.documents import OpenDocument, TextChange
+from livetok.server.lsp.handlers import feature
+from livetok.server.lsp.positions import PositionCodec, Unit
+from livetok.server.lsp.settings import SettingsError, parse_settings, workspace_root
+
+if TYPE_CHECKING:
+    from livetok.incremental import PieceEncoding
+
+    from livetok.server.lsp.session import LivetokServer
+
+__all__: list[str] = []  # handlers only: registered by importing this module
+
+#: a didOpen text at least this long is handed over to its document (built by blocks)
+_HANDOFF_CHARS = 1 << 22
+
+
+# -- lifecycle -----------------------------------------------------------------------------------
+
+
+@feature(types.INITIALIZE)
+def initialize(ls: LivetokServer, params: types.InitializeParams) -> None:
+    """Read ``initializationOptions``, pick the position unit, start loading the encoding."""
+    ls.root = workspace_root(params.workspace_folders, params.root_uri, params.root_path)
+    try:
+        ls.settings = parse_settings(params.initialization_options, root=ls.root)
+    except SettingsError as exc:
+        ls.settings = parse_settings(None, root=ls.root)
+        ls.warn(f"livetok: ignoring initializationOptions: {exc}")
+    ls.budgets.trust_tokenizers = ls.settings.trust_workspace_tokenizers
+    caps = params.capabilities
+    forced = ls.forced_unit or ls.settings.position_encoding
+    unit = (types.PositionEncodingKind(forced) if forced is not None
+            else ServerCapabilitiesBuilder.choose_position_encoding(caps))
+    # PositionCodec checks the unit; LivetokProtocol.lsp_initialize announces it
+    ls.codec = PositionCodec(cast(Unit, getattr(unit, "value", unit)))
+    ls.progress_ok = bool(caps.window and caps.window.work_done_progress)
+    ws = caps.workspace
+    ls.refresh_lenses = bool(ws and ws.code_lens and ws.code_lens.refresh_support)
+    ls.refresh_semantic = bool(ws and ws.semantic_tokens and ws.semantic_tokens.refresh_support)
+    ls.budgets.initialize(caps)
+    ls.preload = threading.Thread(target=ls.preload_encoding,
+                                  args=(ls.settings.default_encoding,),
+                                  name="livetok-preload", daemon=True)
+    ls.preload.start()
+
+
+@feature(types.INITIALIZED)
+def initialized(ls: LivetokServer, params: types.InitializedParams) -> None:
+    if ls.budgets.dynamic:  # ask the client to report changes of budget files
+        ls.client_register_capability(ls.budgets.registration())
+
+
+@feature(types.SHUTDOWN)
+def shutdown(ls: LivetokServer, params: None) -> None:
+    ls.background.finish_all()  # documents still being tokenized, and what waits on them
+    ls.publish()  # counts still pending go out before the shutdown answer
+    ls.save_traces()
+
+
+# -- document sync -------------------------------------------------------------------------------
+
+
+@feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None:
+    """Open a document; a big one is tokenized in the worker thread, with progress."""
+    td = params.text_document
+    if ls.background.busy(td.uri):
+        ls.later(td.uri, did_open, params)
+        return
+    if td.uri in ls.store:
+        ls.warn(f"livetok: {td.uri} opened twice; replacing it with the new text")
+        ls.close(td.uri)
+    ls._not_kept.pop(td.uri, None)
+    n_chars = len(td.text)
+    why = ls.not_kept(td.uri, n_chars)
+    if why is not None:  # over the session's limit (livetok demo): the text is not kept
+        ls.drop(td.uri, why)
+        return
+    big = n_chars >= ls.settings.progress_threshold
+    token = ls.progress_begin(td.uri, len(td.text)) if big and ls.progress_ok else None
+    started = time.perf_counter()
+    choice = ls.encoding_choice(td.uri, td.language_id)
+    ready = ls.ready_encoding(choice, td.uri)
+
+    def build(enc: PieceEncoding) -> OpenDocument:
+        text: str | list[str] = td.text
+        if isinstance(text, TextParts):  # a big didOpen decoded in blocks (bigtext.py)
+            try:
+                text = text.join() if ls.recorder is not None else text.take()
+            except ValueError as exc:  # decoded only now: it was not a JSON string
+                ls.warn(f"livetok: ignored the didOpen of {td.uri}: {exc}")
+                raise
+        elif ls.recorder is None and isinstance(text, str) and len(text) >= _HANDOFF_CHARS:
+            # subtle: the params give the text up, so that the only reference left is
+            # the one handed over (OpenDocument._build_handed drops it before building)
+            text, td.text = [text], ""
+        return ls.open_document(td.uri, td.language_id, td.version, text, enc, on_count=(
+            ls.first_count(td.uri, td.version, enc.name) if big and ls.background.in_worker()
+            else None), choice=choice)
+
+    def opened(od: OpenDocument) -> None:
+        if token is not None:
+            n = od.doc.token_count if od.doc is not None else 0
+            ls.protocol.notify(types.PROGRESS, types.ProgressParams(
+                token=token, value=types.WorkDoneProgressEnd(
+                    message=f"{n:,} tokens in {time.perf_counter() - started:.1f} s")))
+        ls.store.add(od)
+        if ls.recorder is not None:
+            ls.recorder.open(td.uri, od.text())
+        ls.changed(td.uri)
+        if not ls.budgets.dynamic:  # no file watcher: an opened budget file is re-read
+            ls.budget_files_changed([td.uri])
+
+    def load_and_build() -> OpenDocument:
+        return build(ls.load_encoding(choice, td.uri))
+
+    def building() -> None:  # its size counts toward the session's limit meanwhile
+        ls._opening[td.uri] = n_chars
+        ls.background.defer(td.uri, built)  # first in its backlog: right after opened()
+
+    def built() -> None:
+        ls._opening.pop(td.uri, None)
+
+    # an encoding not loaded yet may take seconds (a big tokenizer.json): loaded in the worker
+    # thread, while this document's messages wait in its backlog and the others are served
+    if ready is None:
+        if ls.background.start(td.uri, load_and_build, opened):
+            building()
+            return
+        ready = ls.load_encoding(choice, td.uri)
+    # a big document is tokenized in the worker thread: the others keep being served
+    if big and ls.background.start(td.uri, functools.partial(build, ready), opened):
+        building()
+    else:
+        opened(build(ready))
+
+
+@feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: LivetokServer, params: types.DidChangeTextDocumentParams) -> None:
+    """Keystroke step 1: the changes, as :class:`TextChange`, go to ``OpenDocument.apply``
+    (step 2; a huge paste in the worker thread); :meth:`LivetokServer.changed` then has the
+    new count published (step 5).
+
+    Runtime complexity: ``O(changes)`` besides ``OpenDocument.apply``.
+    """
+    uri = params.text_document.uri
+    if ls.background.busy(uri):
+        ls.later(uri, did_change, params)
+        return
+    od = ls.store.find(uri)
+    if od is None:
+        if uri not in ls._not_kept:  # one not kept was said so once
+            ls.warn(f"livetok: didChange for {uri}, which is not open; ignored "
+                    "(send textDocument/didOpen first)")
+        return
+    changes = []
+    inserted = 0
+    for c in params.content_changes:
+        if isinstance(c, types.TextDocumentContentChangeWholeDocument):
+            changes.append(TextChange(c.text))
+        else:
+            s, e = c.range.start, c.range.end
+            changes.append(TextChange(c.text, (s.line, s.character, e.line, e.character)))
+        inserted += len(c.text)
+    version = params.text_document.version
+    before = od.lines.length
+    # a huge paste is tokenized in the worker thread, like a big didOpen
+    if (inserted >= ls.settings.progress_threshold
+            and ls.background.start(uri, functools.partial(od.apply, changes, version),
+                                    functools.partial(ls.applied, od, before))):
+        return
+    ls.applied(od, before, od.apply(changes, version))
+
+
+@feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: LivetokServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if ls.background.busy(uri):
+        ls.background.defer(uri, functools.partial(ls.close, uri))
+    else:
+        ls.close(uri)
+
+
+@feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: LivetokServer,
+                             params: types.DidChangeConfigurationParams) -> None:
+    settings = params.settings
+    if not isinstance(settings, dict) or "livetok" not in settings:
+        return  # not ours (clients send every section's changes here)
+    try:
+        new = parse_settings(settings["livetok"], ls.settings, root=ls.root, grant_trust=False)
+    except SettingsError as exc:
+        ls.warn(f"livetok: ignoring the new settings: {exc}")
+        return
+    old, ls.settings = ls.settings, new
+    if ls.settings == old:
+        return  # nothing changed: nothing to send
+    ls.settings_changed(old)
+    if ls.refresh_semantic and new.semantic_tokens != old.semantic_tokens:
+        ls.protocol.send_request(types.WORKSPACE_SEMANTIC_TOKENS_REFRESH, None)
+
+
+@feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: LivetokServer,
+                             params: types.DidChangeWatchedFilesParams) -> None:
+    ls.budget_files_changed([c.uri for c in params.changes])
+
+
+@feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: LivetokServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.budget_files_changed([params.text_document.uri])
