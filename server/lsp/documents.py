@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Sequence
 
 from livetok.incremental import Document, PieceEncoding, sanitize
 
-from livetok.server.lsp.lineindex import LineIndex
+from livetok.server.lsp.lineindex import LineIndex, flags_of
 from livetok.server.parallel_open import PARALLEL_MIN_CHARS, parallel_block_tokens
 from livetok.server.lsp.positions import LineCol, PositionCodec, PositionError
 
@@ -422,9 +422,10 @@ class OpenDocument:
                 patches.append(Patch(0, self.lines.length, text))
                 self._rebuild(text)
                 continue
-            start, end = self._change_span(change.range)
+            start, end, line = self._change_span(change.range)
             # typing inside a line needs nothing read beside the edit (the common case)
-            in_line = "\n" not in text and "\r" not in text and self.lines.within_line(start, end)
+            breaks = "\n" in text or "\r" in text
+            in_line = not breaks and (line >= 0 or self.lines.within_line(start, end))
             if not in_line:
                 before = self.read(start - 1, start) if start > 0 else ""
                 after = self.read(end, end + 1) if end < self.lines.length else ""
@@ -436,7 +437,10 @@ class OpenDocument:
             else:
                 assert self._broken_text is not None
                 self._broken_text = self._broken_text[:start] + text + self._broken_text[end:]
-            if in_line:
+            if in_line and line >= 0:
+                self.lines.resize_line(line, len(text) - (end - start),
+                                       0 if text.isascii() else flags_of(text))
+            elif in_line:
                 self.lines.replace_within_line(start, end, text)
             else:
                 self.lines.replace(start, end, text, before=before, after=after)
@@ -452,8 +456,19 @@ class OpenDocument:
             self._warn(f"{self.uri}: re-synchronised from the full text")
             self.out_of_sync = None
 
-    def _change_span(self, rng: LspRange) -> tuple[int, int]:
+    def _change_span(self, rng: LspRange) -> tuple[int, int, int]:
+        """The code point span of a change's range, and its line when the range lies inside
+        one line's content in the sense of ``LineIndex.within_line`` (else -1): a range on one
+        line, the common case, is converted with one look at the line index."""
         sl, sc, el, ec = rng
+        if sl == el and 0 <= sl < self.lines.line_count and sc >= 0 and ec >= 0:
+            span = self.lines.span_flags(sl)
+            in_line = self.codec.in_line
+            start = in_line(span, self.read, sc)
+            end = start if ec == sc else in_line(span, self.read, ec)
+            if start <= end:
+                inside = not (start == span[0] > 0 and end == span[1])
+                return start, end, sl if inside else -1
         last = self.lines.line_count - 1
         if sl > last or el > last:
             self._warn(
@@ -466,7 +481,7 @@ class OpenDocument:
         if start > end:
             self._warn(f"{self.uri}: change range {rng} is reversed; swapped")
             start, end = end, start
-        return start, end
+        return start, end, -1
 
     def _recover(self, doc: Document, start: int, end: int, new_text: str,
                  exc: Exception) -> None:
@@ -516,10 +531,6 @@ class DocumentStore:
         self._docs[od.uri] = od
         self.chars += od.length - (old.length if old is not None else 0)
         return old
-
-    def resized(self, length_before: int, length_after: int) -> None:
-        """A document held here changed length (its changes were applied)."""
-        self.chars += length_after - length_before
 
     def get(self, uri: str) -> OpenDocument:
         """The open document at ``uri`` or :class:`UnknownDocument`."""

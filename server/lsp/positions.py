@@ -138,7 +138,16 @@ class PositionCodec:
                 f"line {line} is past the end of the document (it has {index.line_count} "
                 f"lines, 0-based: last line is {index.line_count - 1})"
             )
-        start, content_end, flags = index.span_flags(line)
+        return self.in_line(index.span_flags(line), read, col)
+
+    def in_line(self, span: tuple[int, int, int], read: Reader, col: int) -> int:
+        """Code point offset of column ``col`` of the line of ``span`` (what
+        ``LineIndex.span_flags`` gives): read only when the line's flags say that the unit
+        counts its characters otherwise than code points.
+
+        Runtime complexity: ``O(1)``, or ``O(min(col, line length))`` when read.
+        """
+        start, content_end, flags = span
         # every unit covers at most one code point, so `col` code points suffice to read
         end = min(content_end, start + col)
         if not flags & self.read_on:  # a column is a code point on this line

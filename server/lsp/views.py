@@ -72,8 +72,9 @@ def token_count(od: OpenDocument, cp_range: tuple[int, int] | None = None) -> Co
 
     Runtime complexity: ``O(1)``, plus ``Document.count_range`` for a range.
     """
-    doc = od.ready()
-    rng = doc.count_range(*cp_range) if cp_range is not None else None
+    rng = od.ready().count_range(*cp_range) if cp_range is not None else None
+    if od.doc is None or od.out_of_sync is not None:
+        od.ready()  # raises DocumentUnavailable, saying why
     return CountInfo(od.uri, od.version, od.encoding_name, od.token_count, od.lines.length, rng)
 
 
