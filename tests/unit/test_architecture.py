@@ -82,7 +82,8 @@ class _Sink:
         pass
 
 
-def test_a_didchange_runs_the_five_in_order() -> None:
+def _session() -> tuple[Any, _Sink, Callable[..., None]]:
+    """A server in this process, what it writes, and ``send(method, params, msg_id=None)``."""
     server = app.create_server()
     sink = _Sink()
     server.protocol.set_writer(sink)
@@ -92,6 +93,12 @@ def test_a_didchange_runs_the_five_in_order() -> None:
         if msg_id is not None:
             msg["id"] = msg_id
         dispatch(server.protocol, json.dumps(msg).encode())
+
+    return server, sink, send
+
+
+def test_a_didchange_runs_the_five_in_order() -> None:
+    server, sink, send = _session()
 
     send("initialize", {"capabilities": {}}, msg_id=1)
     uri = "file:///a.txt"
@@ -132,15 +139,7 @@ async def test_a_keystroke_in_a_big_document_reaches_the_core_once() -> None:
     stay within :data:`KEYSTROKE_FUNCTIONS`."""
     import asyncio
 
-    server = app.create_server()
-    sink = _Sink()
-    server.protocol.set_writer(sink)
-
-    def send(method: str, params: dict[str, Any], msg_id: int | None = None) -> None:
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
-        if msg_id is not None:
-            msg["id"] = msg_id
-        dispatch(server.protocol, json.dumps(msg).encode())
+    server, sink, send = _session()
 
     def counts() -> list[dict[str, Any]]:
         return [m["params"] for m in sink.sent if m.get("method") == "livetok/didChangeTokenCount"]
