@@ -1,7 +1,7 @@
 """``livetok check [PATH...]``: token budgets for CI and pre-commit (``docs/budgets.md``).
 
 Walks the paths (honouring ``.gitignore``, see :mod:`.walk`), finds each file's budget file,
-applies its budgets (:mod:`.budgets`) and prints compiler-style lines for the ones exceeded::
+applies its budgets (:mod:`livetok.server.budgets`) and prints compiler-style lines for the ones exceeded::
 
     CLAUDE.md:1: 3,412 tokens (o200k_base), 412 over the budget of 3,000
 

@@ -25,7 +25,7 @@ again), and all that follow. A first message that is not such an ``initialize`` 
 sent too early, bad JSON) is left to the full server, which answers it as before; the front
 answers nothing but that first ``initialize``, so LSP's lifecycle (``ServerNotInitialized``
 before it, ``InvalidRequest`` for a second one, which the front hands over unread) is the
-server's to keep (``app.SessionProtocol``).
+server's to keep (``session.SessionProtocol``).
 Measured in ``docs/benchmarks-server.md`` (cold start).
 
 Only stdio starts this way: ``--tcp`` and ``--ws`` make a server per connection after the
@@ -71,8 +71,8 @@ _MAX_EARLY_BYTES = 6 * EARLY_MAX_CHARS
 
 
 def _capabilities_without_client() -> dict[str, Any]:
-    """What the full server announces whatever the client: its features (``answers.py``,
-    ``app.py``) as pygls's ``ServerCapabilitiesBuilder`` writes them. A fresh dict per call."""
+    """What the full server announces whatever the client: its features (``requests.py``,
+    ``sync.py``) as pygls's ``ServerCapabilitiesBuilder`` writes them. A fresh dict per call."""
     return {
         "textDocumentSync": {"openClose": True, "change": 2, "save": True},
         "hoverProvider": True,

@@ -1,7 +1,7 @@
 """What the user sees, computed from an :class:`~.documents.OpenDocument` and the settings.
 
 Each function takes code point offsets or LSP line/columns already decoded, asks the core
-for counts and tokens, and returns plain data; ``app.py`` wraps the results in lsprotocol
+for counts and tokens, and returns plain data; ``requests.py`` wraps the results in lsprotocol
 types. Nothing here tokenizes: counts come from ``Document.token_count``,
 ``Document.count_range`` and ``Document.iter_tokens``.
 """
