@@ -183,6 +183,17 @@ class SessionProtocol(LivetokProtocol):
         if not self.exited:
             super()._send_data(data)
 
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """``notify(method, params)`` for params made of JSON values only (livetok's own
+        notifications): sent as a plain dict, which ``json.dumps`` writes without pygls's
+        message class and converter (unstructuring the notification through cattrs was a
+        third of publishing a count).
+
+        Runtime complexity: ``O(len(message))``.
+        """
+        if not self.exited:
+            super()._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
+
 
 class LivetokServer(LanguageServer):
     """The language server: open documents, settings and the coalesced count notifications."""
@@ -381,7 +392,7 @@ class LivetokServer(LanguageServer):
 
         def send(tokens: int, characters: int) -> None:
             if not self.protocol._shutdown:
-                self.protocol.notify(DID_CHANGE_TOKEN_COUNT, views.CountInfo(
+                self.protocol.notify_json(DID_CHANGE_TOKEN_COUNT, views.CountInfo(
                     uri, version, encoding, tokens, characters).to_json())
 
         def post(tokens: int, characters: int) -> None:
@@ -703,7 +714,7 @@ class LivetokServer(LanguageServer):
             except Exception:
                 log.exception("counting %s failed", uri)
                 continue
-            self.protocol.notify(DID_CHANGE_TOKEN_COUNT, info.to_json())
+            self.protocol.notify_json(DID_CHANGE_TOKEN_COUNT, info.to_json())
             # whether a budget file can cover the document was decided when it opened (or
             # when a budget file or setting changed since): most keystrokes check nothing
             # (and a document with diagnostics shown gets them cleared or renewed)
