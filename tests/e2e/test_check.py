@@ -471,10 +471,13 @@ def _hook_repo(dest: Path) -> str:
                           text=True, env=env).stdout.strip()
 
 
+@pytest.mark.slow
 def test_real_pre_commit_fails_then_passes(tmp_path):
     """The real ``pre-commit`` installs this repository's hook (``language: python``: a
     virtualenv and ``pip install`` of the package, about 25 s here with PyPI) and runs it on
-    a temporary git repository: it fails on a file over budget and passes after the fix."""
+    a temporary git repository: it fails on a file over budget and passes after the fix.
+    Slow (a real tool, the network); the default run has the hook's entry run as pre-commit
+    runs it (``test_hook_entry_as_pre_commit_runs_it``)."""
     pre_commit = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) \
         or shutil.which("pre-commit")
     if pre_commit is None:

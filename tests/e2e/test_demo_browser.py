@@ -6,7 +6,8 @@ token colours at tiktoken's token boundaries.
 Needs the ``playwright`` Python package (its API only: no browser download) and a Chromium
 binary (``/usr/bin/chromium``, or ``$LIVETOK_CHROMIUM``); as root with apt it tries
 ``apt-get install -y chromium``, otherwise the tests skip saying what is missing.
-``LIVETOK_UPDATE_SCREENSHOT=1`` also writes the screenshot to ``docs/img/demo.png``.
+``LIVETOK_SLOW=1 LIVETOK_UPDATE_SCREENSHOT=1`` also writes the screenshot to
+``docs/img/demo.png``.
 """
 
 from __future__ import annotations
@@ -270,9 +271,12 @@ def test_typing_pasting_deleting_selecting(page, tmp_path):
     assert shot.stat().st_size > 20_000
 
 
+@pytest.mark.slow
 def test_screenshot(page, tmp_path):
     """The picture in docs/demo.md: a typed sentence, a selection, the live count and the
-    coloured tokens (written to docs/img/demo.png with LIVETOK_UPDATE_SCREENSHOT=1)."""
+    coloured tokens (written to docs/img/demo.png with LIVETOK_UPDATE_SCREENSHOT=1, under
+    LIVETOK_SLOW=1). Slow: what it checks on the way (the count, the selection's count, the
+    colours, a screenshot) the default run checks in test_typing_pasting_deleting_selecting."""
     page.click(".cm-content")
     page.keyboard.press("Control+End")
     page.keyboard.type("Typed in the browser: each keystroke is one didChange, and the count "

@@ -8,11 +8,13 @@ file.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -34,10 +36,15 @@ def livetok(*args: str, env: dict[str, str] | None = None, stdin: str | None = N
     )
 
 
-def _hf_count(path: Path, text: str) -> int:
+@functools.lru_cache(maxsize=None)
+def _hf_tokenizer(path: str) -> Any:
+    """HuggingFace's ``Tokenizer`` of the file ``path``, read once a process (~1 s each)."""
     tokenizers = pytest.importorskip("tokenizers")
-    return len(tokenizers.Tokenizer.from_file(str(path)).encode(
-        text, add_special_tokens=False).ids)
+    return tokenizers.Tokenizer.from_file(path)
+
+
+def _hf_count(path: Path, text: str) -> int:
+    return len(_hf_tokenizer(str(path)).encode(text, add_special_tokens=False).ids)
 
 
 def _fake_hub(root: Path, repo_id: str, file: Path) -> Path:

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from livetok.server.lsp.protocol import MAX_JSON_DEPTH, Frame, Framer
 
 from .._refs import tiktoken_ref
+from ..conftest import slow_except
 
 SERVER = [sys.executable, "-m", "livetok.server"]
 #: a bounded wait for anything the server should do at once: a hang fails, not hangs
@@ -310,7 +311,9 @@ async def test_websocket_token_from_file_or_environment(tmp_path):
 # -- one session per connection ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("transport", ["--tcp", "--ws"])
+# WebSocket by default; TCP under slow (the default run has TCP sessions one after the other
+# and side by side in test_server_e2e.py::test_tcp_and_websocket and the HTTP test below)
+@pytest.mark.parametrize("transport", slow_except(["--tcp", "--ws"], {"--ws"}))
 async def test_connections_are_separate_sessions(transport):
     uri = "file:///same.txt"
     texts = {"editor": "secret draft of the editor, alpha beta gamma",

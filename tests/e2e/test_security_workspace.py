@@ -29,6 +29,7 @@ from livetok.server.lsp.settings import parse_settings
 
 from .._lsp import TIMEOUT, result_dict, stop, token_count
 from .._refs import tiktoken_ref
+from ..conftest import SLOW
 
 #: the address space of each run: the attacks measured 1.6-3.8 GB before the fixes
 AS_LIMIT = 1 << 30
@@ -539,9 +540,12 @@ async def test_server_refuses_workspace_tokenizer_settings(tmp_path: Path) -> No
     (ws / "m").mkdir(parents=True)
     (ws / "m" / "tokenizer.json").write_text(json.dumps(HOSTILE_TOKENIZER), encoding="utf-8")
     text = "a" * 48 + "!\n"
-    for options, why in (({"tokenizer": "m/tokenizer.json"}, "trustWorkspaceTokenizers"),
-                         ({"tokenizer": "../../../../etc/passwd"}, "neither"),
-                         ({"tokenizer": "~/.bashrc"}, "neither")):
+    cases = [({"tokenizer": "m/tokenizer.json"}, "trustWorkspaceTokenizers"),
+             ({"tokenizer": "../../../../etc/passwd"}, "neither"),
+             ({"tokenizer": "~/.bashrc"}, "neither")]
+    # a server for each: the home folder's one under slow (refused by the same settings check,
+    # which test_setting_paths_are_tokenizer_files_inside_the_workspace runs on every path)
+    for options, why in cases if SLOW else cases[:2]:
         client = await _start(ws, options)
         try:
             uri = (ws / "a.txt").as_uri()

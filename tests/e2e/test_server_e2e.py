@@ -4,9 +4,10 @@ The client keeps its own copy of every document and checks the server's counts a
 tiktoken (built offline from our vocabulary) on that copy. Positions are computed by the
 slow reference in ``_lsp.py``, not by the server's codec.
 
-Default run: each shared trace in each position encoding, bounded: a prefix
-(``LIVETOK_TRACE_TXNS``, default 1500 transactions) with emoji, CJK and astral characters typed
-in, and windows around the edits that make the trace what it is (``landmarks``); the full
+Default run: each shared trace in one position encoding (each encoding with a trace), bounded:
+a prefix (``LIVETOK_TRACE_TXNS``, default 500 transactions, 1,500 under ``LIVETOK_SLOW=1``)
+with emoji, CJK and astral characters typed in, and windows around the edits that make the
+trace what it is (``landmarks``); every trace in every encoding and the full
 traces under ``LIVETOK_SLOW=1``: through the server in every position encoding (below), and at
 document level (``tests/property/test_document_traces.py``).
 """
@@ -42,11 +43,12 @@ from .._lsp import (
 )
 from .._refs import real_text, tiktoken_ref
 from .._traces import TRACE_NAMES, Txn, apply, load_txns, named_trace_windows
-from ..conftest import TRACES
+from ..conftest import SLOW, TRACES, slow_except
 
 UNITS = ["utf-16", "utf-8", "utf-32"]
-#: transactions of each trace replayed from its start in the default run
-PREFIX = int(os.environ.get("LIVETOK_TRACE_TXNS", "1500"))
+#: transactions of each trace replayed from its start in the default run (1,500 under
+#: LIVETOK_SLOW=1, beside the whole traces)
+PREFIX = int(os.environ.get("LIVETOK_TRACE_TXNS", "1500" if SLOW else "500"))
 CHECK_EVERY = 50  # the count against tiktoken
 SPANS_EVERY = 500  # the token spans (semantic tokens) against tiktoken's tokens
 INVALID_PARAMS, METHOD_NOT_FOUND, INVALID_REQUEST, PARSE_ERROR = -32602, -32601, -32600, -32700
@@ -119,10 +121,16 @@ async def wait_for_count(client: LanguageClient, uri: str, version: int, timeout
 # -- trace replay ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("unit", UNITS)
-@pytest.mark.parametrize("name", TRACE_NAMES)
+#: the default run replays each trace in one position encoding (UTF-16 twice, UTF-8 and UTF-32
+#: once each); every other pair runs under LIVETOK_SLOW=1
+_TRACE_CASES = slow_except([(n, u) for n in TRACE_NAMES for u in UNITS],
+                           {(n, UNITS[i % len(UNITS)]) for i, n in enumerate(TRACE_NAMES)})
+
+
+@pytest.mark.parametrize(("name", "unit"), _TRACE_CASES)
 async def test_trace_prefix_and_landmarks(name, unit):
-    """Default run: each real trace in each position encoding, bounded. Its first ``PREFIX``
+    """Default run: each real trace in one position encoding (each encoding with one trace at
+    least; every trace in every encoding under ``LIVETOK_SLOW=1``), bounded. Its first ``PREFIX``
     transactions with emoji, CJK, astral characters and combining marks typed in (every 7th
     transaction), then a window of the raw trace around each landmark (``landmarks``: the
     trace's own non-ASCII text, multi-patch and multi-line edits, its biggest paste and
@@ -386,9 +394,12 @@ async def test_one_megabyte_single_line():
         assert (await token_count(client, other.uri))["tokens"] == ref_count(other.text)
 
 
-# 5 M code points pass every size threshold of the paste's path (background work from 1 M,
-# MAX_PIECE_CP and the big-build thresholds at 4 M = 1 << 22); the 10 MB paste on demand
-@pytest.mark.parametrize("size", [5_000_000, pytest.param(10_000_000, marks=pytest.mark.slow)])
+# 1.5 M code points pass every size threshold of a paste's path (background work from the 1 M
+# of progressThreshold, the 1 Mi of the message, block and trim sizes); 5 M (past the 4 M =
+# 1 << 22 constants, which the big didOpens of test_server_limits.py pass in the default run)
+# and 10 M under slow
+@pytest.mark.parametrize("size", [1_500_000, pytest.param(5_000_000, marks=pytest.mark.slow),
+                                  pytest.param(10_000_000, marks=pytest.mark.slow)])
 async def test_ten_megabyte_paste(size):
     paste = real_text(size + 500_000)[:size]
     async with session("utf-16") as client:
@@ -405,9 +416,10 @@ async def test_ten_megabyte_paste(size):
 
 async def test_big_document_work_does_not_hold_up_other_documents():
     """A big didOpen and a big paste are tokenized in a worker thread: another document is
-    answered meanwhile, and the big document's own messages keep their order behind it."""
-    big_text = real_text(4_000_000)
-    paste = real_text(6_000_000)[4_000_000:]
+    answered meanwhile, and the big document's own messages keep their order behind it
+    (10 and 5 times the ``progressThreshold`` of 100,000 characters that sends them there)."""
+    big_text = real_text(1_000_000)
+    paste = real_text(1_500_000)[1_000_000:]
     async with session("utf-16", options={"progressThreshold": 100_000}) as client:
         small = ClientDoc(client, "file:///small.txt", "hello", "utf-16")
         await token_count(client, small.uri)

@@ -6,7 +6,9 @@ tree can neither help nor break it, then checks the ``.vsix`` holds what VS Code
 Needs ``node`` and ``npm`` and the npm registry; skipped (with the reason) without the tools,
 except the checks of ``package.json`` alone (the settings a workspace may not set, issue 26).
 Takes about 35 s on an idle 2-core machine with a warm npm cache (1.5 minutes on a busy one),
-most of it ``npm ci`` (longer when the cache is cold). The extension's unit tests include the
+most of it ``npm ci`` (longer when the cache is cold); the ``node_modules`` it installs is kept
+(in ``~/.cache/livetok-test-data``, keyed by the lock file and the tools' versions) and copied
+in by later runs, which take about 20 s. The extension's unit tests include the
 settings race of issue 19 (``src/test/extension.test.ts``, "while the server starts"), so the
 default run covers it; ``tests/e2e/test_editor_vscode.py`` (slow) checks it in a real VS Code.
 """
@@ -14,6 +16,7 @@ default run covers it; ``tests/e2e/test_editor_vscode.py`` (slow) checks it in a
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -47,6 +50,34 @@ def run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProces
 _BUILDS: dict[str, dict[str, object]] = {}
 
 
+def _kept_node_modules(work: Path) -> Path:
+    """Where the ``node_modules`` that ``npm ci`` installs for ``work`` is kept between runs:
+    keyed by the SHA-256 of ``package.json``, ``package-lock.json`` and the versions of node
+    and npm, so a kept copy is exactly what ``npm ci`` would install now (its 20 s, most of
+    the build, are spent once per lock file)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in ("package.json", "package-lock.json"):
+        h.update((work / name).read_bytes())
+    for tool in ("node", "npm"):
+        h.update(subprocess.run([tool, "--version"], capture_output=True, text=True,
+                                timeout=60).stdout.encode())
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "livetok-test-data" / "vscode-node_modules" / h.hexdigest()[:24]
+
+
+def _keep_node_modules(installed: Path, kept: Path) -> None:
+    """Copy ``installed`` to ``kept`` (best effort; renamed into place whole, so a parallel
+    run sees all of it or nothing)."""
+    part = kept.with_name(f"{kept.name}.part-{os.getpid()}")
+    try:
+        shutil.copytree(installed, part, symlinks=True)
+        part.rename(kept)
+    except OSError:
+        shutil.rmtree(part, ignore_errors=True)
+
+
 def build_extension(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """Copy the extension, run the four build steps, and keep their output; once per session
     (``tests/e2e/test_editor_vscode.py`` installs the same ``.vsix`` into code-server)."""
@@ -58,9 +89,17 @@ def build_extension(tmp_path_factory: pytest.TempPathFactory) -> dict[str, objec
     )
     assert (work / "package-lock.json").exists(), "demo/vscode/package-lock.json must be committed"
     steps: dict[str, object] = {"dir": work}
-    # --prefer-offline: take package metadata from npm's cache when it has it instead of
-    # revalidating each of the ~260 packages with the registry (halves the run on a warm cache)
-    steps["ci"] = run(["npm", "ci", "--no-audit", "--no-fund", "--prefer-offline"], work, timeout=300)
+    kept = _kept_node_modules(work)
+    if kept.is_dir():  # what `npm ci` installed from this very lock file, node and npm
+        shutil.copytree(kept, work / "node_modules", symlinks=True)
+        steps["ci"] = f"node_modules copied from {kept}"
+    else:
+        # --prefer-offline: take package metadata from npm's cache when it has it instead of
+        # revalidating each of the ~260 packages with the registry (halves the run on a warm
+        # cache)
+        steps["ci"] = run(["npm", "ci", "--no-audit", "--no-fund", "--prefer-offline"], work,
+                          timeout=300)
+        _keep_node_modules(work / "node_modules", kept)
     steps["tsc"] = run(["npx", "--no-install", "tsc", "-p", "."], work, timeout=120)
     steps["test"] = run(["npm", "test"], work, timeout=120)
     steps["package"] = run(
