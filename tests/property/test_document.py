@@ -13,6 +13,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from livetok.incremental import Document, get_encoding
 
 from .._refs import BPE_NAMES, real_text, tiktoken_ref
+from ..conftest import SLOW
 
 # short strings that stress the pre-tokenizer horizons and the in-piece gluing
 ATOMS = ["a", "b", "Z", "Q", "x", " ", "  ", "\n", "\r\n", "\r", "\t", "0", "7", "'", "'s",
@@ -106,7 +107,8 @@ def test_edits_in_big_chunks_and_views_of_part_of_a_chunk(half, monkeypatch):
     doc = Document(text, encoding=get_encoding("o200k_base"))
     assert len(doc._seq.chunks) > 4
     pos = len(text) // 2
-    for k in range(300):
+    # 300 edits, 100 of them checked one by one when HALF is tiny (300 under slow)
+    for k in range(300 if half is None or SLOW else 100):
         # runs of typing in one place, then a jump; single characters and short pastes
         if k % 25 == 0:
             pos = rng.randint(0, len(text))
@@ -189,7 +191,7 @@ def test_count_range_with_ends_inside_long_pieces(name):
     ref = tiktoken_ref(name)
     runs = ["中文字符测试的日本語", "的", "a", "abcdefghij", "AbCdEf", "😀🎉", "é", "ACGT",
             "xY", "ß", "\u0301a", " ", "\n", " \t"]
-    for trial in range(6):
+    for trial in range(6 if SLOW else 2):  # two documents by default, six under slow
         parts = []
         for _ in range(8):
             run = rng.choice(runs)

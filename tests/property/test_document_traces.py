@@ -1,8 +1,9 @@
 """Replay the real keystroke traces of ../shared/traces into documents.
 
-Default run: a bounded replay of each trace with o200k_base and with cl100k_base (its first
-10,000 transactions and a window around each landmark of ``tests/_traces.py``, opened at the
-text the trace had there), verified against tiktoken every 50 edits and at the end; the full
+Default run: a bounded replay of each trace with o200k_base or cl100k_base (two traces each;
+every trace with both under ``LIVETOK_SLOW=1``): its first 4,000 transactions (10,000 under
+``LIVETOK_SLOW=1``) and a window around each landmark of ``tests/_traces.py``, opened at the
+text the trace had there, verified against tiktoken every 50 edits and at the end; the full
 traces in both encodings on demand (``LIVETOK_SLOW=1``: ~30 s with o200k_base on an idle
 2-core machine, ``seph-blog1`` alone 137,000 edits). ``LIVETOK_VERIFY_EVERY=1`` verifies after
 every edit (slow).
@@ -19,12 +20,13 @@ from livetok.server.cli.traces import load_trace
 
 from .._refs import tiktoken_ref
 from .._traces import TRACE_NAMES, Patch, load_txns, named_trace_windows
-from ..conftest import TRACES
+from ..conftest import SLOW, TRACES, slow_except
 
 TRACE_FILES = sorted(TRACES.glob("*.json.gz")) if TRACES.is_dir() else []
 EVERY = int(os.environ.get("LIVETOK_VERIFY_EVERY", "50"))
-#: transactions of each trace replayed from its start by the bounded replay
-PREFIX = 10_000
+#: transactions of each trace replayed from its start by the bounded replay (10,000 under
+#: LIVETOK_SLOW=1, beside the whole traces)
+PREFIX = 10_000 if SLOW else 4_000
 
 
 def test_traces_are_present():
@@ -62,8 +64,11 @@ def test_trace_replay_is_exact(path, name):
     assert doc.text == trace.end
 
 
-@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
-@pytest.mark.parametrize("trace", TRACE_NAMES)
+# each trace with one encoding by default (two with each), every pair under slow
+@pytest.mark.parametrize(("trace", "name"), slow_except(
+    [(t, n) for t in TRACE_NAMES for n in ["o200k_base", "cl100k_base"]],
+    {("rustcode", "o200k_base"), ("seph-blog1", "o200k_base"),
+     ("sveltecomponent", "cl100k_base"), ("friendsforever_flat", "cl100k_base")}))
 def test_trace_prefix_and_landmarks_are_exact(trace, name):
     start, txns = load_txns(trace)
     replay_exact(start, [p for txn in txns[:PREFIX] for p in txn], name)

@@ -5,8 +5,9 @@ The state machine of ``test_document.py`` (inserts, deletes, replaces, pastes) r
 with its three Splits and normalized added tokens; Gemma 3, Llama 2, XLM-R, BERT), with
 fragments of the file's added tokens among the text typed; after every edit the ids equal
 ``Tokenizer.encode(text, add_special_tokens=False).ids`` and ``Document._check()`` holds. The
-shared traces are replayed through a Llama 3 and a Gemma 3 document (their first transactions
-by default, in full under ``LIVETOK_SLOW=1``), and edits that make or break an added token
+shared traces are replayed through a Llama 3 or a Gemma 3 document (their first transactions,
+two traces with each file, by default; every trace in full with both under
+``LIVETOK_SLOW=1``), and edits that make or break an added token
 (typing the last ``>`` of ``<think>``) are checked one by one.
 """
 
@@ -23,7 +24,7 @@ from livetok.incremental import Document
 
 from .._hf_encodings import encoding, hf_ids, params
 from .._traces import TRACE_NAMES, apply, load_txns
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, slow_except
 from .test_document import ATOMS, DocumentMachine
 
 pytest.importorskip("tokenizers")
@@ -108,8 +109,10 @@ def test_edits_that_make_or_break_an_added_token(name, text, edits) -> None:
 PREFIX = 400
 
 
-@pytest.mark.parametrize("name", ["llama3", "gemma3"])
-@pytest.mark.parametrize("trace", TRACE_NAMES)
+# each trace with one of the two files by default (two traces each), both under slow
+@pytest.mark.parametrize(("trace", "name"), slow_except(
+    [(t, n) for t in TRACE_NAMES for n in ["llama3", "gemma3"]],
+    {(t, ["llama3", "gemma3"][i % 2]) for i, t in enumerate(TRACE_NAMES)}))
 def test_traces_replay_exactly(name: str, trace: str) -> None:
     enc = encoding(name)
     start, txns = load_txns(trace)

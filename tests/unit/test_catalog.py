@@ -39,7 +39,12 @@ HUB_FILES = {
 #: run with LIVETOK_SLOW=1 only, their loading being most of the time: Llama 3.1's file, whose
 #: pipeline Llama 3's has, and the Tekken vocabularies (whose encodings tests/unit/
 #: test_hf_sources.py compares with the same reference in the default run)
-SLOW = {"hf:meta-llama/Llama-3.1-8B", "mistral-tekken-240718", "mistral-tekken-240911"}
+SLOW = {"hf:meta-llama/Llama-3.1-8B", "mistral-tekken-240718", "mistral-tekken-240911",
+        # and all Hugging Face repositories but Llama 3's: each loads its file again through
+        # the catalog (1-2 s); the catalog takes them all the same way (test_hf_sources.py),
+        # and their encodings are compared with HF on real text by tests/unit/test_hf_*.py
+        "hf:Qwen/Qwen3-8B", "hf:deepseek-ai/DeepSeek-V3", "hf:google/gemma-3-4b-it",
+        "hf:intfloat/multilingual-e5-small"}
 #: what the tiktoken-style encodings' ids are compared with
 TIKTOKEN_STYLE = {"o200k_base", "cl100k_base", "r50k_base", "gpt2", "o200k_harmony"}
 FILE_ONLY = {"p50k_base", "p50k_edit"}

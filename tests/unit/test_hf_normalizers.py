@@ -269,9 +269,9 @@ def test_module_examples() -> None:
 def test_xlmr_megabyte_speed(xlmr: tuple[hn.Normalizer, Any]) -> None:
     ours, hf = xlmr
     text = (REAL * (1_000_000 // len(REAL) + 1))[:1_000_000]
-    t = time.perf_counter()
+    t = time.process_time()  # CPU time: a busy machine does not lengthen it
     got = ours.normalize(text)
-    took = time.perf_counter() - t
+    took = time.process_time() - t
     assert got == hf.normalize_str(text)
     assert took < 3.0, took
 

@@ -28,7 +28,7 @@ from .._split_checks import (
 )
 from .._hf_encodings import tokenizer_json
 from .._tokenizer_files import tokenizer_file
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, slow_except
 
 pt = pytest.importorskip("tokenizers.pre_tokenizers")
 Regex = pytest.importorskip("tokenizers").Regex
@@ -120,6 +120,9 @@ for _b in _BEHAVIORS:
 
 REAL = ["llama3", "qwen3", "deepseek_v3", "gptoss", "gpt4o", "gemma3", "mistral_nemo", "bert",
         "xlmr"]
+#: gpt-oss under slow: GPT-4o's pattern, split Isolated (the synthetic SPECS above split that
+#: pattern in every behaviour, Isolated included); Mistral Nemo's pattern is its own
+REAL_CASES = slow_except(REAL, set(REAL) - {"gptoss"})
 
 
 def _mine(name: str) -> PreTokenizer:
@@ -178,7 +181,7 @@ def _real(name: str) -> tuple[PreTokenizer, Any]:
     return build_pre_tokenizer(spec, source=str(path)), hf
 
 
-@pytest.mark.parametrize("name", REAL)
+@pytest.mark.parametrize("name", REAL_CASES)
 def test_real_files_pre_tokenizers_split_like_hf(name: str) -> None:
     pre, hf = _real(name)
     if hf is None:
@@ -190,7 +193,7 @@ def test_real_files_pre_tokenizers_split_like_hf(name: str) -> None:
         _check_equal(pre, hf, t)
 
 
-@pytest.mark.parametrize("name", REAL)
+@pytest.mark.parametrize("name", REAL_CASES)
 def test_real_files_cuts_and_horizons(name: str) -> None:
     pre, _ = _real(name)
     rng = random.Random(name)
@@ -199,7 +202,8 @@ def test_real_files_cuts_and_horizons(name: str) -> None:
         check_horizons(pre, t, rng, tries=2)
 
 
-@pytest.mark.parametrize("name", ["llama3", "deepseek_v3", "gptoss"])
+@pytest.mark.parametrize("name", slow_except(["llama3", "deepseek_v3", "gptoss"],
+                                             {"llama3", "deepseek_v3"}))
 def test_cuts_over_a_long_real_text_equal_one_analysis(name: str) -> None:
     """The lazy windows of ``cuts`` (grown while no cut in them is certain) give the cuts of
     one whole-text analysis, and a whole-text split is the concatenation of its pieces'."""

@@ -28,6 +28,7 @@ from livetok.server.lsp.positions import PositionCodec
 
 from .._lsp import naive_position, units_of
 from .._refs import tiktoken_ref
+from ..conftest import SLOW
 from ..property.test_server_documents import decode_semantic
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -206,9 +207,12 @@ def test_section_ends_and_lines_with_every_line_break():
 
 
 def test_heading_of_32000_spaces():
-    # the old regex took 3 s here (x4 per doubling); the result is one heading, title kept
+    # the old regex took 3 s here (x4 per doubling); the result is one heading, title kept.
+    # The reference (that regex: 9 s here) is compared under slow only; the result is the same
+    # written-out section either way
     text = "# a" + " " * 32_000 + "b\n"
-    assert check_sections(text) == [Section(1, "a" + " " * 32_000 + "b", 0, len(text), 0)]
+    got = check_sections(text) if SLOW else sections(text)
+    assert got == [Section(1, "a" + " " * 32_000 + "b", 0, len(text), 0)]
     text = "# a" + " " * 32_000 + "b" + " #" * 1000
     assert sections(text) == [Section(1, "a" + " " * 32_000 + "b", 0, len(text), 0)]
     text = "#" + " \t" * 16_000 + "#"

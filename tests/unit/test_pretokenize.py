@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from livetok.incremental.bytelevel.pretokenize import _SLACK, Pretokenizer
 
+from ..conftest import SLOW
+
 NAMES = ["r50k_base", "cl100k_base", "o200k_base"]
 
 # one or two characters of every class the patterns tell apart (letters by case and by
@@ -51,12 +53,14 @@ def test_the_ascii_forms_exist(pre) -> None:
 
 
 def test_every_short_ascii_text(pre) -> None:
-    """All texts of up to two ASCII characters, and of three from the alphabet above."""
+    """All texts of up to two ASCII characters, and of three from the alphabet above: every
+    seventh of those in order by default (each character still in each place: about 2.5 s a
+    pattern), all 59,319 under slow (about 9 s a pattern)."""
     chars = [chr(i) for i in range(128)]
     for n in (1, 2):
         for t in itertools.product(chars, repeat=n):
             check(pre, "".join(t))
-    for t in itertools.product(ALPHABET, repeat=3):
+    for t in itertools.islice(itertools.product(ALPHABET, repeat=3), 0, None, 1 if SLOW else 7):
         check(pre, "".join(t))
 
 
