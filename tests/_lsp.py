@@ -143,6 +143,19 @@ async def stop(client: LanguageClient) -> None:
     await client.stop()
 
 
+async def poll(pred: Any, timeout: float = TIMEOUT, every: float = 0.02) -> bool:
+    """Whether ``pred()`` holds, asked every ``every`` seconds until it does or ``timeout``
+    seconds pass. A hang guard, not a race: it returns as soon as ``pred()`` holds, so the bound
+    can be generous (a busy machine's seconds do not fail a test)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not pred():
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(every)
+    return True
+
+
 def request(client: LanguageClient, method: str, params: Any) -> "asyncio.Future[Any]":
     """Send a request with raw JSON params (bypassing lsprotocol's types) *now*; await the
     returned future for its result.

@@ -7,7 +7,6 @@ file.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import os
@@ -19,7 +18,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from .._lsp import ClientDoc, request, result_dict, session, token_count
+from .._lsp import ClientDoc, poll, request, result_dict, session, token_count
 from .._refs import real_text, tiktoken_ref
 from .._tokenizer_files import tokenizer_file
 
@@ -172,10 +171,7 @@ async def test_server_bad_tokenizer_is_shown_and_the_default_serves(tmp_path: Pa
         assert (got["encoding"], got["tokens"]) == (
             "o200k_base", len(tiktoken_ref("o200k_base").encode_ordinary("hello world")))
         await token_count(client, b.uri)
-        for _ in range(100):
-            if client.messages:
-                break
-            await asyncio.sleep(0.05)
+        await poll(lambda: bool(client.messages))
         shown = [m.message for m in client.messages]
         assert len(shown) == 1 and str(bad) in shown[0] and "livetok.tokenizer" in shown[0]
         assert sum(str(bad) in m.message for m in client.log_messages) == 2

@@ -27,7 +27,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from livetok.server.lsp.settings import parse_settings
 
-from .._lsp import TIMEOUT, result_dict, stop, token_count
+from .._lsp import TIMEOUT, poll, result_dict, stop, token_count
 from .._refs import tiktoken_ref
 from ..conftest import SLOW
 
@@ -512,7 +512,14 @@ async def test_server_in_a_hostile_workspace(tmp_path: Path) -> None:
         got = result_dict(await token_count(client, healthy))
         assert got["tokens"] == len(ref.encode_ordinary(docs["healthy.md"]))
         # what the server said: short diagnostics, the refusals named, no file written outside
-        await asyncio.sleep(0.3)
+        # (once all arrived: a hang guard, where a 0.3 s sleep was a race on a busy machine)
+
+        def said_so_far() -> str:
+            return json.dumps({u: [d.message for d in ds] for u, ds in client.diagnostics.items()})
+
+        await poll(lambda: all(w in said_so_far() for w in (
+            "alias", "trust", "nested too deeply", "LIVETOK_MAX_GLOB_STARS"))
+            and bool(client.diagnostics.get(healthy)))
         diags = {uri: [d.message for d in ds] for uri, ds in client.diagnostics.items()}
         assert all(len(m) < 2000 for ms in diags.values() for m in ms)
         said = json.dumps(diags)

@@ -4,7 +4,7 @@ The client keeps its own copy of every document and checks the server's counts a
 tiktoken (built offline from our vocabulary) on that copy. Positions are computed by the
 slow reference in ``_lsp.py``, not by the server's codec.
 
-Default run: each shared trace in one position encoding (each encoding with a trace), bounded:
+Default run: three shared traces, one in each position encoding, bounded:
 a prefix (``LIVETOK_TRACE_TXNS``, default 500 transactions, 1,500 under ``LIVETOK_SLOW=1``)
 with emoji, CJK and astral characters typed in, and windows around the edits that make the
 trace what it is (``landmarks``); every trace in every encoding and the full
@@ -35,6 +35,7 @@ from .._lsp import (
     expect_error,
     naive_position,
     notify,
+    poll,
     request,
     result_dict,
     session,
@@ -121,16 +122,17 @@ async def wait_for_count(client: LanguageClient, uri: str, version: int, timeout
 # -- trace replay ------------------------------------------------------------------------------
 
 
-#: the default run replays each trace in one position encoding (UTF-16 twice, UTF-8 and UTF-32
-#: once each); every other pair runs under LIVETOK_SLOW=1
+#: the default run replays three traces, one in each position encoding (sveltecomponent in
+#: UTF-16, rustcode in UTF-8, seph-blog1 in UTF-32); every other pair runs under
+#: LIVETOK_SLOW=1 (each trace runs into a Document by default: test_document_traces.py)
 _TRACE_CASES = slow_except([(n, u) for n in TRACE_NAMES for u in UNITS],
-                           {(n, UNITS[i % len(UNITS)]) for i, n in enumerate(TRACE_NAMES)})
+                           {(n, u) for n, u in zip(TRACE_NAMES, UNITS)})
 
 
 @pytest.mark.parametrize(("name", "unit"), _TRACE_CASES)
 async def test_trace_prefix_and_landmarks(name, unit):
-    """Default run: each real trace in one position encoding (each encoding with one trace at
-    least; every trace in every encoding under ``LIVETOK_SLOW=1``), bounded. Its first ``PREFIX``
+    """Default run: three real traces, one in each position encoding (every trace in every
+    encoding under ``LIVETOK_SLOW=1``), bounded. Its first ``PREFIX``
     transactions with emoji, CJK, astral characters and combining marks typed in (every 7th
     transaction), then a window of the raw trace around each landmark (``landmarks``: the
     trace's own non-ASCII text, multi-patch and multi-line edits, its biggest paste and
@@ -507,10 +509,7 @@ async def test_configuration_encoding_and_budget():
             settings={"livetok": {"encoding": "cl100k_base", "budget": 50}}))
         got = await token_count(client, plain.uri)
         assert (got["encoding"], got["tokens"]) == ("cl100k_base", ref_count(text, "cl100k_base"))
-        for _ in range(200):
-            if plain.uri in client.diagnostics:
-                break
-            await asyncio.sleep(0.05)
+        await poll(lambda: plain.uri in client.diagnostics)
         (diag,) = client.diagnostics[plain.uri]
         assert diag.severity == types.DiagnosticSeverity.Warning and "budget of 50" in diag.message
         # the diagnostic starts at the first token over the budget
@@ -519,10 +518,7 @@ async def test_configuration_encoding_and_budget():
         assert diag.range.start == naive_position(text, len(head), "utf-16")
         # under budget again: cleared
         plain.replace_all("short")
-        for _ in range(200):
-            if not client.diagnostics.get(plain.uri):
-                break
-            await asyncio.sleep(0.05)
+        await poll(lambda: not client.diagnostics.get(plain.uri))
         assert list(client.diagnostics[plain.uri]) == []
         # a bad setting is reported, not fatal
         client.workspace_did_change_configuration(types.DidChangeConfigurationParams(

@@ -9,7 +9,7 @@ import time
 import pytest
 from lsprotocol import types
 
-from .._lsp import ClientDoc, expect_error, session, token_count
+from .._lsp import ClientDoc, expect_error, poll, session, token_count
 from .._refs import real_text, tiktoken_ref
 
 REQUEST_FAILED, INVALID_PARAMS = -32803, -32602
@@ -20,11 +20,9 @@ def ref_count(text: str) -> int:
 
 
 async def _diagnostics(client, uri: str, want_any: bool) -> list[types.Diagnostic]:
-    for _ in range(400):
-        got = list(client.diagnostics.get(uri, []))
-        if bool(got) == want_any:
-            return got
-        await asyncio.sleep(0.025)
+    """The diagnostics of ``uri`` once there are some (``want_any``) or none (a hang guard of
+    ``LIVETOK_LSP_TIMEOUT``, not a 10 s race as before)."""
+    await poll(lambda: bool(client.diagnostics.get(uri)) == want_any)
     return list(client.diagnostics.get(uri, []))
 
 

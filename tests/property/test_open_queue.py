@@ -23,7 +23,7 @@ from livetok.server.lsp.documents import OpenDocument
 from livetok.server.parallel_open import parallel_block_tokens
 from livetok.server.lsp.transport import dispatch
 
-from .._lsp import naive_position
+from .._lsp import naive_position, poll
 from .._refs import tiktoken_ref
 
 ENC = "o200k_base"
@@ -87,10 +87,7 @@ async def open_and_edit(text: str, edits: list[tuple[float, float, str]],
                 "end": {"line": b.line, "character": b.character}}, "text": new}]})
         assert server.background.busy(URI), "a didChange was applied before the build ended"
         text = text[:start] + new + text[end:]
-    for _ in range(1000):
-        if not server.background.busy(URI):
-            break
-        await asyncio.sleep(0.01)
+    await poll(lambda: not server.background.busy(URI), every=0.01)  # a hang guard
     for _ in range(3):  # the coalesced publish runs soon after
         await asyncio.sleep(0)
     return server, sink, text, version
