@@ -354,6 +354,10 @@ def test_one_megabyte_sample_colours_only_the_viewport(page):
           f"{page.get_attribute('#latency', 'title')}")
 
 
+# slow: a real trace (13 s); the default run replays a synthetic one, from a traces folder of
+# its own, to a "match" with the count and the colours checked
+# (test_replay_trace_with_astral_characters)
+@pytest.mark.slow
 @pytest.mark.skipif(not (TRACES / "sveltecomponent.json.gz").is_file(),
                     reason=f"editing traces not found in {TRACES}")
 def test_replay_trace(page):
