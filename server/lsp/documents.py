@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Sequence
 
 from livetok.incremental import Document, PieceEncoding, sanitize
 
-from livetok.server.lsp.lineindex import LineIndex, flags_of
+from livetok.server.lsp.lineindex import LineIndex
 from livetok.server.parallel_open import PARALLEL_MIN_CHARS, parallel_block_tokens
 from livetok.server.lsp.positions import LineCol, PositionCodec, PositionError
 
@@ -438,8 +438,7 @@ class OpenDocument:
                 assert self._broken_text is not None
                 self._broken_text = self._broken_text[:start] + text + self._broken_text[end:]
             if in_line and line >= 0:
-                self.lines.resize_line(line, len(text) - (end - start),
-                                       0 if text.isascii() else flags_of(text))
+                self.lines.resize_line(line, len(text) - (end - start), text)
             elif in_line:
                 self.lines.replace_within_line(start, end, text)
             else:

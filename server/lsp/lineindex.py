@@ -295,7 +295,7 @@ class LineIndex:
             not new_text and before == "\r" and after == "\n"
         ) and self.within_line(start_cp, end_cp):
             line = self.line_of(start_cp)
-            self.resize_line(line, len(new_text) - (end_cp - start_cp), flags_of(new_text))
+            self.resize_line(line, len(new_text) - (end_cp - start_cp), new_text)
             return line, line
         # Widen the edit by one character on each side when that character could pair with
         # the new text into "\r\n" or was half of one: then every "\r\n" that can be formed
@@ -342,18 +342,18 @@ class LineIndex:
         """
         assert "\n" not in new_text and "\r" not in new_text, "not within a line"
         line = self.line_of(start_cp)
-        self.resize_line(line, len(new_text) - (end_cp - start_cp),
-                         0 if new_text.isascii() else flags_of(new_text))
+        self.resize_line(line, len(new_text) - (end_cp - start_cp), new_text)
         return line
 
     def _flags(self, line: int) -> int:
         b = bisect_right(self._cum_lines, line) - 1
         return self._terms[b][line - self._cum_lines[b]] & ~_TERM
 
-    def resize_line(self, line: int, delta: int, flags: int = 0) -> None:
+    def resize_line(self, line: int, delta: int, inserted: str = "") -> None:
         """Line ``line``'s content grew by ``delta`` code points (shrank when negative), none of
-        them a line break, and may now hold characters of ``flags``: typing inside a line, when
-        the caller knows the line (:meth:`replace_within_line` finds it).
+        them a line break, and now holds ``inserted``, whose characters may set the line's
+        flags: typing inside a line, when the caller knows the line
+        (:meth:`replace_within_line` finds it).
 
         Runtime complexity: ``O(log n + n / B)``.
         """
@@ -363,8 +363,8 @@ class LineIndex:
             self._hint = (h, s0, e0 + delta) if h == line else (h, s0 + delta, e0 + delta)
         b = bisect_right(self._cum_lines, line) - 1
         self._lens[b][line - self._cum_lines[b]] += delta
-        if flags:
-            self._terms[b][line - self._cum_lines[b]] |= flags
+        if not inserted.isascii():  # (flags_of's own test, without a call on a keystroke)
+            self._terms[b][line - self._cum_lines[b]] |= flags_of(inserted)
         self._block_cps[b] += delta
         self._cum_cps = [0, *accumulate(self._block_cps)]
         self.length = self._cum_cps[-1]

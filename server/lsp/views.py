@@ -72,9 +72,9 @@ def token_count(od: OpenDocument, cp_range: tuple[int, int] | None = None) -> Co
 
     Runtime complexity: ``O(1)``, plus ``Document.count_range`` for a range.
     """
-    rng = od.ready().count_range(*cp_range) if cp_range is not None else None
-    if od.doc is None or od.out_of_sync is not None:
-        od.ready()  # raises DocumentUnavailable, saying why
+    # od.ready() raises DocumentUnavailable saying why; a document in sync skips the call
+    doc = od.doc if od.doc is not None and od.out_of_sync is None else od.ready()
+    rng = doc.count_range(*cp_range) if cp_range is not None else None
     return CountInfo(od.uri, od.version, od.encoding_name, od.token_count, od.lines.length, rng)
 
 
