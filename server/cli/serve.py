@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, BinaryIO, Callable
 
 if TYPE_CHECKING:  # the server's modules are imported when it starts (not for --help)
+    from livetok.server.lsp.documents import EarlyDocument
     from livetok.server.lsp.session import LivetokServer
     from livetok.server.cli.main import Subparsers
     from livetok.server.lsp.transport import SocketAddress
@@ -193,11 +194,16 @@ def _run_stdio(make_server: Callable[[], LivetokServer], max_message_bytes: int,
     write = _write_flushed(stdout)
     sent = answer_first(first, forced_unit, write)
     frames = [] if first is None else [first]
-    if sent is not None:  # the first documents' counts, while the server is not needed yet
+    early: dict[str, EarlyDocument] = {}
+    if sent is not None:  # the first documents and answers, while the server is not made
         assert first is not None
-        frames += serve_early(sys.stdin.buffer.fileno(), framer,
-                              json.loads(first.body)["params"], write)
+        more, early = serve_early(sys.stdin.buffer.fileno(), framer,
+                                  json.loads(first.body)["params"],
+                                  sent["result"]["capabilities"]["positionEncoding"], write,
+                                  starter)
+        frames += more
     server = starter.server()
+    server.adopt_documents(early)
 
     from pygls.io_ import StdoutWriter
 

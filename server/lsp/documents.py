@@ -185,6 +185,9 @@ class OpenDocument:
     >>> od.doc.text, od.version, od.doc.token_count
     ('hello\\nbig world', 2, 4)
 
+    ``built``, a ``Document`` of ``text`` with ``encoding`` made already (by the stdio front,
+    ``front.py``), is kept rather than encoding the text again.
+
     Runtime complexity: see :meth:`apply`.
     """
 
@@ -202,6 +205,7 @@ class OpenDocument:
         max_size: int | None = None,
         on_count: CountCallback | None = None,
         choice: EncodingChoice | None = None,
+        built: Document | None = None,
     ) -> None:
         self.uri = uri
         self.language_id = language_id
@@ -232,7 +236,10 @@ class OpenDocument:
         self.sections_cache: tuple[int, list[Section]] | None = None
         #: the line index; built after the text is counted (``on_count``)
         self.lines: LineIndex
-        if isinstance(text, list):  # handed over in parts (see _build_handed)
+        if built is not None and isinstance(text, str):  # the stdio front's, of this text
+            self.doc, self.token_count = built, built.token_count
+            self.lines = LineIndex(text)
+        elif isinstance(text, list):  # handed over in parts (see _build_handed)
             self._build_handed(text, on_count)
         else:
             self._build(text, on_count)
@@ -551,3 +558,12 @@ class DocumentStore:
         if od is not None:
             self.chars -= od.length
         return od
+
+
+class EarlyDocument(NamedTuple):
+    """A document the stdio front built from a ``didOpen`` before the server existed
+    (``front.py``); the server keeps its ``Document`` when it handles the same ``didOpen``."""
+
+    version: int
+    text: str
+    od: OpenDocument

@@ -4,28 +4,31 @@ Importing the language server (pygls, lsprotocol's ~1,000 attrs classes, the cor
 ~0.5 s, and the vocabulary more: an editor would wait that long for its ``initialize``
 answer. So ``livetok serve`` on stdio starts in two threads:
 
-1. ``livetok-start`` (:class:`Starter`) loads the default encoding; then, when told to
-   (:meth:`Starter.go`), imports the server and makes it;
+1. ``livetok-start`` (:class:`Starter`) loads the default encoding and its per-token tables;
+   then, when told to (:meth:`Starter.go`), imports the server and makes it;
 2. the main thread reads the first message (:func:`read_first`) and, when it is an
    ``initialize`` request that looks well formed, answers it at once
    (:func:`initialize_result`: the capabilities the full server announces, computed here
    without pygls; ``tests/e2e/test_startup.py`` checks they are equal for many clients).
-   It reads on (:func:`serve_early`) and publishes the count of each ``didOpen`` that
-   follows (:class:`EarlyCounts`, the same count the server publishes later), until a
-   message needs the server or the input pauses; then it tells the starter to go (the two
-   threads share one interpreter lock: importing pygls meanwhile would halve the speed of
-   the first count).
+   It reads on (:func:`serve_early`): for each ``didOpen`` it builds the document the
+   server would build and publishes its count, and it answers ``livetok/tokenCount``,
+   ``hover`` and ``codeLens`` about those documents (:class:`EarlyServer`, with the
+   server's own :mod:`.views`). When the input pauses it tells the starter to go (the two
+   threads share one interpreter lock: importing pygls earlier would halve the speed of the
+   first count) and goes on answering until the server is made, or until a message needs
+   the server (which it then waits for).
 
 Once the server exists, :class:`HandOver` gives it the same ``initialize`` message, so it
 reads the client's capabilities, ``initializationOptions`` and position encoding as if it
 had answered itself; its own answer is dropped (and compared with the one sent: a
-difference is logged as an error). The server then handles every message read so far, in
-order (the ``didOpen`` messages too: it builds their documents and publishes their counts
+difference is logged as an error). The server then keeps the front's documents
+(``LivetokServer.adopt_documents``: no text is encoded twice) and handles every message read
+so far that the front did not answer, in order (for a ``didOpen`` it publishes the count
 again), and all that follow. A first message that is not such an ``initialize`` (a request
-sent too early, bad JSON) is left to the full server, which answers it as before; the front
-answers nothing but that first ``initialize``, so LSP's lifecycle (``ServerNotInitialized``
-before it, ``InvalidRequest`` for a second one, which the front hands over unread) is the
-server's to keep (``session.SessionProtocol``).
+sent too early, bad JSON) is left to the full server, which answers it as before; LSP's
+lifecycle (``ServerNotInitialized`` before the ``initialize``, ``InvalidRequest`` for a
+second one, which the front hands over unread) is the server's to keep
+(``session.SessionProtocol``).
 Measured in ``docs/benchmarks-server.md`` (cold start).
 
 Only stdio starts this way: ``--tcp`` and ``--ws`` make a server per connection after the
@@ -40,7 +43,7 @@ import os
 import select
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 from urllib.parse import unquote, urlparse
 
 from livetok.server.lsp.settings import DEFAULT_ENCODING, SettingsError, parse_settings, workspace_root
@@ -50,9 +53,11 @@ from livetok.server.version import livetok_version
 if TYPE_CHECKING:
     from pygls.io_ import Writer
 
+    from livetok.server.lsp.documents import EarlyDocument
+    from livetok.server.lsp.positions import Unit
     from livetok.server.lsp.session import LivetokServer
 
-__all__ = ["EarlyCounts", "HandOver", "Starter", "initialize_result", "read_first", "serve_early"]
+__all__ = ["EarlyServer", "HandOver", "Starter", "initialize_result", "read_first", "serve_early"]
 
 log = logging.getLogger(__name__)
 
@@ -215,17 +220,18 @@ class Starter(threading.Thread):
         self._make_server = make_server
         self._go = threading.Event()
         self._ready = threading.Event()
+        self._preloaded = threading.Event()
         self._server: LivetokServer | None = None
         self._error: BaseException | None = None
 
     def run(self) -> None:
-        try:
-            from livetok.incremental import get_encoding
-
-            get_encoding(DEFAULT_ENCODING)  # what EarlyCounts needs; a failure is its to tell
+        try:  # what EarlyServer needs; a failure is its to tell
+            load_encoding(DEFAULT_ENCODING)
+            from livetok.server.lsp import documents, views  # noqa: F401
         except Exception:
             pass
         finally:
+            self._preloaded.set()
             self._go.wait()
         try:
             self._server = self._make_server()
@@ -234,11 +240,23 @@ class Starter(threading.Thread):
             return
         finally:
             self._ready.set()
-        load_encoding(DEFAULT_ENCODING)  # and the tables a Document needs
+
+    def preloaded(self) -> None:
+        """Wait until the default encoding and its per-token tables are loaded (so that the
+        front does not build them a second time beside this thread)."""
+        self._preloaded.wait()
 
     def go(self) -> None:
         """Start making the server (once the front has nothing it can do alone)."""
         self._go.set()
+
+    def going(self) -> bool:
+        """Whether :meth:`go` was called."""
+        return self._go.is_set()
+
+    def made(self) -> bool:
+        """Whether making the server is over (made, or failed): :meth:`server` will not wait."""
+        return self._ready.is_set()
 
     def server(self) -> LivetokServer:
         """The full server, once made (waits for it); what making it raised, if it failed."""
@@ -250,9 +268,11 @@ class Starter(threading.Thread):
         return self._server
 
 
-#: the front hands over after this long without input (the client is done with its start;
-#: a request, or anything else the front cannot do, hands over at once)
+#: the front starts importing the server after this long without input (the client is done
+#: with its start); it answers what it can meanwhile
 IDLE_S = 0.1
+#: how often the front looks whether the server is made, while it waits for input
+_POLL_S = 0.02
 
 
 def _readable(fd: int, timeout: float) -> bool:
@@ -264,42 +284,72 @@ def _readable(fd: int, timeout: float) -> bool:
         return True
 
 
-def serve_early(fd: int, framer: Framer, params: Any, write: Callable[[bytes], None]
-                ) -> list[Frame]:
-    """After the front's ``initialize`` answer: read on, publishing the count of each
-    ``didOpen`` (:class:`EarlyCounts`), until a message needs the full server or the input
-    pauses for :data:`IDLE_S`. Returns the frames read, all of them for the full server, in
-    order (the rest stays in ``framer``).
+def serve_early(fd: int, framer: Framer, params: Any, unit: str,
+                write: Callable[[bytes], None], starter: Starter
+                ) -> tuple[list[Frame], dict[str, EarlyDocument]]:
+    """After the front's ``initialize`` answer: read on, building the document of each
+    ``didOpen`` and publishing its count, and answering the requests about those documents
+    that :class:`EarlyServer` can (:data:`EARLY_REQUESTS`), until a message needs the full
+    server or the server is made. Once the input pauses for :data:`IDLE_S`, ``starter``
+    makes the server while the front goes on answering.
 
-    Runtime complexity: ``O(bytes read)`` plus the documents counted.
+    Returns the frames for the full server, in order (those the front answered are not
+    among them; the rest stays in ``framer``), and the documents the front built.
+
+    Runtime complexity: ``O(bytes read)`` plus the documents built and the requests answered.
     """
-    counts = EarlyCounts(params, write)
+    early = EarlyServer(params, unit, write, starter.preloaded)
     frames: list[Frame] = []
     while True:
         frame = next(framer.frames(), None)
         if frame is None:
-            if not _readable(fd, IDLE_S):
-                return frames
+            if starter.made():
+                break
+            if not _readable(fd, _POLL_S if starter.going() else IDLE_S):
+                starter.go()
+                continue
             data = os.read(fd, _READ_BYTES)
             if not data:
-                return frames
+                break
             framer.feed(data)
             continue
-        frames.append(frame)
-        if not counts.handle(frame):
-            return frames
+        handled = early.handle(frame)
+        if handled is not ANSWERED:
+            frames.append(frame)
+        if handled is None:
+            break
+    return frames, early.documents
 
 
-class EarlyCounts:
-    """The front's ``livetok/didChangeTokenCount`` for a ``didOpen``: the count the full
-    server will publish (a ``Document`` of the text, the same encoding), published before
-    the server exists. ``initialized`` is passed over; anything else, and any document the
-    front cannot be sure of (a budget file, the settings' limits, text that the server
-    sanitizes), or whose encoding is a tokenizer.json (its load may take seconds, which the
-    server spends in its worker thread), is left to the full server.
+#: what :meth:`EarlyServer.handle` returns for a request it answered (its frame is dropped)
+ANSWERED = "answered"
+#: ``livetok/tokenCount`` (``protocol.TOKEN_COUNT``, here without importing pygls)
+TOKEN_COUNT = "livetok/tokenCount"
+#: the requests the front answers about the documents it built
+EARLY_REQUESTS = (TOKEN_COUNT, "textDocument/hover", "textDocument/codeLens")
+
+
+def _nonneg(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+class EarlyServer:
+    """What the front does before the full server exists: for a ``didOpen``, the document
+    the full server would build (an :class:`~.documents.OpenDocument` of the same encoding),
+    its ``livetok/didChangeTokenCount``, and the answers to :data:`EARLY_REQUESTS` about it,
+    computed by the same :mod:`.views` functions the server's handlers call. The server then
+    keeps those documents (``LivetokServer.adopt_documents``): each text is encoded once.
+
+    ``initialized`` is passed over; anything else, any request whose params are not plainly
+    well formed, and any document the front cannot be sure of (a budget file, the settings'
+    limits or budget, text that the server sanitizes, a text long enough for the server's
+    work-done progress) or whose encoding is a tokenizer.json
+    (its load may take seconds, which the server spends in its worker thread), is left to
+    the full server.
     """
 
-    def __init__(self, params: Any, write: Callable[[bytes], None]) -> None:
+    def __init__(self, params: Any, unit: str, write: Callable[[bytes], None],
+                 preloaded: Callable[[], None] = lambda: None) -> None:
         options, root = None, None
         if isinstance(params, dict):  # relative paths read as the full server reads them
             options = params.get("initializationOptions")
@@ -309,35 +359,52 @@ class EarlyCounts:
             self.settings = parse_settings(options, root=root)
         except SettingsError:
             self.settings = parse_settings(None)  # the server ignores them too
+        self._unit = unit
         self._write = write
+        self._preloaded = preloaded
+        #: the documents built, by URI
+        self.documents: dict[str, EarlyDocument] = {}
 
-    def handle(self, frame: Frame) -> bool:
-        """Whether ``frame`` was one the front takes care of (it still goes to the server)."""
+    def handle(self, frame: Frame) -> bool | str | None:
+        """True: ``frame`` was a notification the front took care of (it still goes to the
+        server); :data:`ANSWERED`: a request the front answered (it does not); None: the full
+        server is needed for it."""
         if frame.kind != "message" or len(frame.body) > _MAX_EARLY_BYTES:
-            return False
+            return None
         try:
             message = json.loads(frame.body)
         except (ValueError, RecursionError):
-            return False
-        if not isinstance(message, dict) or "id" in message:
-            return False
-        if message.get("method") == "initialized":
+            return None
+        if not isinstance(message, dict):
+            return None
+        method = message.get("method")
+        if "id" in message:
+            return ANSWERED if self._answer(message) else None
+        if method == "initialized":
             return True
-        if message.get("method") != "textDocument/didOpen":
-            return False
+        if method != "textDocument/didOpen":
+            return None
         td = _get(message, "params", "textDocument")
         if not (isinstance(td, dict) and isinstance(td.get("uri"), str)
+                and td["uri"] not in self.documents
                 and isinstance(td.get("languageId"), str)
                 and type(td.get("version")) is int and isinstance(td.get("text"), str)):
-            return False
-        return self._count(td["uri"], td["languageId"], td["version"], td["text"])
+            return None
+        return self._open(td["uri"], td["languageId"], td["version"], td["text"]) or None
 
-    def _count(self, uri: str, language_id: str, version: int, text: str) -> bool:
-        from livetok.incremental import Document, Encoding, get_encoding
+    def _send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+        self._write(b"Content-Length: %d\r\n%s\r\n%s" % (len(body), _CONTENT_TYPE, body))
+
+    def _open(self, uri: str, language_id: str, version: int, text: str) -> bool:
+        from livetok.incremental import get_encoding
         from livetok.incremental.registry import is_file_name
+        from livetok.server.lsp.documents import EarlyDocument, OpenDocument
+        from livetok.server.lsp.positions import PositionCodec
 
         limit = self.settings.max_document_size
         if (len(text) > EARLY_MAX_CHARS or (limit is not None and len(text) > limit)
+                or len(text) >= self.settings.progress_threshold  # the server shows progress
                 or _budget_file_for(uri)):
             return False
         try:
@@ -347,18 +414,62 @@ class EarlyCounts:
                 return False  # a workspace's tokenizer.json, not trusted: the server says so
             if is_file_name(name):
                 return False  # a tokenizer.json may take seconds: the server loads it aside
+            self._preloaded()
             enc = get_encoding(name)
-            # byte-level: encode is tiktoken's encode_ordinary, as a Document's count, and
-            # needs no per-token tables (~40 ms for o200k_base)
-            tokens = (len(enc.encode(text)) if isinstance(enc, Encoding)
-                      else Document(text, enc).token_count)
         except Exception:  # the server reports it
             return False
-        body = json.dumps({"jsonrpc": "2.0", "method": "livetok/didChangeTokenCount",
-                           "params": {"uri": uri, "version": version, "encoding": enc.name,
-                                      "tokens": tokens, "characters": len(text)}})
-        self._write(b"Content-Length: %d\r\n%s\r\n%s"
-                    % (len(body), _CONTENT_TYPE, body.encode("utf-8")))
+
+        def publish(tokens: int, characters: int) -> None:  # before the structure is built
+            self._send({"jsonrpc": "2.0", "method": "livetok/didChangeTokenCount",
+                        "params": {"uri": uri, "version": version, "encoding": enc.name,
+                                   "tokens": tokens, "characters": characters}})
+
+        od = OpenDocument(uri, language_id, version, text, enc,
+                          PositionCodec(cast("Unit", self._unit)), warn=log.info,
+                          on_count=publish)
+        if od.doc is None:  # the core failed: the server tries again, and reports it
+            return False
+        self.documents[uri] = EarlyDocument(version, text, od)
+        return True
+
+    def _answer(self, message: dict[str, Any]) -> bool:
+        """Answer ``message`` if it is one of :data:`EARLY_REQUESTS` about a document built
+        here, with plainly well-formed params; whether it was answered."""
+        from livetok.server.lsp import views
+
+        method, params = message.get("method"), message.get("params")
+        uri = _get(params, "textDocument", "uri")
+        early = self.documents.get(uri) if isinstance(uri, str) else None
+        if method not in EARLY_REQUESTS or early is None or type(message["id"]) not in (int, str):
+            return False
+        od = early.od
+        result: Any
+        try:
+            if method == TOKEN_COUNT:
+                rng = _get(params, "range")
+                if rng is None:
+                    result = views.token_count(od).to_json()
+                else:
+                    ends = [_get(rng, end, key) for end in ("start", "end")
+                            for key in ("line", "character")]
+                    if not all(map(_nonneg, ends)):
+                        return False
+                    span = od.range_to_cp((ends[0], ends[1], ends[2], ends[3]))
+                    result = views.token_count(od, span).to_json()
+            elif method == "textDocument/hover":
+                line, character = (_get(params, "position", k) for k in ("line", "character"))
+                if not (_nonneg(line) and _nonneg(character)):
+                    return False
+                result = views.hover_json(od, line, character)
+            else:
+                if self.settings.budget is not None:
+                    return False  # its lenses show the budget: the server's BudgetWatch
+                secs = (views.markdown_sections(od) if od.language_id in views.MARKDOWN_IDS
+                        else None)
+                result = views.lenses_json(views.code_lenses(od, self.settings, secs))
+        except Exception:  # a position out of range, ...: the server answers with the error
+            return False
+        self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         return True
 
 

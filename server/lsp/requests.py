@@ -13,6 +13,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from livetok.server.lsp import views
+from livetok.server.lsp.views import MARKDOWN_IDS
 from livetok.server.lsp.documents import OpenDocument
 from livetok.server.lsp.positions import PositionError
 from livetok.server.lsp.handlers import field_of, request
@@ -25,7 +26,6 @@ __all__: list[str] = []  # handlers only: registered by importing this module
 
 _LEGEND = types.SemanticTokensLegend(token_types=views.SEMANTIC_TOKEN_TYPES,
                                      token_modifiers=[])
-_MARKDOWN_IDS = frozenset({"markdown", "md", "mdx"})
 
 
 def _nonneg_int(value: Any, what: str) -> int:
@@ -78,29 +78,17 @@ def list_encodings(ls: LivetokServer, params: Any) -> dict[str, Any]:
 
 
 @request(types.TEXT_DOCUMENT_HOVER)
-def hover(ls: LivetokServer, params: types.HoverParams) -> types.Hover | None:
+def hover(ls: LivetokServer, params: types.HoverParams) -> dict[str, Any] | None:
     od = ls.document(params)
-    pos = params.position
-    info = views.hover(od, od.to_cp(pos.line, pos.character), pos.line)
-    if info is None:
-        return None
-    start, end = od.to_position(info.start_cp), od.to_position(info.end_cp)
-    return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=info.markdown),
-        range=types.Range(start=types.Position(*start), end=types.Position(*end)))
+    return views.hover_json(od, params.position.line, params.position.character)
 
 
 @request(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False),
-         heavy=lambda ls, od: od.language_id in _MARKDOWN_IDS)
-def code_lens(ls: LivetokServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+         heavy=lambda ls, od: od.language_id in MARKDOWN_IDS)
+def code_lens(ls: LivetokServer, params: types.CodeLensParams) -> list[dict[str, Any]]:
     od = ls.document(params)
-    secs = views.markdown_sections(od) if od.language_id in _MARKDOWN_IDS else None
-    out = []
-    for lens in ls.budgets.lenses(od, views.code_lenses(od, ls.settings, secs)):
-        p = types.Position(lens.line, 0)
-        out.append(types.CodeLens(range=types.Range(start=p, end=p),
-                                  command=types.Command(title=lens.title, command="")))
-    return out
+    secs = views.markdown_sections(od) if od.language_id in MARKDOWN_IDS else None
+    return views.lenses_json(ls.budgets.lenses(od, views.code_lenses(od, ls.settings, secs)))
 
 
 # with the legend as options, pygls advertises {legend, full: true, range: true}

@@ -71,6 +71,7 @@ from livetok.server.lsp.documents import (
     EncodingChoice,
     DocumentStore,
     DocumentUnavailable,
+    EarlyDocument,
     OpenDocument,
     Patch,
     return_free_memory,
@@ -249,6 +250,8 @@ class LivetokServer(LanguageServer):
         self._opening: dict[str, int] = {}
         #: documents not kept for :attr:`max_open_chars`: ``uri -> why`` (the latest ones)
         self._not_kept: dict[str, str] = {}
+        #: the stdio front's documents, until their didOpen is handled (:meth:`early_document`)
+        self._early: dict[str, EarlyDocument] = {}
         self.protocol.on_invalid_notification = self._on_invalid_notification
         for method, options, handler in FEATURES:
             self.feature(method, options)(handler)
@@ -374,16 +377,37 @@ class LivetokServer(LanguageServer):
     def open_document(self, uri: str, language_id: str, version: int, text: str | list[str],
                       enc: PieceEncoding | None = None,
                       on_count: CountCallback | None = None,
-                      choice: EncodingChoice | None = None) -> OpenDocument:
+                      choice: EncodingChoice | None = None,
+                      built: Document | None = None) -> OpenDocument:
         """A new :class:`OpenDocument` with this server's codec, factory and limits (and
-        ``enc``, else the encoding of ``choice``, else of the document's :meth:`encoding_choice`)."""
+        ``enc``, else the encoding of ``choice``, else of the document's :meth:`encoding_choice`;
+        ``built``: a ``Document`` of ``text`` made already)."""
         if enc is None:
             choice = choice or self.encoding_choice(uri, language_id)
             enc = self.load_encoding(choice, uri)
         return OpenDocument(uri, language_id, version, text, enc, self.codec,
                             document_factory=self.factory, warn=self.warn,
                             max_size=self.settings.max_document_size, on_count=on_count,
-                            choice=choice)
+                            choice=choice, built=built)
+
+    def adopt_documents(self, early: dict[str, EarlyDocument]) -> None:
+        """The documents the stdio front built for the ``didOpen`` messages it read
+        (``front.py``): handling those messages keeps their ``Document`` (see
+        :meth:`early_document`) rather than encoding each text a second time."""
+        self._early.update(early)
+
+    def early_document(self, uri: str, version: int, text: object,
+                       enc: PieceEncoding) -> Document | None:
+        """The front's ``Document`` of this ``didOpen``, once: None unless the front built
+        one of the same version, text and encoding object.
+
+        Runtime complexity: ``O(1)``, plus comparing the texts (``O(n)``, in C) on a match.
+        """
+        early = self._early.pop(uri, None)
+        if (early is None or early.version != version or early.od.doc is None
+                or early.od.doc.encoding is not enc or early.text != text):
+            return None
+        return early.od.doc
 
     def first_count(self, uri: str, version: int, encoding: str) -> CountCallback:
         """The ``on_count`` of a didOpen built in the worker thread: the exact count of the

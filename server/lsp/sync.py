@@ -103,6 +103,10 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
     ready = ls.ready_encoding(choice, td.uri)
 
     def build(enc: PieceEncoding) -> OpenDocument:
+        built = ls.early_document(td.uri, td.version, td.text, enc)
+        if built is not None:  # the stdio front made it: the text is not encoded again
+            return ls.open_document(td.uri, td.language_id, td.version, td.text, enc,
+                                    choice=choice, built=built)
         text: str | list[str] = td.text
         if isinstance(text, TextParts):  # a big didOpen decoded in blocks (bigtext.py)
             try:

@@ -25,14 +25,19 @@ __all__ = [
     "HoverInfo",
     "BudgetOverflow",
     "SEMANTIC_TOKEN_TYPES",
+    "MARKDOWN_IDS",
     "token_count",
     "code_lenses",
     "hover",
     "paragraph_span",
     "semantic_tokens",
     "budget_overflow",
+    "hover_json",
+    "lenses_json",
 ]
 
+#: the language ids whose code lenses include one per Markdown section
+MARKDOWN_IDS = frozenset({"markdown", "md", "mdx"})
 #: two standard types so that every theme colours them differently; tokens alternate
 SEMANTIC_TOKEN_TYPES = ["keyword", "string"]
 #: how far hover looks up and down for a paragraph's edges
@@ -262,6 +267,35 @@ def hover(od: OpenDocument, cp_offset: int, line: int) -> HoverInfo | None:
         parts.append(f"paragraph ({where}): **{n:,} tokens**")
     parts.append(f"_{doc.encoding.name}_")
     return HoverInfo("\n\n".join(parts), tok.start, tok.end)
+
+
+def _position_json(pos: LineCol) -> dict[str, int]:
+    return {"line": pos[0], "character": pos[1]}
+
+
+def hover_json(od: OpenDocument, line: int, character: int) -> dict[str, Any] | None:
+    """The LSP ``Hover`` result at ``line``/``character`` (the client's units), as JSON: what
+    ``textDocument/hover`` answers, from the full server or from the stdio front.
+
+    Runtime complexity: :func:`hover`'s, plus two position conversions.
+    """
+    info = hover(od, od.to_cp(line, character), line)
+    if info is None:
+        return None
+    return {"contents": {"kind": "markdown", "value": info.markdown},
+            "range": {"start": _position_json(od.to_position(info.start_cp)),
+                      "end": _position_json(od.to_position(info.end_cp))}}
+
+
+def lenses_json(lenses: Sequence[Lens]) -> list[dict[str, Any]]:
+    """The LSP ``CodeLens`` results of ``lenses``, as JSON (each at the start of its line,
+    with a title-only command). Runtime complexity: ``O(lenses)``."""
+    out = []
+    for lens in lenses:
+        p = {"line": lens.line, "character": 0}
+        out.append({"range": {"start": p, "end": p}, "command": {"title": lens.title,
+                                                                  "command": ""}})
+    return out
 
 
 def semantic_tokens(od: OpenDocument, start_cp: int, end_cp: int) -> list[int]:

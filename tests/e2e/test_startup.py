@@ -15,8 +15,9 @@ from livetok.server.lsp.session import create_server
 from livetok.server.budgets.discovery import CONFIG_NAMES
 from livetok.server.lsp.front import (
     BUDGET_FILE_NAMES,
+    ANSWERED,
     EARLY_MAX_CHARS,
-    EarlyCounts,
+    EarlyServer,
     HandOver,
     answer_first,
     initialize_result,
@@ -162,9 +163,9 @@ def _server_count(options: Any, did_open: bytes) -> dict[str, Any] | None:
 
 def _early_count(options: Any, did_open: bytes) -> dict[str, Any] | None:
     out: list[bytes] = []
-    handled = EarlyCounts({"initializationOptions": options}, out.append).handle(
+    handled = EarlyServer({"initializationOptions": options}, "utf-16", out.append).handle(
         Frame("message", did_open))
-    assert handled == bool(out)
+    assert bool(handled) == bool(out)
     return json.loads(out[0].partition(b"\r\n\r\n")[2])["params"] if out else None
 
 
@@ -199,13 +200,108 @@ def test_front_leaves_documents_it_cannot_be_sure_of_to_the_server(tmp_path):
     assert _early_count(None, plain) == _server_count(None, plain)
     assert _early_count(None, _did_open("file:///a.txt", "lone \ud800 surrogate")) is None
     assert _early_count({"maxDocumentSize": 3}, _did_open("file:///a.txt", "four")) is None
+    assert _early_count({"progressThreshold": 4}, _did_open("file:///a.txt", "four")) is None
     assert _early_count(None, _did_open("file:///a.txt", "x" * (EARLY_MAX_CHARS + 1))) is None
     assert _early_count(None, _did_open("file:///a.txt", "x", 5)) is None  # type: ignore[arg-type]
     for other in ({"jsonrpc": "2.0", "id": 1, "method": "livetok/tokenCount", "params": {}},
                   {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {}}):
-        assert not EarlyCounts(None, print).handle(Frame("message", json.dumps(other).encode()))
-    assert EarlyCounts(None, print).handle(Frame("message", json.dumps(
+        assert EarlyServer(None, "utf-16", print).handle(
+            Frame("message", json.dumps(other).encode())) is None
+    assert EarlyServer(None, "utf-16", print).handle(Frame("message", json.dumps(
         {"jsonrpc": "2.0", "method": "initialized", "params": {}}).encode()))
+
+
+MARKDOWN = "# Title\n\nnaïve café 😀 text\n\n## Part\n\n東京 more words here\n" * 40
+#: requests about the opened document: what the front answers (and some it leaves)
+REQUESTS = [
+    {"method": "livetok/tokenCount", "params": {"textDocument": {"uri": "file:///n/a.md"}}},
+    {"method": "livetok/tokenCount", "params": {"textDocument": {"uri": "file:///n/a.md"},
+     "range": {"start": {"line": 2, "character": 3}, "end": {"line": 6, "character": 4}}}},
+    {"method": "textDocument/hover", "params": {"textDocument": {"uri": "file:///n/a.md"},
+                                                "position": {"line": 2, "character": 11}}},
+    {"method": "textDocument/hover", "params": {"textDocument": {"uri": "file:///n/a.md"},
+                                                "position": {"line": 1, "character": 0}}},
+    {"method": "textDocument/codeLens", "params": {"textDocument": {"uri": "file:///n/a.md"}}},
+]
+
+
+def _answers_of_server(options: Any, unit: str, messages: list[dict[str, Any]]
+                       ) -> list[dict[str, Any]]:
+    server = create_server()
+    sink = _Sink()
+    server.protocol.set_writer(sink)
+    dispatch(server.protocol, json.dumps({"jsonrpc": "2.0", "id": "i", "method": "initialize",
+                                          "params": {"processId": None, "capabilities": {
+                                              "general": {"positionEncodings": [unit]}},
+                                              "initializationOptions": options}}).encode())
+    for m in messages:
+        dispatch(server.protocol, json.dumps(m).encode())
+        server.background.finish_all()
+    return [m for m in sink.messages if "id" in m and m["id"] != "i"]
+
+
+@pytest.mark.parametrize("unit", ["utf-8", "utf-16", "utf-32"])
+@pytest.mark.parametrize("options", [None, {"contextWindow": 128000, "encoding": "cl100k_base"}])
+def test_front_answers_requests_as_the_server_does(unit, options):
+    """tokenCount (whole and a range), hover and code lenses of a document the front opened:
+    the same JSON as the full server's answers."""
+    opened = json.loads(_did_open("file:///n/a.md", MARKDOWN, "markdown"))
+    messages = [opened] + [{"jsonrpc": "2.0", "id": i, **r} for i, r in enumerate(REQUESTS)]
+    out: list[bytes] = []
+    early = EarlyServer({"initializationOptions": options}, unit, out.append)
+    handled = [early.handle(Frame("message", json.dumps(m).encode())) for m in messages]
+    assert handled == [True] + [ANSWERED] * len(REQUESTS)
+    front = [json.loads(b.partition(b"\r\n\r\n")[2]) for b in out[1:]]
+    assert front == _answers_of_server(options, unit, messages)
+    assert front[0]["result"]["tokens"] == tiktoken_ref(
+        (options or {}).get("encoding", "o200k_base")).encode(MARKDOWN).__len__()
+
+
+def test_front_leaves_requests_it_cannot_answer_to_the_server():
+    early = EarlyServer({"initializationOptions": {"budget": 5}}, "utf-16", print)
+    assert early.handle(Frame("message", _did_open("file:///n/a.md", MARKDOWN, "markdown")))
+
+    def handle(method: str, params: Any) -> Any:
+        return early.handle(Frame("message", json.dumps(
+            {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).encode()))
+
+    doc = {"uri": "file:///n/a.md"}
+    assert handle("textDocument/codeLens", {"textDocument": doc}) is None  # a budget to show
+    assert handle("textDocument/hover", {"textDocument": doc,
+                                         "position": {"line": -1, "character": 0}}) is None
+    assert handle("textDocument/hover", {"textDocument": doc,
+                                         "position": {"line": 10**6, "character": 0}}) is None
+    assert handle("livetok/tokenCount", {"textDocument": {"uri": "file:///other"}}) is None
+    assert handle("textDocument/semanticTokens/full", {"textDocument": doc}) is None
+    assert handle("livetok/tokenCount", {"textDocument": doc}) == ANSWERED
+
+
+def test_the_server_keeps_the_front_s_documents():
+    """The text is encoded once: the full server adopts the ``Document`` the front built for
+    the same didOpen (and builds its own when the didOpen differs)."""
+    did_open = _did_open("file:///n/a.md", MARKDOWN, "markdown")
+    early = EarlyServer(None, "utf-16", lambda b: None)
+    assert early.handle(Frame("message", did_open))
+    server = create_server()
+    server.protocol.set_writer(_Sink())
+    dispatch(server.protocol, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                          "params": {"processId": None,
+                                                     "capabilities": {}}}).encode())
+    other = dict(early.documents)
+    server.adopt_documents(early.documents)
+    dispatch(server.protocol, did_open)
+    server.background.finish_all()
+    assert server.store.get("file:///n/a.md").doc is other["file:///n/a.md"].od.doc
+    changed = json.loads(_did_open("file:///n/a.md", MARKDOWN + "!", "markdown"))
+    server.adopt_documents(other)
+    dispatch(server.protocol, json.dumps({"jsonrpc": "2.0", "method": "textDocument/didClose",
+                                          "params": {"textDocument": {
+                                              "uri": "file:///n/a.md"}}}).encode())
+    dispatch(server.protocol, json.dumps(changed).encode())
+    server.background.finish_all()
+    od = server.store.get("file:///n/a.md")
+    assert od.doc is not other["file:///n/a.md"].od.doc
+    assert od.token_count == len(tiktoken_ref("o200k_base").encode(MARKDOWN + "!"))
 
 
 # -- the process ---------------------------------------------------------------------------------
@@ -272,6 +368,10 @@ def test_did_open_and_a_request_right_after_initialize_get_exact_counts(unit):
             "uri": uri, "languageId": "python", "version": 1, "text": TEXT}}},
         {"jsonrpc": "2.0", "id": 2, "method": "livetok/tokenCount",
          "params": {"textDocument": {"uri": uri}}},
+        {"jsonrpc": "2.0", "id": "hover", "method": "textDocument/hover",
+         "params": {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 4}}},
+        {"jsonrpc": "2.0", "id": "lens", "method": "textDocument/codeLens",
+         "params": {"textDocument": {"uri": uri}}},
         {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
             "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{
                 "range": {"start": {"line": 1, "character": col},
@@ -283,9 +383,14 @@ def test_did_open_and_a_request_right_after_initialize_get_exact_counts(unit):
     init, before = _until_id(proc.stdout, 1)
     assert not before and init["result"]["capabilities"]["positionEncoding"] == unit
     first, notes = _until_id(proc.stdout, 2)
+    hover, notes2 = _until_id(proc.stdout, "hover")
+    lens, notes3 = _until_id(proc.stdout, "lens")
     second, more = _until_id(proc.stdout, 3)
+    notes += notes2 + notes3
     enc = tiktoken_ref("o200k_base")
     assert first["result"]["tokens"] == len(enc.encode(TEXT))
+    assert f"of {len(enc.encode(TEXT)):,}**" in hover["result"]["contents"]["value"]
+    assert lens["result"][0]["command"]["title"].startswith(f"{len(enc.encode(TEXT)):,} tokens")
     assert second["result"]["version"] == 2
     assert second["result"]["tokens"] == len(enc.encode(new_text))
     # every count pushed (the front's early one among them) is exact for its version
