@@ -3,6 +3,7 @@
 // Behaviour lives in status.ts and settings.ts, which do not import `vscode`; this file only
 // translates VS Code events and objects into their calls.
 
+import * as os from "os";
 import * as vscode from "vscode";
 import {
   DidChangeConfigurationNotification,
@@ -12,16 +13,27 @@ import {
   State,
 } from "vscode-languageclient/node";
 
+import {
+  PythonExtensionApi,
+  Report,
+  ensureBundledServer,
+  pythonCandidates,
+  pythonExtensionInterpreter,
+  spawnRunner,
+} from "./bootstrap";
 import { clientOutputChannel } from "./output";
 import {
   ConfigGet,
   ListEncodingsResult,
   SERVER_KEYS,
+  ServerCommand,
   ServerCommandError,
   ServerSettings,
   SettingTarget,
   SettingsSync,
   pickEncoding,
+  pythonServerCommand,
+  serverArgs,
   serverCommand,
   serverSettings,
   settingTarget,
@@ -43,6 +55,9 @@ let ready: Promise<LanguageClient | undefined> = Promise.resolve(undefined);
 let lifecycle: Promise<unknown> = Promise.resolve();
 let status: TokenStatus | undefined;
 let output: vscode.OutputChannel | undefined;
+let extensionContext: vscode.ExtensionContext | undefined;
+/** Cancels the bundled server's install while it runs (the extension stops). */
+let installAbort: AbortController | undefined;
 
 function config(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -116,8 +131,53 @@ function serialize<T>(step: () => Promise<T>): Promise<T> {
   return next;
 }
 
-function createClient(): LanguageClient {
-  const { command, args, cwd } = serverCommand(get, (name) => whichOnPath(name));
+/** Runs the bundled server's install in a cancellable progress notification (bootstrap.ts). */
+function withInstallProgress<T>(task: (report: Report, signal: AbortSignal) => Promise<T>): Promise<T> {
+  const options = {
+    location: vscode.ProgressLocation.Notification,
+    title: "livetok: installing the language server",
+    cancellable: true,
+  };
+  return Promise.resolve(vscode.window.withProgress(options, (progress, token) => {
+    const abort = new AbortController();
+    installAbort = abort;
+    token.onCancellationRequested(() => abort.abort());
+    return task((message) => progress.report({ message }), abort.signal);
+  }));
+}
+
+/**
+ * The server to start: the one the user's settings name or PATH has, else the livetok the
+ * extension carries, installed into its global storage on first use (bootstrap.ts).
+ */
+async function resolveServer(): Promise<ServerCommand> {
+  const which = (name: string) => whichOnPath(name);
+  const configured = serverCommand(get, which);
+  if (configured !== undefined) {
+    return configured;
+  }
+  const ctx = extensionContext;
+  const log = (line: string) => output?.appendLine(line);
+  const bundled = ctx?.globalStorageUri === undefined ? undefined : await ensureBundledServer({
+    storageDir: ctx.globalStorageUri.fsPath,
+    bundledDir: ctx.asAbsolutePath("bundled"),
+    serverArgs: serverArgs(get),
+    cwd: os.homedir(),
+    pythons: () => pythonCandidates(
+      vscode.workspace.isTrusted === true,
+      () => pythonExtensionInterpreter(vscode.extensions.getExtension<PythonExtensionApi>("ms-python.python"), log),
+      which,
+    ),
+    run: spawnRunner,
+    log,
+    withProgress: withInstallProgress,
+  });
+  // a .vsix packaged without the wheel: a livetok installed in python3, as before issue 29
+  return bundled ?? pythonServerCommand("python3", serverArgs(get), os.homedir());
+}
+
+function createClient(server: ServerCommand): LanguageClient {
+  const { command, args, cwd } = server;
   output?.appendLine(`starting: ${command} ${args.join(" ")}`);
   const sync = new SettingsSync(
     settingsForServer,
@@ -148,7 +208,7 @@ function createClient(): LanguageClient {
 async function startClient(): Promise<LanguageClient | undefined> {
   let c: LanguageClient;
   try {
-    c = createClient();
+    c = createClient(await resolveServer());
     await c.start();
   } catch (err) {
     const message =
@@ -190,6 +250,7 @@ function sendSettings(): void {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  extensionContext = context;
   output = vscode.window.createOutputChannel("livetok");
   const countItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
   const selectionItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 99);
@@ -285,5 +346,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
 export async function deactivate(): Promise<void> {
   ready = Promise.resolve(undefined);
+  installAbort?.abort();
   await serialize(stopClient);
 }

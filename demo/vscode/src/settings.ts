@@ -158,12 +158,19 @@ export function executablePath(key: string, value: string, home: string): string
   );
 }
 
+/** `livetok.server.args`: the arguments after the server command (default `serve`). */
+export function serverArgs(get: ConfigGet): string[] {
+  const configured = get<string[]>("server.args");
+  return Array.isArray(configured) ? configured.map(String) : ["serve"];
+}
+
 /**
- * The command that starts `livetok serve` on stdio.
+ * The command that starts `livetok serve` on stdio, or `undefined` when none is configured or
+ * found (the extension then installs the livetok it carries: bootstrap.ts).
  *
  * 1. `livetok.server.path` when set (see `executablePath`);
  * 2. else `livetok` found on PATH;
- * 3. else `<livetok.server.pythonPath> -m livetok.server <args>`.
+ * 3. else `<livetok.server.pythonPath> -m livetok.server <args>` when that setting is set.
  *
  * The three `livetok.server.*` settings are machine-scoped (package.json): only the user's
  * (or the remote machine's) settings set them, never a workspace's. The server runs in `home`.
@@ -172,9 +179,8 @@ export function executablePath(key: string, value: string, home: string): string
  * repository holding a `livetok/` package (or a `json.py`) would be imported instead of the
  * installed one; and Windows looks a bare command name up in the working folder first.
  */
-export function serverCommand(get: ConfigGet, which: Which, home: string = os.homedir()): ServerCommand {
-  const configuredArgs = get<string[]>("server.args");
-  const args = Array.isArray(configuredArgs) ? configuredArgs.map(String) : ["serve"];
+export function serverCommand(get: ConfigGet, which: Which, home: string = os.homedir()): ServerCommand | undefined {
+  const args = serverArgs(get);
   const configuredPath = (get<string>("server.path") ?? "").trim();
   if (configuredPath.length > 0) {
     return { command: executablePath("livetok.server.path", configuredPath, home), args, cwd: home };
@@ -183,12 +189,19 @@ export function serverCommand(get: ConfigGet, which: Which, home: string = os.ho
   if (onPath !== undefined) {
     return { command: onPath, args, cwd: home };
   }
-  const python = (get<string>("server.pythonPath") ?? "").trim() || "python3";
-  return {
-    command: executablePath("livetok.server.pythonPath", python, home),
-    args: ["-m", "livetok.server", ...args],
-    cwd: home,
-  };
+  const python = (get<string>("server.pythonPath") ?? "").trim();
+  if (python.length === 0) {
+    return undefined;
+  }
+  return pythonServerCommand(executablePath("livetok.server.pythonPath", python, home), args, home);
+}
+
+/**
+ * `python -m livetok.server <args>`: a Python that has livetok installed; with `isolated`,
+ * `python -I` (no PYTHON* variables, no user site: the extension's own environment).
+ */
+export function pythonServerCommand(python: string, args: readonly string[], home: string, isolated = false): ServerCommand {
+  return { command: python, args: [...(isolated ? ["-I"] : []), "-m", "livetok.server", ...args], cwd: home };
 }
 
 /** The part of `vscode.QuickPickItem` used by the encoding picker. */

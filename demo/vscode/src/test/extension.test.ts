@@ -18,6 +18,7 @@ import {
   makeLanguageClientMock,
   makeVscodeMock,
 } from "./fakes";
+import { noPythonMessage } from "../bootstrap";
 
 const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
 const defaults: Record<string, unknown> = Object.fromEntries(
@@ -389,5 +390,76 @@ describe("while the server starts (issue 19)", () => {
     const lines = vs.outputs.flatMap((o) => o.lines);
     assert.ok(lines.includes("[Info  - 10:02:03] Server process exited normally (code 0)."), JSON.stringify(lines));
     assert.ok(lines.includes("[Error - 10:02:04] Server process exited with code 1."), JSON.stringify(lines));
+  });
+});
+
+describe("no server configured or found: the bundled one (issue 29)", () => {
+  let tmp: string;
+  let savedPath: string | undefined;
+
+  beforeEach(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "livetok-ext-"));
+    savedPath = process.env.PATH;
+    process.env.PATH = path.join(tmp, "empty-bin"); // no livetok, no python3
+    vs.config.global.set("server.path", "");
+  });
+
+  afterEach(() => {
+    process.env.PATH = savedPath;
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  /** Activate as VS Code does, with the extension's folder (holding `wheel` in bundled/, if given) and a storage folder. */
+  async function activateWith(wheel: boolean) {
+    const extDir = path.join(tmp, "extension");
+    fs.mkdirSync(path.join(extDir, "bundled"), { recursive: true });
+    if (wheel) {
+      fs.writeFileSync(path.join(extDir, "bundled", "livetok-0.1.0-py3-none-any.whl"), "wheel");
+    }
+    const context = {
+      subscriptions,
+      globalStorageUri: { fsPath: path.join(tmp, "storage") },
+      asAbsolutePath: (p: string) => path.join(extDir, p),
+    };
+    await ext.activate(context as never);
+  }
+
+  test("without a Python: the documented message, shown with the install's progress; nothing started", async () => {
+    vs.vscode.workspace.isTrusted = false;
+    await activateWith(true);
+    assert.equal(lc.clients.length, 0);
+    assert.deepEqual(vs.progress.titles, ["livetok: installing the language server"]);
+    assert.deepEqual(vs.messages, [`error: ${noPythonMessage([])}`]);
+    assert.match(vs.messages[0], /needs Python 3\.11 or newer, and none was found \(python3 is not on PATH\)/);
+    // Restricted Mode: the Python extension is not asked for its interpreter
+    assert.deepEqual(vs.extensions.asked, []);
+  });
+
+  test("in a trusted workspace the Python extension's interpreter is tried first", async () => {
+    const interpreter = path.join(tmp, "no-such-env", "bin", "python");
+    const api = {
+      environments: {
+        getActiveEnvironmentPath: () => ({ path: interpreter }),
+        resolveEnvironment: async (env: { path: string }) => ({ executable: { uri: { fsPath: env.path } } }),
+      },
+    };
+    vs.extensions.answer = { isActive: true, exports: api, activate: async () => api };
+    await activateWith(true);
+    assert.deepEqual(vs.extensions.asked, ["ms-python.python"]);
+    assert.equal(lc.clients.length, 0);
+    assert.deepEqual(vs.messages, [
+      `error: ${noPythonMessage([`the Python extension's interpreter (${interpreter}) did not run as Python 3`])}`,
+    ]);
+  });
+
+  test("an extension packaged without the wheel runs python3 -m livetok.server, as before", async () => {
+    await activateWith(false);
+    assert.deepEqual(vs.progress.titles, []);
+    assert.equal(lc.clients.length, 1);
+    assert.deepEqual(lc.clients[0].serverOptions, {
+      command: "python3",
+      args: ["-m", "livetok.server", "serve"],
+      options: { cwd: os.homedir() },
+    });
   });
 });

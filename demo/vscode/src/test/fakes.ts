@@ -154,6 +154,10 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
   const selectionChanged = new Emitter<unknown>();
   const documentClosed = new Emitter<unknown>();
   const trustGranted = new Emitter<void>();
+  /** The progress notifications shown (the bundled server's install) and what they reported. */
+  const progress = { titles: [] as string[], reports: [] as string[] };
+  /** `vscode.extensions.getExtension`: the ids asked for, and what it answers. */
+  const extensions = { asked: [] as string[], answer: undefined as unknown };
   const quickPick: {
     answer: string | undefined;
     lastItems: { label: string; picked?: boolean; detail?: string }[];
@@ -181,6 +185,16 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
       return items.find((i) => i.label === quickPick.answer);
     },
     showOpenDialog: async () => (quickPick.file === undefined ? undefined : [{ fsPath: quickPick.file }]),
+    withProgress: async <T>(
+      options: { title?: string },
+      task: (p: { report(v: { message?: string }): void }, token: { onCancellationRequested(f: () => void): unknown }) => Promise<T>,
+    ) => {
+      progress.titles.push(options.title ?? "");
+      return task(
+        { report: (v) => void progress.reports.push(v.message ?? "") },
+        { onCancellationRequested: () => ({ dispose() {} }) },
+      );
+    },
     showInformationMessage: async (m: string) => void messages.push(m),
     showErrorMessage: async (m: string) => void messages.push(`error: ${m}`),
     onDidChangeActiveTextEditor: activeEditorChanged.event,
@@ -188,8 +202,12 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
   };
   const vscode = {
     StatusBarAlignment: { Left: 1, Right: 2 },
+    ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     ConfigurationTarget,
     window,
+    extensions: {
+      getExtension: (id: string) => (extensions.asked.push(id), extensions.answer),
+    },
     commands: {
       registerCommand: (id: string, fn: (...args: unknown[]) => unknown) => {
         commands.set(id, fn);
@@ -221,6 +239,8 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
     selectionChanged,
     documentClosed,
     trustGranted,
+    progress,
+    extensions,
   };
 }
 

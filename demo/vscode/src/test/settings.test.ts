@@ -111,12 +111,12 @@ describe("serverCommand", () => {
     assert.deepEqual(cmd, { command: "/usr/local/bin/livetok", args: ["serve", "--log-level", "debug"], cwd: home });
   });
 
-  test("falls back to python -m livetok.server", () => {
-    assert.deepEqual(serverCommand(configOf(defaults), nowhere, home), {
-      command: "python3",
-      args: ["-m", "livetok.server", "serve"],
-      cwd: home,
-    });
+  test("nothing configured or on PATH: undefined, the bundled server (issue 29)", () => {
+    assert.equal(serverCommand(configOf(defaults), nowhere, home), undefined);
+    assert.equal(serverCommand(configOf({ "server.pythonPath": "  " }), nowhere, home), undefined);
+  });
+
+  test("a pythonPath the user set runs python -m livetok.server", () => {
     assert.deepEqual(serverCommand(configOf({ "server.pythonPath": "/venv/bin/python" }), nowhere, home), {
       command: "/venv/bin/python",
       args: ["-m", "livetok.server", "serve"],
@@ -125,7 +125,7 @@ describe("serverCommand", () => {
   });
 
   test("the server runs in the home folder, not the workspace", () => {
-    assert.equal(serverCommand(configOf(defaults), nowhere).cwd, os.homedir());
+    assert.equal(serverCommand(configOf({ "server.pythonPath": "python3" }), nowhere)?.cwd, os.homedir());
   });
 
   test("a relative server path is refused, never resolved against the workspace (issue 26)", () => {
@@ -148,12 +148,12 @@ describe("serverCommand", () => {
 
   test("~/ means the home folder; a bare name is left to PATH", () => {
     assert.equal(
-      serverCommand(configOf({ "server.path": "~/.local/bin/livetok" }), nowhere, home).command,
+      serverCommand(configOf({ "server.path": "~/.local/bin/livetok" }), nowhere, home)?.command,
       path.join(home, ".local", "bin", "livetok"),
     );
     assert.equal(executablePath("livetok.server.pythonPath", "~/venv/bin/python", home), path.join(home, "venv", "bin", "python"));
     assert.equal(executablePath("livetok.server.pythonPath", "python3.12", home), "python3.12");
-    assert.equal(serverCommand(configOf({ "server.path": "livetok" }), nowhere, home).command, "livetok");
+    assert.equal(serverCommand(configOf({ "server.path": "livetok" }), nowhere, home)?.command, "livetok");
   });
 });
 
