@@ -37,6 +37,7 @@ __all__ = [
     "inside",
     "is_baseline_data",
     "parses_as_baseline",
+    "read_bytes",
     "read_text",
     "real",
     "write_baseline_file",
@@ -114,6 +115,18 @@ def read_text(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | No
 
     Runtime complexity: ``O(min(file size, limit))``; memory ``O(limit)``.
     """
+    return read_bytes(path, root=root, limit=limit, what=what, env=env,
+                      label=label).decode("utf-8", errors="replace")
+
+
+def read_bytes(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None,
+               limit: int, what: str, env: str = MAX_CONFIG_BYTES_ENV,
+               label: str | None = None) -> bytes:
+    """The bytes of the regular file ``path``, by the rules of :func:`read_text` (the
+    workspace map hashes a file's bytes and looks for NUL bytes before decoding them).
+
+    Runtime complexity: ``O(min(file size, limit))``; memory ``O(limit)``.
+    """
     label = label if label is not None else os.fspath(path)
     resolved = real(path)
     if root is not None and not inside(resolved, root):
@@ -135,7 +148,7 @@ def read_text(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | No
         raise UntrustedFile(f"{label}: cannot read the {what}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
-    return b"".join(blocks).decode("utf-8", errors="replace")
+    return b"".join(blocks)
 
 
 def _too_big(label: str, what: str, limit: int, env: str) -> str:

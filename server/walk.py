@@ -11,7 +11,9 @@ The folder comes from a repository, so the walk keeps to the trust boundary
 linked folder is never entered), FIFOs and devices are passed over, ``.gitignore`` files are
 read bounded, a ``.gitignore`` line with more ``**`` segments than globs may hold is dropped,
 and folders deeper than ``$LIVETOK_MAX_WALK_DEPTH`` are not entered. Each entry passed over
-that way comes out as a :class:`Skipped` with the reason, so the caller can warn.
+that way comes out as a :class:`Skipped` with the reason, so the caller can warn; with
+``ignored=True`` (the workspace map, which logs why a file is absent) so do the entries a
+``.gitignore`` ignores and the linked folders.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from livetok.incremental.load import size_limit
 from livetok.server import trust
 from livetok.server.budgets.limits import glob_problem, glob_stars_limit
 
-__all__ = ["MAX_DEPTH_ENV", "Skipped", "iter_files", "walk"]
+__all__ = ["MAX_DEPTH_ENV", "Skipped", "iter_files", "walk", "why_not_walked"]
 
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
 #: folders deeper than this below the walked one are not entered
@@ -72,14 +74,14 @@ def _read_ignore(folder: Path, boundary: Path | None, skipped: list[Skipped]
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
-def _ignored(specs: _Specs, path: Path, is_dir: bool) -> bool:
-    """Whether the deepest ``.gitignore`` with a say on ``path`` ignores it."""
+def _ignored(specs: _Specs, path: Path, is_dir: bool) -> Path | None:
+    """The folder of the deepest ``.gitignore`` with a say on ``path`` when it ignores it."""
     for base, spec in reversed(specs):
         rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
         result = spec.check_file(rel)
         if result.include is not None:
-            return bool(result.include)
-    return False
+            return base if result.include else None
+    return None
 
 
 def _ancestor_specs(folder: Path, skipped: list[Skipped]) -> _Specs:
@@ -97,11 +99,14 @@ def _ancestor_specs(folder: Path, skipped: list[Skipped]) -> _Specs:
     return [(d, s) for d in reversed(chain) if (s := _read_ignore(d, None, skipped)) is not None]
 
 
-def walk(root: Path, *, boundary: Path | None = None) -> Iterator[Path | Skipped]:
+def walk(root: Path, *, boundary: Path | None = None, ignored: bool = False
+         ) -> Iterator[Path | Skipped]:
     """Every file under ``root`` that its ``.gitignore`` files (there and above it, up to the
     work tree's top) do not ignore, in sorted order, and a :class:`Skipped` for each entry
     passed over (see the module's docstring); ``root`` itself if it is not a folder.
-    ``boundary`` (default: ``root``) is where a symbolic link may lead.
+    ``boundary`` (default: ``root``) is where a symbolic link may lead; ``ignored``: a
+    :class:`Skipped` for each entry a ``.gitignore`` ignores (a folder once) and each linked
+    folder too.
 
     Runtime complexity: ``O(files + folders)`` directory entries, each tested against the
     ``.gitignore`` files above it; memory ``O(depth × entries per folder)``.
@@ -114,7 +119,9 @@ def walk(root: Path, *, boundary: Path | None = None) -> Iterator[Path | Skipped
     skipped: list[Skipped] = []
     specs = _ancestor_specs(root, skipped)
     yield from skipped
-    if specs and _ignored(specs, root, True):
+    if specs and _ignored(specs, root, True) is not None:
+        if ignored:
+            yield Skipped(root, "ignored by a .gitignore above it", True)
         return
     max_depth = size_limit(MAX_DEPTH_ENV, _MAX_DEPTH, "folders")
     # an explicit stack, not recursion: a chain of 1,500 folders is a warning, not a crash
@@ -140,7 +147,10 @@ def walk(root: Path, *, boundary: Path | None = None) -> Iterator[Path | Skipped
             continue
         if is_dir and entry.name in _SKIP_DIRS:
             continue
-        if specs and _ignored(specs, path, is_dir):
+        by = _ignored(specs, path, is_dir) if specs else None
+        if by is not None:
+            if ignored:
+                yield Skipped(path, f"ignored by {by / '.gitignore'}", is_dir)
             continue
         if is_dir:
             if depth + 1 > max_depth:
@@ -159,6 +169,8 @@ def walk(root: Path, *, boundary: Path | None = None) -> Iterator[Path | Skipped
             yield path
         elif reason:
             yield Skipped(path, reason)
+        elif ignored:
+            yield Skipped(path, "a symbolic link to a folder; not followed", True)
 
 
 def _open(folder: Path, specs: _Specs, depth: int, boundary: Path
@@ -191,6 +203,55 @@ def _not_a_file(path: Path, is_link: bool, boundary: Path) -> str | None:
     if is_link and not trust.inside(path, boundary):
         return f"a symbolic link to a file outside {boundary}; not read"
     return None
+
+
+def why_not_walked(path: Path, root: Path, *, boundary: Path | None = None) -> str | None:
+    """Why :func:`walk` of ``root`` would not yield the file ``path`` (None: it would), found
+    without walking: the ``.gitignore`` files of ``path``'s folders from the work tree's top
+    down, and the same rules for ``.git`` folders, linked folders, depth and what a file
+    must be. For one changed file of a walked folder (the workspace map's watched files).
+
+    Runtime complexity: ``O(depth)`` folders, each ``.gitignore`` read once.
+    """
+    path, root = path.absolute(), root.absolute()
+    boundary = boundary if boundary is not None else root
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return f"outside {root}"
+    if not parts:
+        return "the walked folder itself"
+    skipped: list[Skipped] = []
+    specs = _ancestor_specs(root, skipped)
+    if specs and _ignored(specs, root, True) is not None:
+        return "ignored by a .gitignore above it"
+    max_depth = size_limit(MAX_DEPTH_ENV, _MAX_DEPTH, "folders")
+    folder = root
+    for depth, name in enumerate(parts[:-1], 1):
+        own = _read_ignore(folder, boundary, skipped)
+        if own is not None:
+            specs = [*specs, (folder, own)]
+        folder = folder / name
+        if name in _SKIP_DIRS:
+            return f"inside {name}"
+        if folder.is_symlink():
+            return f"inside {folder}, a symbolic link to a folder; not followed"
+        by = _ignored(specs, folder, True) if specs else None
+        if by is not None:
+            return f"ignored by {by / '.gitignore'}"
+        if depth > max_depth:
+            return f"nested deeper than {max_depth} folders below {root}"
+    own = _read_ignore(folder, boundary, skipped)
+    if own is not None:
+        specs = [*specs, (folder, own)]
+    by = _ignored(specs, path, path.is_dir()) if specs else None
+    if by is not None:
+        return f"ignored by {by / '.gitignore'}"
+    is_link = path.is_symlink()
+    reason = _not_a_file(path, is_link, boundary)
+    if reason == "":  # a folder
+        return "a symbolic link to a folder; not followed" if is_link else "a folder"
+    return reason
 
 
 def iter_files(root: Path, *, boundary: Path | None = None) -> Iterator[Path]:

@@ -22,6 +22,8 @@ file. Schema (``docs/budgets.md``)::
     price = 3                          # this rule's price (else the top-level one)
     max_cost = 0.05                    # cost of each file, at the price
     total_cost = 1.00                  # cost of all the files the rule matches
+    include = ["src/**", "docs/**"]    # the workspace map: only these files (default: all)
+    exclude = ["**/*.lock"]            # the workspace map: never these files
 
 Prices and costs are read as exact decimals (:mod:`.money`). An ``encoding`` is a name
 livetok knows, ``hf:ORG/NAME`` (a model whose ``tokenizer.json`` is in the local Hugging Face
@@ -87,7 +89,7 @@ __all__ = [
 DEFAULT_ENCODING = "o200k_base"
 DEFAULT_BASELINE = ".livetok-baseline.json"
 
-_TOP_KEYS = ("encoding", "baseline", "price", "currency", "budget")
+_TOP_KEYS = ("encoding", "baseline", "price", "currency", "budget", "include", "exclude")
 _RULE_KEYS = ("files", "max", "section", "section_level", "encoding", "chunk", "total", "price",
               "max_cost", "total_cost")
 #: the keys of a rule that are amounts of money, and need a price
@@ -187,10 +189,33 @@ class BudgetConfig:
     #: currency units per million tokens, for every rule that names no price
     price: Decimal | None = None
     currency: str = DEFAULT_CURRENCY
+    #: the workspace map's ``include`` and ``exclude`` globs (``.gitignore`` style, relative
+    #: to the folder); None: every file, no file
+    include: pathspec.GitIgnoreSpec | None = field(default=None, compare=False, repr=False)
+    exclude: pathspec.GitIgnoreSpec | None = field(default=None, compare=False, repr=False)
 
     @property
     def root(self) -> Path:
         return self.path.parent
+
+    def excluded(self, path: Path) -> str | None:
+        """Why the workspace map leaves ``path`` out by the ``include``/``exclude`` globs
+        (None: it is in, as is a path outside the config's folder).
+
+        >>> cfg = parse_config('exclude = ["*.lock"]', Path("/r/livetok.toml"))
+        >>> cfg.excluded(Path("/r/a/b.lock")), cfg.excluded(Path("/r/a.md"))
+        ('excluded by /r/livetok.toml (exclude)', None)
+
+        Runtime complexity: ``O(globs)`` regex matches.
+        """
+        rel = self.relative(path) if self.include or self.exclude else None
+        if rel is None:
+            return None
+        if self.include is not None and not self.include.match_file(rel):
+            return f"not included by {self.path} (include)"
+        if self.exclude is not None and self.exclude.match_file(rel):
+            return f"excluded by {self.path} (exclude)"
+        return None
 
     @property
     def baseline_path(self) -> Path:
@@ -524,10 +549,33 @@ def parse_config(text: str, path: Path, *, trust_tokenizers: bool = False) -> Bu
     # a top-level price that is there but wrong is its own problem, not a missing price
     priced = "price" in data
     rules = [r for i, raw in enumerate(raw_rules, 1) if (r := _parse_rule(v, raw, i, priced))]
+    include, exclude = (_map_globs(v, data[k], k, top) if k in data else None
+                        for k in ("include", "exclude"))
     if v.problems:
         raise ConfigError(v.all_problems())
     return BudgetConfig(path=path, encoding=encoding, baseline=baseline, rules=tuple(rules),
-                        price=price, currency=currency)
+                        price=price, currency=currency, include=include, exclude=exclude)
+
+
+def _map_globs(v: _Validator, raw: Any, key: str, what: str) -> pathspec.GitIgnoreSpec | None:
+    """The workspace map's ``include`` or ``exclude``: ``.gitignore``-style globs, bounded as
+    a rule's ``files`` are."""
+    globs = [raw] if isinstance(raw, str) else raw
+    if not isinstance(globs, list) or not all(isinstance(g, str) and g for g in globs) or \
+            len(globs) > globs_limit():
+        v.problem(f"{what}.{key}", f"{what}: {key!r} must be a list of at most "
+                  f"{globs_limit():,} globs such as [\"src/**\", \"docs/*.md\"], got "
+                  f"{shown(raw)}")
+        return None
+    bad = next((p for g in globs if (p := glob_problem(g, v.glob_stars))), None)
+    if bad is not None:
+        v.problem(f"{what}.{key}", f"{what}: {key!r} has a glob livetok does not match: {bad}")
+        return None
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(globs)
+    except Exception as exc:  # pathspec's own pattern error
+        v.problem(f"{what}.{key}", f"{what}: {key!r} has a bad glob ({exc})")
+        return None
 
 
 def _inside_name(name: str) -> bool:

@@ -10,25 +10,44 @@ every file for the other encodings) is streamed
 one line that says so, and a vocabulary file (``--vocab``) is read with a bound on its size.
 A bad file is one line ``livetok count: FILE: what is wrong``, exit status 2; the other files
 are still counted.
+
+Several ``-e`` print one column per encoding, under a header naming them. ``-r`` maps each
+folder given (:mod:`livetok.server.workspace`: ``.gitignore`` and the budget file's
+``include``/``exclude`` honoured, text files only, bounded, counts kept in the user's cache
+folder by content hash) and prints it as a tree with folder totals, like ``du``, largest
+first; ``--format json`` prints one object instead (``docs/workspace.md``).
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import stat
 import sys
-from typing import Callable, Iterator
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
 
 from livetok.incremental import Encoding, PieceEncoding, get_encoding
 from livetok.incremental.load import MAX_VOCAB_BYTES, check_byte_level, size_limit
 from livetok.incremental.registry import tokenizer_json_path
-from livetok.incremental.stream import MAX_PIECE_CP, check_pieces, count_stream
+from livetok.incremental.stream import count_stream
 
-from livetok.server.cli.main import INPUT_ERRORS, Subparsers, add_encoding_arguments, encoding_name, input_error
+from livetok.server.cli.main import (
+    INPUT_ERRORS,
+    Subparsers,
+    add_encoding_arguments,
+    describe_error,
+    encoding_names,
+    input_error,
+)
 from livetok.server.forked import forked_map
 from livetok.server.parallel_open import available_cores
+from livetok.server.walk import Skipped
+from livetok.server.workspace.counting import Encodings, check_piece_lengths, max_piece_cp
+from livetok.server.workspace.tokenmap import WorkspaceMap
+from livetok.server.workspace.tree import Sort
 
 #: regular files up to this many bytes are read whole (the fast paths need the whole text:
 #: 4-16 bytes of memory per byte); larger ones are read in texts of about ``LARGE_BLOCK_CP``
@@ -57,7 +76,22 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
         "does. Files are read as UTF-8; undecodable bytes count as U+FFFD.",
     )
     p.add_argument("files", nargs="*", metavar="FILE")
-    add_encoding_arguments(p)
+    add_encoding_arguments(p, repeat=True)
+    p.add_argument("-r", "--recursive", action="store_true",
+                   help="count the text files under each FOLDER (honouring .gitignore and the "
+                   "include/exclude globs of livetok.toml or [tool.livetok]) and print them as "
+                   "a tree with each folder's total, largest first (see docs/workspace.md)")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text: a line per file (default); json: one object for tools")
+    p.add_argument("--sort", choices=("tokens", "name"), default="tokens",
+                   help="with -r: each folder's entries by count, largest first (default), "
+                   "or by name")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="with -r: also list the entries .gitignore or the budget file's globs "
+                   "leave out (binary, unreadable and too large files are always listed)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="with -r: neither read nor write the counts kept in the user's cache "
+                   "folder")
     p.add_argument("--vocab", metavar="PATH", help="read the vocabulary from this file instead")
     p.add_argument("--stream", action="store_true",
                    help="count in bounded memory while reading (for files larger than memory)")
@@ -154,15 +188,6 @@ def read_chunks(path: str, chunk_cp: int = 1 << 20) -> Iterator[str]:
             yield c
 
 
-def max_piece_cp() -> int:
-    """The longest pre-token ``livetok count`` encodes: ``$LIVETOK_MAX_PIECE_CP`` or
-    :data:`~livetok.incremental.stream.MAX_PIECE_CP` (4 Mi code points).
-
-    Runtime complexity: ``O(1)``.
-    """
-    return size_limit("LIVETOK_MAX_PIECE_CP", MAX_PIECE_CP)
-
-
 def count_file(enc: PieceEncoding, name: str, *, stream: bool = False, allow_bar: bool = True,
                jobs: int = 1) -> int:
     """Token count of the file ``name`` ('-': standard input), in bounded memory (see the
@@ -189,7 +214,7 @@ def count_file(enc: PieceEncoding, name: str, *, stream: bool = False, allow_bar
             if len(raw) <= size:  # (else it grew since it was looked at: read it in blocks)
                 text = raw.decode("utf-8", errors="replace")
                 del raw
-                _check_pieces(enc, text, max_piece)
+                check_piece_lengths(enc, text, max_piece)
                 return _count_with_bar(enc, text, name, allow_bar, jobs)
             del raw
         return _count_by_blocks(enc, name, max_piece, allow_bar, jobs)
@@ -235,24 +260,11 @@ def _count_by_blocks(enc: Encoding, name: str, max_piece: int, allow_bar: bool,
         pending_cp = len(pending[0])
         head = "".join(parts)
         del parts
-        _check_pieces(enc, head, max_piece)
+        check_piece_lengths(enc, head, max_piece)
         total += _count_with_bar(enc, head, name, allow_bar, jobs)
     rest = "".join(pending)
-    _check_pieces(enc, rest, max_piece)
+    check_piece_lengths(enc, rest, max_piece)
     return total + _count_with_bar(enc, rest, name, allow_bar, jobs)
-
-
-def _check_pieces(enc: Encoding, text: str, max_piece: int) -> None:
-    """:func:`~livetok.incremental.stream.check_pieces` for the OpenAI encodings, the text cut
-    here as it cuts it: only a slice over the bound goes to it, which asks
-    ``protocol.byte_level`` and so builds the per-token tables that counting never reads
-    (docs/startup.md).
-
-    Runtime complexity: ``O(len(text))`` C work, plus a split of the slices over the bound.
-    """
-    if len(text) > max_piece:
-        for block in enc.split_blocks(text, max_piece // 2):
-            check_pieces(enc, block, max_piece)  # at once unless the block is over the bound
 
 
 def check_vocabulary_file(path: str, option: str = "--vocab") -> None:
@@ -295,38 +307,171 @@ def load_encoding(name: str, vocab: str | None, tokenizer: str | None = None) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    name = encoding_name("count", args)
-    if isinstance(name, int):
-        return name
-    try:
-        enc = load_encoding(name, args.vocab, args.tokenizer)
-    except INPUT_ERRORS as exc:
-        return input_error("count", exc, args.vocab or args.tokenizer)
-    status = 0
-    grand = 0
+    names = encoding_names("count", args)
+    if isinstance(names, int):
+        return names
     jobs = default_jobs() if args.jobs is None else args.jobs
     if jobs < 1:
         print("livetok count: --jobs takes a number of processes, 1 or more", file=sys.stderr)
         return 2
+    if args.vocab is not None and len(names) > 1:
+        print("livetok count: --vocab names one vocabulary: give one -e with it",
+              file=sys.stderr)
+        return 2
+    if args.recursive:
+        return _run_tree(args, names, jobs)
+    encs: list[PieceEncoding] = []
+    for name in names:
+        try:
+            tokenizer = name if args.tokenizer is not None and name == names[-1] else None
+            encs.append(load_encoding(name, args.vocab, tokenizer and args.tokenizer))
+        except INPUT_ERRORS as exc:
+            return input_error("count", exc, args.vocab or args.tokenizer)
+    return _run_files(args, names, encs, jobs)
+
+
+def _run_files(args: argparse.Namespace, names: list[str], encs: list[PieceEncoding],
+               jobs: int) -> int:
+    """``livetok count FILE...``: a row per file, a column per encoding."""
+    status = 0
     files = args.files
     if not files:  # as wc: standard input, and its count printed without a name
         files = ["-"]
-        if sys.stdin.isatty():
+        if sys.stdin.isatty() and len(encs) == 1:
             print("livetok count: reading standard input (end it with Ctrl-D)", file=sys.stderr)
+    if len(encs) > 1 and "-" in files:
+        print("livetok count: standard input is read once: give one -e to count it",
+              file=sys.stderr)
+        return 2
+    table = _Table(names, args.format, named=bool(args.files))
     for name in files:
         try:
-            n = count_file(enc, name, stream=args.stream, allow_bar=not args.no_progress,
-                           jobs=jobs)
+            row = [count_file(enc, name, stream=args.stream, allow_bar=not args.no_progress,
+                              jobs=jobs) for enc in encs]
         except BrokenPipeError:
             raise
         except INPUT_ERRORS as exc:
-            status = input_error("count", exc, "standard input" if name == "-" else name)
+            label = "standard input" if name == "-" else name
+            status = input_error("count", exc, label)
+            table.errors.append({"path": label, "message": describe_error(exc, label)})
             continue
-        grand += n
-        print(f"{n:>10} {name}" if args.files else f"{n:>10}")
-    if len(files) > 1:
-        print(f"{grand:>10} total")
+        table.row(row, name)
+    table.finish(total=len(files) > 1)
     return status
+
+
+class _Table:
+    """What ``livetok count`` prints: ``wc``'s lines for one encoding; with several, a header
+    naming them and a column each; or, with ``--format json``, one object at the end."""
+
+    def __init__(self, names: Sequence[str], fmt: str, *, named: bool = True) -> None:
+        self.names = list(names)
+        self.json = fmt == "json"
+        self.named = named
+        self.widths = [max(10, len(n)) for n in self.names]
+        self.totals = [0] * len(self.names)
+        self.files: list[dict[str, Any]] = []
+        self.trees: list[dict[str, Any]] = []
+        self.errors: list[dict[str, str]] = []
+        self._header = len(self.names) > 1 and not self.json
+
+    def line(self, counts: Sequence[int], label: str) -> None:
+        if self._header:
+            print(" ".join(n.rjust(w) for n, w in zip(self.names, self.widths)))
+            self._header = False
+        cells = " ".join(f"{n:>{w}}" for n, w in zip(counts, self.widths))
+        print(f"{cells} {label}" if label else cells)
+
+    def row(self, counts: Sequence[int], name: str) -> None:
+        """A file's counts (added to the total)."""
+        self.totals = [t + n for t, n in zip(self.totals, counts)]
+        if self.json:
+            self.files.append({"path": name, "tokens": list(counts)})
+        else:
+            self.line(counts, name if self.named else "")
+
+    def finish(self, *, total: bool) -> None:
+        if self.json:
+            json.dump({"livetok-count": 1, "encodings": self.names, "files": self.files,
+                       "trees": self.trees, "total": self.totals, "errors": self.errors},
+                      sys.stdout, indent=2, ensure_ascii=False)
+            print()
+        elif total:
+            self.line(self.totals, "total")
+
+
+def _quiet(reason: str) -> bool:
+    """Whether an entry left out for ``reason`` is listed only with ``--verbose`` (what the
+    user asked to leave out, and links to folders, which git does not follow either)."""
+    return reason.startswith(("ignored by", "excluded by", "not included by",
+                              "a symbolic link to a folder"))
+
+
+def _run_tree(args: argparse.Namespace, names: list[str], jobs: int) -> int:
+    """``livetok count -r FOLDER...``: each folder's map as a tree with totals."""
+    if args.vocab is not None:
+        print("livetok count: -r counts with named encodings (their counts are cached by "
+              "name): use -e or --tokenizer, not --vocab", file=sys.stderr)
+        return 2
+    if not args.files or "-" in args.files:
+        print("livetok count: -r takes folders (and files) to count, not standard input: "
+              "livetok count -r .", file=sys.stderr)
+        return 2
+    try:
+        encs = Encodings(names, cache=not args.no_cache)
+    except INPUT_ERRORS as exc:
+        return input_error("count", exc, args.tokenizer)
+    table = _Table(names, args.format)
+    status = 0
+    loaded: list[PieceEncoding] | None = None
+    for name in args.files:
+        if not os.path.isdir(name):
+            try:
+                if loaded is None:
+                    loaded = [encs.encoding(i) for i in range(len(names))]
+                row = [count_file(enc, name, allow_bar=False, jobs=jobs) for enc in loaded]
+            except INPUT_ERRORS as exc:
+                status = input_error("count", exc, name)
+                table.errors.append({"path": name, "message": describe_error(exc, name)})
+                continue
+            table.row(row, name)
+            continue
+        try:
+            m = WorkspaceMap(Path(name), encs, jobs=jobs)
+            m.build()
+        except INPUT_ERRORS as exc:
+            status = input_error("count", exc, name)
+            table.errors.append({"path": name, "message": describe_error(exc, name)})
+            continue
+        _print_map(m, name, table, args.sort, args.verbose)
+    table.finish(total=len(args.files) > 1)
+    return status
+
+
+def _print_map(m: WorkspaceMap, name: str, table: _Table, sort: Sort, verbose: bool) -> None:
+    """A folder's map: its entries left out on stderr, its tree on stdout (or in the JSON)."""
+    def shown(path: Path) -> str:
+        rel = path.relative_to(m.root).as_posix()
+        return name if rel == "." else os.path.join(name, rel)
+
+    quiet = 0
+    for path, reason in sorted(m.skipped.items()):
+        if _quiet(reason) and not verbose:
+            quiet += 1
+        elif not table.json:
+            print(f"{shown(path)}: warning: skipped: {reason}", file=sys.stderr)
+    table.totals = [t + n for t, n in zip(table.totals, m.tree.root.tokens)]
+    if table.json:
+        table.trees.append({
+            "root": name, "tree": m.to_json(sort=sort, label=shown),
+            "skipped": [{"path": shown(p), "reason": r} for p, r in sorted(m.skipped.items())]})
+        return
+    for path, _depth, node in m.tree.walk(sort=sort):
+        table.line(node.tokens, shown(path) + ("/" if node.is_folder and
+                                               not shown(path).endswith("/") else ""))
+    if quiet:
+        print(f"livetok count: {name}: {quiet:,} entries left out by .gitignore, the budget "
+              "file's include/exclude or as links to folders (-v lists them)", file=sys.stderr)
 
 
 def _count_with_bar(enc: PieceEncoding, text: str, name: str, allow_bar: bool,

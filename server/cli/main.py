@@ -123,11 +123,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def add_encoding_arguments(p: argparse.ArgumentParser, default: str = "o200k_base") -> None:
+def add_encoding_arguments(p: argparse.ArgumentParser, default: str = "o200k_base", *,
+                           repeat: bool = False) -> None:
     """``-e/--encoding NAME`` and ``--tokenizer FILE`` on a subcommand's parser; the help lists
     what :func:`livetok.incremental.list_encodings` finds (the built-in names, and the models
     whose ``tokenizer.json`` is in the local Hugging Face cache: a listing of its folder).
-    :func:`encoding_name` reads them back."""
+    :func:`encoding_name` reads them back; with ``repeat``, ``-e`` may be given several
+    times and :func:`encoding_names` reads them."""
     from livetok.incremental import list_encodings
     from livetok.incremental.registry import ALIASES
 
@@ -137,8 +139,8 @@ def add_encoding_arguments(p: argparse.ArgumentParser, default: str = "o200k_bas
     cache = (f"; found in the local Hugging Face cache: {', '.join(found)}" if found
              else "; none in the local Hugging Face cache yet")
     p.add_argument(
-        "-e", "--encoding", default=None, metavar="NAME",
-        help=f"encoding (default {default}): one of {', '.join(builtin)} (aliases: "
+        "-e", "--encoding", default=None, metavar="NAME", action="append" if repeat else "store",
+        help=("several -e: one column each; " if repeat else "") + f"encoding (default {default}): one of {', '.join(builtin)} (aliases: "
         f"{', '.join(sorted(ALIASES))}); a tokenizer.json path; or hf:ORG/NAME, a model in "
         f"the local Hugging Face cache, never downloaded{cache}".replace("%", "%%"),
     )
@@ -162,6 +164,18 @@ def encoding_name(command: str, args: argparse.Namespace) -> str | int:
         # an absolute path is a path to get_encoding whatever the file is called
         return os.path.abspath(os.path.expanduser(str(args.tokenizer)))
     return str(args.encoding if args.encoding is not None else args._default_encoding)
+
+
+def encoding_names(command: str, args: argparse.Namespace) -> list[str] | int:
+    """The encoding names that :func:`add_encoding_arguments` with ``repeat`` asks for, in the
+    order given (``--tokenizer`` last), or the exit status 2 after a one-line error.
+
+    Runtime complexity: ``O(names)``.
+    """
+    names = list(args.encoding or [])
+    if args.tokenizer is not None:
+        names.append(os.path.abspath(os.path.expanduser(str(args.tokenizer))))
+    return names or [str(args._default_encoding)]
 
 
 def input_error(command: str, exc: BaseException, name: str | None = None) -> int:

@@ -44,13 +44,30 @@ FEATURES: list[tuple[str, Any, Callable[..., Any]]] = []
 
 def feature(method: str, options: Any = None) -> Callable[[F], F]:
     """pygls's ``@server.feature(method, options)`` for a server made per connection:
-    ``handler(ls, params)`` is registered on every :class:`LivetokServer` created after."""
+    ``handler(ls, params)`` is registered on every :class:`LivetokServer` created after. A
+    second handler of one notification (pygls takes one per method) runs after the first,
+    whatever the first did (``workspace/didChangeWatchedFiles``: the budget files, then the
+    workspace map)."""
 
     def record(handler: F) -> F:
+        for i, (m, opts, first) in enumerate(FEATURES):
+            if m == method:
+                FEATURES[i] = (m, opts if opts is not None else options,
+                               functools.partial(_both, first=first, then=handler))
+                return handler
         FEATURES.append((method, options, handler))
         return handler
 
     return record
+
+
+def _both(ls: LivetokServer, params: Any, *, first: Callable[..., Any],
+          then: Callable[..., Any]) -> None:
+    """Two handlers of one notification, in the order they were registered."""
+    try:
+        first(ls, params)
+    finally:
+        then(ls, params)
 
 
 def request(method: str, options: Any = None, *, heavy: Heavy | None = None,

@@ -7,6 +7,9 @@
 * ``budgets/``: token budgets as code, pure: it imports no other room and no LSP library, so
   ``livetok check`` and the session share it;
 * ``demo/``: the web demo's site; it serves the LSP session;
+* ``workspace/``: the workspace token map, pure like ``budgets`` (whose budget files give its
+  include/exclude globs): ``livetok count -r`` and the session's ``livetok/workspaceCounts``
+  share it;
 * the modules at the top (``trust``, ``walk``, ``forked``, ``parallel_open``, ``version``)
   are shared helpers: they import ``budgets`` at most.
 
@@ -23,13 +26,14 @@ import pytest
 from ..conftest import ROOT
 
 SOURCE = ROOT / "server"
-ROOMS = ("lsp", "cli", "budgets", "demo")
+ROOMS = ("lsp", "cli", "budgets", "demo", "workspace")
 #: room -> the rooms it may import (besides itself)
 ALLOWED = {
-    "lsp": {"budgets"},
-    "cli": {"lsp", "budgets", "demo"},
+    "lsp": {"budgets", "workspace"},
+    "cli": {"lsp", "budgets", "demo", "workspace"},
     "budgets": set(),
     "demo": {"lsp"},
+    "workspace": {"budgets"},
     "top": {"budgets"},
 }
 LSP_LIBRARIES = ("pygls", "lsprotocol")
