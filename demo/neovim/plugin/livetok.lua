@@ -22,3 +22,7 @@ define('LivetokEncoding', 'encoding', {
 })
 define('LivetokHighlight', 'highlight', { desc = 'livetok: toggle token-boundary highlighting' })
 define('LivetokRestart', 'restart', { desc = 'livetok: restart the server' })
+-- not through M.command: installing (a plugin manager's build step) must not start the server
+vim.api.nvim_create_user_command('LivetokInstall', function(o)
+  require('livetok').install({ wait = o.bang })
+end, { bang = true, desc = 'livetok: install the server into its own virtual environment (! waits until done)' })

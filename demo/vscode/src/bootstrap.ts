@@ -249,7 +249,7 @@ export function installHint(platform: NodeJS.Platform): string {
     case "darwin":
       return "from python.org/downloads or with brew install python@3.12";
     default:
-      return "Debian/Ubuntu: sudo apt install python3 python3-venv (or python3.11 python3.11-venv); Fedora: sudo dnf install python3";
+      return "Debian/Ubuntu: sudo apt install python3 python3-venv, or python3.11 python3.11-venv where python3 is older; Fedora: sudo dnf install python3";
   }
 }
 

@@ -45,7 +45,27 @@ local function client_call(client, fn, ...)
   return client[fn](...)
 end
 
+local is_windows = vim.fn.has('win32') == 1
+
+--- The folder :LivetokInstall makes its virtual environment in: stdpath('data') .. '/livetok'.
+function M.install_dir()
+  return vim.fn.stdpath('data') .. '/livetok'
+end
+
+-- An executable of the :LivetokInstall environment ('python', 'livetok').
+local function env_bin(name)
+  if is_windows then
+    return M.install_dir() .. '/Scripts/' .. name .. '.exe'
+  end
+  return M.install_dir() .. '/bin/' .. name
+end
+
+-- The server when no cmd is configured: the one :LivetokInstall installed (the user asked for
+-- it), else `livetok` on PATH, else a Python that may have it.
 local function default_cmd()
+  if vim.fn.executable(env_bin('livetok')) == 1 then
+    return { env_bin('livetok'), 'serve' }
+  end
   if vim.fn.executable('livetok') == 1 then
     return { 'livetok', 'serve' }
   end
@@ -186,10 +206,13 @@ local function config()
       client_id = nil
       if code ~= 0 then
         gave_up = true
+        -- no cmd configured and none found: the way out is the install
+        local fix = (opts().cmd or vim.g.livetok_cmd) and 'fix the `cmd` option, then :LivetokRestart'
+          or 'run :LivetokInstall to install it, or give setup() a `cmd`'
         vim.schedule(function()
           vim.notify(
-            ('livetok: server %s exited (code %s, signal %s); fix the `cmd` option, then :LivetokRestart')
-              :format(table.concat(server_cmd(), ' '), code, signal),
+            ('livetok: server %s exited (code %s, signal %s); %s')
+              :format(table.concat(server_cmd(), ' '), code, signal, fix),
             vim.log.levels.WARN
           )
         end)
@@ -231,8 +254,8 @@ function M.attach(bufnr)
   return client_id
 end
 
---- Stop the server (if running) and start it again for every loaded file buffer.
-function M.restart()
+--- Stop the server, if running (until the next attach()).
+function M.stop()
   local c = M.client()
   if c ~= nil then
     local id = c.id
@@ -242,6 +265,11 @@ function M.restart()
     end, 20)
   end
   client_id = nil
+end
+
+--- Stop the server (if running) and start it again for every loaded file buffer.
+function M.restart()
+  M.stop()
   gave_up = false
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(b) then
@@ -449,6 +477,22 @@ function M.command(name, o)
     M.setup()
   end
   commands[name](o)
+end
+
+--- Install the server into its own virtual environment, M.install_dir(), from the livetok
+--- checkout holding this plugin (:LivetokInstall; `:help livetok-install`). o: wait = true
+--- blocks until done (a plugin manager's build step), on_done(ok, message). Returns ok,
+--- message once done; nil while it runs in the background.
+function M.install(o)
+  return require('livetok.install').install(o, M)
+end
+
+--- After an install: a set-up plugin restarts its server (from the new environment when no
+--- cmd is configured), also after a start that failed.
+function M.after_install()
+  if options ~= nil then
+    M.restart()
+  end
 end
 
 --- The encodings offered by :LivetokEncoding's completion.

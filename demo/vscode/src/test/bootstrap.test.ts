@@ -135,7 +135,7 @@ describe("which Python", () => {
       noPythonMessage([], "linux"),
       "livetok: installing the livetok language server needs Python 3.11 or newer, and none was found " +
         "(python3 is not on PATH). Install Python 3.11+ with its venv module (Debian/Ubuntu: sudo apt install " +
-        "python3 python3-venv (or python3.11 python3.11-venv); Fedora: sudo dnf install python3), then run " +
+        "python3 python3-venv, or python3.11 python3.11-venv where python3 is older; Fedora: sudo dnf install python3), then run " +
         "\"livetok: Restart Server\"; or set \"livetok.server.path\" in your user settings to a livetok you installed.",
     );
     assert.match(noPythonMessage(["a", "b"], "darwin"), /none was found \(a; b\)\. .*brew install python@3\.12/);
