@@ -208,7 +208,8 @@ class CountCache:
             return {}
         with os.fdopen(fd, "rb") as f:
             st = os.fstat(f.fileno())
-            limit = _HEADER.size + _RECORD.size * _max_entries()
+            # (a lowered limit still reads the file: its oldest entries go at the next save)
+            limit = _HEADER.size + _RECORD.size * max(_MAX_ENTRIES, _max_entries())
             why = None
             if not stat.S_ISREG(st.st_mode):
                 why = "not a regular file"

@@ -98,14 +98,14 @@ class TokenTree:
             nxt = kids.get(part)
             if nxt is None or nxt.children is None:  # new, or was a file: now a folder
                 if nxt is not None:
-                    self._unlink(chain, part)
+                    self._unlink(chain, part, prune=False)  # (a file goes in below it)
                 nxt = kids[part] = Node(part, len(self.encodings), True)
             chain.append(nxt)
         kids = chain[-1].children
         assert kids is not None
         old = kids.get(parts[-1])
         if old is not None and old.children is not None:  # was a folder: now a file
-            self._unlink(chain, parts[-1])
+            self._unlink(chain, parts[-1], prune=False)
             old = None
         leaf = old or Node(parts[-1], len(self.encodings), False)
         kids[parts[-1]] = leaf
@@ -139,9 +139,10 @@ class TokenTree:
         self._unlink(chain, parts[-1])
         return True
 
-    def _unlink(self, chain: list[Node], name: str) -> None:
+    def _unlink(self, chain: list[Node], name: str, *, prune: bool = True) -> None:
         """Remove entry ``name`` of ``chain[-1]``, subtracting it from every folder of
-        ``chain``; folders left without files go too."""
+        ``chain``; with ``prune``, folders left without files go too (without: the caller
+        puts a file below them, and they must stay attached)."""
         kids = chain[-1].children
         assert kids is not None
         gone = kids.pop(name)
@@ -150,7 +151,7 @@ class TokenTree:
             folder.files -= gone.files
             folder.bytes -= gone.bytes
         for i in range(len(chain) - 1, 0, -1):
-            if chain[i].files:
+            if chain[i].files or not prune:
                 break
             parent_kids = chain[i - 1].children
             assert parent_kids is not None
