@@ -76,8 +76,12 @@ def _read_ignore(folder: Path, boundary: Path | None, skipped: list[Skipped]
 
 def _ignored(specs: _Specs, path: Path, is_dir: bool) -> Path | None:
     """The folder of the deepest ``.gitignore`` with a say on ``path`` when it ignores it."""
+    s = str(path)
     for base, spec in reversed(specs):
-        rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+        # (string work, not pathlib's relative_to: this runs for every entry walked)
+        b = str(base).rstrip(os.sep) + os.sep
+        rel = (s[len(b):] if s.startswith(b) else path.relative_to(base).as_posix())
+        rel = rel.replace(os.sep, "/") + ("/" if is_dir else "")
         result = spec.check_file(rel)
         if result.include is not None:
             return base if result.include else None

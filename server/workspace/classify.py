@@ -10,6 +10,7 @@ U+FFFD), so a file's count in the map is the count ``livetok count FILE`` prints
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from livetok.server import trust
@@ -32,9 +33,12 @@ def is_binary(data: bytes) -> bool:
 
 
 def read_file(path: Path, root: Path, limit: int, env: str) -> bytes:
-    """The bytes of the file ``path`` of the map of ``root``, at most ``limit`` (``env`` is
-    the variable that raises it); :class:`~livetok.server.trust.UntrustedFile` saying why not.
+    """The bytes of the file ``path`` of the map of ``root`` (found by its walk: through
+    folders that are not links), at most ``limit`` (``env`` is the variable that raises it);
+    :class:`~livetok.server.trust.UntrustedFile` saying why not. A link is resolved and must
+    lead inside ``root``.
 
     Runtime complexity: ``O(min(file size, limit))``.
     """
-    return trust.read_bytes(path, root=root, limit=limit, what="file to count", env=env)
+    return trust.read_bytes(path, root=root, limit=limit, what="file to count", env=env,
+                            walked=not os.path.islink(path))

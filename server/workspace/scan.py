@@ -24,7 +24,7 @@ from typing import Iterator
 
 from livetok.incremental.limits import size_limit
 
-from livetok.server.budgets.config import ConfigError
+from livetok.server.budgets.config import BudgetConfig, ConfigError
 from livetok.server.budgets.discovery import ConfigFinder
 from livetok.server.walk import Skipped, walk, why_not_walked
 
@@ -65,12 +65,19 @@ class Candidate:
     size: int
 
 
-def _config_reason(finder: ConfigFinder, path: Path, warned: set[Path]
+def _config_reason(finder: ConfigFinder, path: Path, warned: set[Path],
+                   folders: dict[Path, BudgetConfig | None] | None = None
                    ) -> tuple[str | None, Skipped | None]:
     """Why the budget file over ``path`` leaves it out (None: it does not), and a warning
-    the first time a budget file cannot be read (its globs then leave nothing out)."""
+    the first time a budget file cannot be read (its globs then leave nothing out).
+    ``folders``: the budget file of each folder met so far (most files share one)."""
     try:
-        cfg = finder.config_for(path)
+        if folders is not None and path.parent in folders:
+            cfg = folders[path.parent]
+        else:
+            cfg = finder.config_for(path)
+            if folders is not None:
+                folders[path.parent] = cfg
     except ConfigError as exc:
         where = Path(exc.problems[0].path) if exc.problems else path.parent
         if where in warned:
@@ -78,7 +85,8 @@ def _config_reason(finder: ConfigFinder, path: Path, warned: set[Path]
         warned.add(where)
         return None, Skipped(where, "budget file not used for include/exclude: "
                              f"{exc.problems[0].message if exc.problems else exc}", True)
-    return (None if cfg is None else cfg.excluded(path)), None
+    return (None if cfg is None or cfg.include is None and cfg.exclude is None
+            else cfg.excluded(path)), None
 
 
 def _size(path: Path, limits: Limits) -> int | str:
@@ -106,12 +114,13 @@ def scan(root: Path, *, finder: ConfigFinder | None = None, limits: Limits | Non
     finder = finder if finder is not None else ConfigFinder()
     limits = limits if limits is not None else Limits.from_env()
     warned: set[Path] = set()
+    folders: dict[Path, BudgetConfig | None] = {}
     files = total = 0
     for item in walk(root, boundary=root, ignored=True):
         if isinstance(item, Skipped):
             yield item
             continue
-        reason, warning = _config_reason(finder, item, warned)
+        reason, warning = _config_reason(finder, item, warned, folders)
         if warning is not None:
             yield warning
         size = _size(item, limits) if reason is None else reason

@@ -8,6 +8,7 @@ with their last one (an empty folder has nothing to show).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
 
@@ -63,11 +64,15 @@ class TokenTree:
 
     def __init__(self, root: Path, encodings: Sequence[str]) -> None:
         self.root_path = root
+        self._prefix = str(root).rstrip(os.sep) + os.sep
         self.encodings = list(encodings)
         self.root = Node(root.name or str(root), len(self.encodings), True)
 
     def _parts(self, path: Path) -> tuple[str, ...]:
-        return path.relative_to(self.root_path).parts
+        s = str(path)
+        if s.startswith(self._prefix):  # (string work: pathlib's relative_to is 10x slower)
+            return tuple(s[len(self._prefix):].split(os.sep))
+        return path.relative_to(self.root_path).parts  # the root, or a ValueError
 
     def node(self, path: Path) -> Node | None:
         """The node of ``path`` (a file or a folder below the root, or the root), or None.
