@@ -34,9 +34,10 @@ LANES = [
 BOXES = {
     "key": (35, 70, 210, 44, ["Keystroke"]),
     "change": (35, 140, 210, 80, ["textDocument/didChange", "range, new text, version"]),
-    "transport": (345, 140, 270, 80, ["Transport, LivetokProtocol", "read input in large chunks; one",
-                                      "thread decodes and dispatches"]),
-    "did_change": (345, 250, 270, 64, ["1  sync.did_change", "the didChange handler"]),
+    "transport": (345, 136, 270, 88, ["Transport, LivetokProtocol", "read input in large chunks; one",
+                                      "thread decodes; a didChange is read",
+                                      "as JSON, anything else typed"]),
+    "did_change": (345, 250, 270, 64, ["1  sync.did_change_json", "the didChange handler"]),
     "apply": (345, 340, 270, 80, ["2  OpenDocument.apply", "line/column (UTF-16, UTF-8 or UTF-32)",
                                   "→ code point offsets (LineIndex)"]),
     "edit": (715, 310, 230, 115, ["3  Document.edit", "re-split pieces between the",

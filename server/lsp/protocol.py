@@ -170,6 +170,8 @@ class LivetokProtocol(LanguageServerProtocol):
             self._send_error(None, JsonRpcInvalidRequest(
                 f"a message id must be an integer or a string, not {type(msg_id).__name__}"))
             return None
+        if "id" not in data and parts is None and self.take_notification(data):
+            return None
         try:
             message = self.structure_message(data)
             if parts is not None:
@@ -191,6 +193,11 @@ class LivetokProtocol(LanguageServerProtocol):
             else:
                 log.warning("dropped undecodable response: %s", reason)
             return None
+
+    def take_notification(self, data: dict[str, Any]) -> bool:
+        """Whether notification ``data`` was handled from its JSON, before lsprotocol types it
+        (``SessionProtocol``: the keystroke); False here: every message is typed."""
+        return False
 
     def get_message_type(self, method: str) -> Any:  # type: ignore[override]
         # pygls caches these per (protocol, method) in a class-wide lru_cache, which keeps up to

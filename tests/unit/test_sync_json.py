@@ -1,0 +1,141 @@
+"""A keystroke's ``didChange`` is read from its JSON (``sync.did_change_json``) rather than typed
+by lsprotocol: it must do what the typed handler (``sync.did_change``) does, and leave to it
+every message whose params are not plainly well formed, so that lsprotocol's validation still
+reports them."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from livetok.server.lsp import sync
+from livetok.server.lsp.session import LivetokServer, create_server
+from livetok.server.lsp.transport import dispatch
+from tests._refs import tiktoken_ref
+
+URI = "file:///a.txt"
+TEXT = "naïve café 😀 東京\nsecond line here\n\nfourth, last\n"
+
+
+class _Sink:
+    def write(self, data: bytes) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _server() -> LivetokServer:
+    server = create_server()
+    server.protocol.set_writer(_Sink())
+    for msg in ({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"capabilities": {}}},
+                {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+                    "uri": URI, "languageId": "plaintext", "version": 1, "text": TEXT}}}):
+        dispatch(server.protocol, json.dumps(msg).encode())
+    return server
+
+
+def _typed(server: LivetokServer, params: dict[str, Any]) -> None:
+    message = server.protocol.structure_message(
+        {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": params})
+    sync.did_change(server, message.params)
+
+
+def _pos(line: int, character: int) -> dict[str, int]:
+    return {"line": line, "character": character}
+
+
+PLAIN = [
+    [{"range": {"start": _pos(1, 3), "end": _pos(1, 3)}, "text": "x"}],
+    [{"range": {"start": _pos(0, 0), "end": _pos(2, 0)}, "text": "", "rangeLength": 7}],
+    [{"text": "a whole new text\nof two lines"}],
+    [{"range": {"start": _pos(0, 12), "end": _pos(0, 14)}, "text": "🙂"},  # UTF-16 columns
+     {"range": {"start": _pos(3, 99), "end": _pos(9, 0)}, "text": "!"}],  # clamped, logged
+    [{"range": {"start": _pos(0, 1), "end": _pos(0, 1), "x": 2}, "text": "x"}],  # not read
+]
+#: valid for lsprotocol, but not plainly: the typed path takes them
+NOT_PLAIN = [
+    [{"range": {"start": _pos(0, 1), "end": _pos(0, 1)}, "text": "x", "foo": 1}],
+    [{"range": {"start": {"line": True, "character": 1}, "end": _pos(1, 1)}, "text": "x"}],
+    [{"text": "whole", "foo": 1}],
+]
+
+
+@pytest.mark.parametrize("changes", PLAIN + NOT_PLAIN)
+def test_the_json_path_does_what_the_typed_handler_does(changes):
+    params = {"textDocument": {"uri": URI, "version": 2}, "contentChanges": changes}
+    assert sync.did_change_json(_server(), json.loads(json.dumps(params))) == (changes in PLAIN)
+    sent, typed = _server(), _server()  # through the session (either path), and typed
+    dispatch(sent.protocol, json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange",
+                                        "params": params}).encode())
+    _typed(typed, params)
+    assert sent.store.get(URI).text() == typed.store.get(URI).text() != TEXT
+    assert sent.store.get(URI).token_count == typed.store.get(URI).token_count
+    assert sent.store.get(URI).version == typed.store.get(URI).version == 2
+
+
+@pytest.mark.parametrize("params", [
+    None, [], {"textDocument": {"uri": URI}, "contentChanges": []},
+    {"textDocument": {"uri": URI, "version": "2"}, "contentChanges": []},
+    {"textDocument": {"uri": URI, "version": 2}, "contentChanges": {}},
+    {"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": 5}]},
+    {"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
+        {"range": {"start": _pos(-1, 0), "end": _pos(0, 0)}, "text": "x"}]},
+])
+def test_params_not_plainly_well_formed_are_left_to_lsprotocol(params):
+    server = _server()
+    assert sync.did_change_json(server, params) is False
+    assert server.store.get(URI).text() == TEXT  # nothing applied
+
+
+def test_an_invalid_didchange_through_the_session_is_reported_as_before():
+    """Through the protocol: refused by the JSON path, typed, found invalid, and reported by
+    the session's invalid-notification handler, which re-reads nothing it cannot trust."""
+    server = _server()
+    seen: list[str] = []
+    server.protocol.on_invalid_notification = lambda method, params, why: seen.append(method)
+    dispatch(server.protocol, json.dumps({
+        "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": URI, "version": 2},
+            "contentChanges": [{"range": {"start": _pos(-1, 0), "end": _pos(0, 0)},
+                                "text": "x"}]}}).encode())
+    assert seen == ["textDocument/didChange"]
+
+
+def test_random_keystrokes_through_the_session_stay_exact():
+    """Seeded: 300 inserts and deletes, sent as messages (the JSON path), then the count
+    against tiktoken."""
+    rng = random.Random(28)
+    server = _server()
+    text = TEXT
+    for version in range(2, 302):
+        lines = text.split("\n")
+        line = rng.randrange(len(lines))
+        col = rng.randint(0, len(lines[line]))
+        start = sum(len(x) + 1 for x in lines[:line]) + col
+        if rng.random() < 0.3 and start < len(text):
+            new, end = "", min(len(text), start + rng.randint(1, 3))
+        else:
+            new, end = rng.choice(["a", " ", "\n", "é", "東", "ab c"]), start
+        end_line = text.count("\n", 0, end)
+
+        def units(s: str) -> int:
+            return len(s.encode("utf-16-le")) // 2
+
+        line_start = text.rfind("\n", 0, start) + 1
+        end_line_start = text.rfind("\n", 0, end) + 1
+        change = {"range": {"start": _pos(line, units(text[line_start:start])),
+                            "end": _pos(end_line, units(text[end_line_start:end]))},
+                  "text": new}
+        dispatch(server.protocol, json.dumps({
+            "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": URI, "version": version},
+                "contentChanges": [change]}}).encode())
+        text = text[:start] + new + text[end:]
+    od = server.store.get(URI)
+    assert od.text() == text
+    assert od.token_count == len(tiktoken_ref("o200k_base").encode(text))
