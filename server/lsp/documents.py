@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COUNT_FIRST_MAX",
+    "Compared",
+    "ComparedCount",
     "CountCallback",
     "DocumentError",
     "DocumentFactory",
@@ -77,6 +79,31 @@ class EncodingChoice(NamedTuple):
 
     name: str
     refusal: str | None = None
+
+
+@dataclass(frozen=True)
+class Compared:
+    """An encoding ``livetok.compare`` lists: the name as listed, the encoding it is counted
+    with, and whether that count is exact (a model the catalog marks ≈ is counted with its
+    stand-in, and ``note`` says why it is only ≈)."""
+
+    name: str
+    encoding: PieceEncoding
+    exact: bool = True
+    note: str | None = None
+
+
+class ComparedCount:
+    """One document's count under a :class:`Compared` encoding: its own core ``Document``,
+    edited with the document's (None: the encoding is the document's own, whose count is
+    shared), and the count its last build or edit gave."""
+
+    __slots__ = ("compared", "doc", "tokens")
+
+    def __init__(self, compared: Compared, doc: Document | None) -> None:
+        self.compared = compared
+        self.doc = doc
+        self.tokens = doc.token_count if doc is not None else 0
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -188,6 +215,10 @@ class OpenDocument:
     ``built``, a ``Document`` of ``text`` with ``encoding`` made already (by the stdio front,
     ``front.py``), is kept rather than encoding the text again.
 
+    ``compare`` (``livetok.compare``): the document is also kept as one more core
+    ``Document`` per compared encoding (:attr:`compared`), edited with it on every change,
+    so each compared count is incremental and exact too.
+
     Runtime complexity: see :meth:`apply`.
     """
 
@@ -206,6 +237,7 @@ class OpenDocument:
         on_count: CountCallback | None = None,
         choice: EncodingChoice | None = None,
         built: Document | None = None,
+        compare: Sequence[Compared] = (),
     ) -> None:
         self.uri = uri
         self.language_id = language_id
@@ -234,11 +266,17 @@ class OpenDocument:
         self.encoding_name = encoding.name
         #: ``features.markdown_sections``'s ``(version, sections)``
         self.sections_cache: tuple[int, list[Section]] | None = None
+        #: the encodings ``livetok.compare`` lists, and the document's count under each
+        #: (empty while broken or too large: rebuilt with the document)
+        self.compare = tuple(compare)
+        self.compared: list[ComparedCount] = []
         #: the line index; built after the text is counted (``on_count``)
         self.lines: LineIndex
         if built is not None and isinstance(text, str):  # the stdio front's, of this text
             self.doc, self.token_count = built, built.token_count
             self.lines = LineIndex(text)
+            if self.compare:
+                self.compared = self.compare_counts(self.compare, text)
         elif isinstance(text, list):  # handed over in parts (see _build_handed)
             self._build_handed(text, on_count)
         else:
@@ -258,6 +296,7 @@ class OpenDocument:
                 f"{len(text):,} characters, over livetok.maxDocumentSize ({self.max_size:,}): "
                 "not counted; raise the setting to count it")
             self._broken_text = text
+            self.compared = []
             self._warn(f"livetok: {self.uri} is too large to count ({self.broken})")
             return
         self.too_large = None
@@ -274,10 +313,14 @@ class OpenDocument:
         except Exception as exc:  # the core failed on this text: keep the text, report it
             log.exception("tokenizing %s failed", self.uri)
             self.doc = None
+            self.compared = []
             self.broken = f"{type(exc).__name__}: {exc}"
             self._broken_text = text
             self._warn(f"livetok could not tokenize {self.uri} ({self.broken}); "
                        "it keeps tracking the text and retries on the next full-text change")
+            return
+        if self.compare:
+            self.compared = self.compare_counts(self.compare, text)
 
     def _count_first(self, on_count: CountCallback | None, n: int) -> bool:
         """Whether a text of ``n`` code points is counted before its structure is built:
@@ -327,6 +370,9 @@ class OpenDocument:
         except Exception:  # the core failed: build from the whole text, which reports it
             log.exception("tokenizing %s by blocks failed", self.uri)
             self._build("".join(blocks))
+        else:
+            if self.compare:
+                self.compared = self.compare_counts(self.compare)
         # sanitizing kept every code point and line break where it was
         self.lines = LineIndex.from_parts(blocks)
         del blocks
@@ -378,6 +424,13 @@ class OpenDocument:
                 assert self.doc.length == len(text)
                 assert self.token_count == self.doc.token_count, "stale token count"
                 self.doc._check()
+                for cc in self.compared:
+                    if cc.doc is not None:
+                        assert cc.doc.text == text, f"{cc.compared.name}: text differs"
+                        assert cc.tokens == cc.doc.token_count, f"{cc.compared.name}: stale"
+                        cc.doc._check()
+            else:
+                assert not self.compared, "compared documents of a broken document"
         except AssertionError:
             print("OpenDocument state:", {"uri": self.uri, "version": self.version,
                                           "out_of_sync": self.out_of_sync, "broken": self.broken,
@@ -439,8 +492,11 @@ class OpenDocument:
             if self.doc is not None:
                 try:
                     self.token_count = self.doc.edit(start, end, text).token_count
-                except Exception as exc:
+                except Exception as exc:  # rebuilds the compared documents too
                     self._recover(self.doc, start, end, text, exc)
+                else:
+                    if self.compared:  # livetok.compare: the same edit in each
+                        self._edit_compared(start, end, text)
             else:
                 assert self._broken_text is not None
                 self._broken_text = self._broken_text[:start] + text + self._broken_text[end:]
@@ -453,6 +509,67 @@ class OpenDocument:
             patches.append(Patch(start, end - start, text))
         self.version = version
         return patches
+
+    def compare_counts(self, compare: Sequence[Compared],
+                       text: str | None = None) -> list[ComparedCount]:
+        """The document (whose text is ``text``, read from the core when None) counted under
+        each of ``compare``: a core ``Document`` each, but none for the document's own
+        encoding, whose count is shared. An encoding the core fails on is left out, and the
+        user told. Changes nothing here (the worker thread builds them for a busy document:
+        :meth:`use_compare` then keeps them).
+
+        Runtime complexity: ``O(n)`` per compared encoding (a full encode each).
+        """
+        if self.doc is None:
+            return []
+        out = []
+        for c in compare:
+            if c.encoding is self.encoding:
+                out.append(ComparedCount(c, None))
+                continue
+            if text is None:
+                text = self.doc.text
+            try:
+                out.append(ComparedCount(c, Document(text, c.encoding)))
+            except Exception as exc:
+                log.exception("tokenizing %s with %s failed", self.uri, c.name)
+                self._warn(f"livetok: {self.uri} cannot be counted with {c.name} "
+                           f"({type(exc).__name__}: {exc}); it is left out of livetok.compare "
+                           "for this document")
+        return out
+
+    def use_compare(self, compare: Sequence[Compared], counts: list[ComparedCount]) -> None:
+        """Keep ``counts`` (:meth:`compare_counts` of ``compare``, of the current text).
+
+        Runtime complexity: ``O(1)``.
+        """
+        self.compare = tuple(compare)
+        self.compared = counts
+
+    def _edit_compared(self, start: int, end: int, text: str) -> None:
+        """Keystroke step 3 again, for each document of :attr:`compared` (a document with
+        ``livetok.compare`` only). One the core fails on is rebuilt from the text the
+        document's own edit left (and left out when that fails too).
+
+        Runtime complexity: one ``Document.edit`` per compared encoding.
+        """
+        for cc in self.compared:
+            doc = cc.doc
+            if doc is None:
+                continue
+            try:
+                cc.tokens = doc.edit(start, end, text).token_count
+            except Exception as exc:
+                log.exception("edit (%d, %d) failed on %s with %s; rebuilding it", start, end,
+                              self.uri, cc.compared.name)
+                self._warn(f"{self.uri}: the {cc.compared.name} count failed on an edit "
+                           f"({type(exc).__name__}: {exc}); rebuilding it from the text")
+                assert self.doc is not None
+                again = self.compare_counts([cc.compared], self.doc.text)
+                if again:
+                    cc.doc, cc.tokens = again[0].doc, again[0].tokens
+                else:
+                    self.compared = [x for x in self.compared if x is not cc]
 
     def _rebuild(self, text: str) -> None:
         """A full-text change: a new line index and document (re-synchronises one out of sync)."""

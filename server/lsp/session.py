@@ -57,6 +57,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
 from livetok.incremental import Document, PieceEncoding, get_encoding
+from livetok.incremental.catalog import find_model, model_encoding
 from livetok.incremental.registry import is_file_name
 
 from livetok.server.lsp import views
@@ -66,6 +67,8 @@ from livetok.server.lsp.background import Background
 from livetok.server.lsp.budget_watch import BudgetWatch
 from livetok.server.lsp.settings import DEFAULT_ENCODING, Settings
 from livetok.server.lsp.documents import (
+    Compared,
+    ComparedCount,
     CountCallback,
     DocumentFactory,
     EncodingChoice,
@@ -111,6 +114,13 @@ def _encoding_inputs(settings: Settings) -> tuple[Any, ...]:
     document keeps its encoding (a new setting that names encodings must be added here)."""
     return (settings.encoding, settings.tokenizer, settings.encoding_by_language,
             settings.encoding_by_glob, settings.trust_workspace_tokenizers, settings.root,
+            settings.relative_paths)
+
+
+def _compare_inputs(settings: Settings) -> tuple[Any, ...]:
+    """The settings :meth:`LivetokServer.compare_encodings` reads: when they are equal, the
+    compared encodings loaded stay."""
+    return (settings.compare, settings.trust_workspace_tokenizers, settings.root,
             settings.relative_paths)
 
 
@@ -264,6 +274,9 @@ class LivetokServer(LanguageServer):
         self._not_kept: dict[str, str] = {}
         #: the stdio front's documents, until their didOpen is handled (:meth:`early_document`)
         self._early: dict[str, EarlyDocument] = {}
+        #: ``livetok.compare``'s encodings loaded for the current settings, by name (None: it
+        #: failed, and the user was told once); emptied when those settings change
+        self._compared: dict[str, Compared | None] = {}
         self.protocol.on_invalid_notification = self._on_invalid_notification
         for method, options, handler in FEATURES:
             self.feature(method, options)(handler)
@@ -400,7 +413,92 @@ class LivetokServer(LanguageServer):
         return OpenDocument(uri, language_id, version, text, enc, self.codec,
                             document_factory=self.factory, warn=self.warn,
                             max_size=self.settings.max_document_size, on_count=on_count,
-                            choice=choice, built=built)
+                            choice=choice, built=built,
+                            compare=self.compare_encodings() if self.settings.compare else ())
+
+    # -- livetok.compare -------------------------------------------------------------------------
+
+    def compare_ready(self) -> bool:
+        """Whether every encoding ``livetok.compare`` lists is loaded (or failed) already, so
+        that a document can be built with them now; else the worker thread loads them
+        (:meth:`compare_encodings`), as it loads a document's own encoding.
+
+        Runtime complexity: ``O(compared)``.
+        """
+        return all(name in self._compared for name in self.settings.compare)
+
+    def compare_encodings(self) -> tuple[Compared, ...]:
+        """The encodings ``livetok.compare`` lists, loaded (the first time: callable from the
+        worker thread), in order; one that cannot be loaded is left out, and the user is told
+        once (until the settings change) how to fix it.
+
+        Runtime complexity: ``O(compared)`` once loaded; the first time, their loads.
+        """
+        cache = self._compared
+        out = []
+        for name in self.settings.compare:
+            if name not in cache:
+                try:
+                    cache[name] = self._load_compared(name)
+                except Exception as exc:
+                    cache[name] = None
+                    self._compare_unavailable(name, exc)
+            found = cache[name]
+            if found is not None:
+                out.append(found)
+        return tuple(out)
+
+    def _load_compared(self, name: str) -> Compared:
+        """The encoding ``name`` of ``livetok.compare``: refused as ``livetok.encoding``'s
+        names are (an untrusted workspace tokenizer.json), a model's tokenizer, or for a model
+        the catalog marks ≈ its stand-in, never labelled exact (``note`` says why)."""
+        refusal = self.settings.refusal(name)
+        if refusal is not None:
+            raise ValueError(refusal)
+        model = None if is_file_name(name) else find_model(name)
+        if model is None or model.exact:
+            enc = get_encoding(name)
+            _READY.add(name)
+            return Compared(name, enc)
+        stand_in = model_encoding(name, approximate=True)
+        assert stand_in is not None  # a model's name
+        note = (f"≈ {model.title}: counted with the stand-in {model.encoding}, not the "
+                f"model's own tokenizer. {model.why}")
+        return Compared(name, get_encoding(stand_in), exact=False, note=note)
+
+    def _compare_unavailable(self, name: str, exc: Exception) -> None:
+        """Tell the user that ``name`` of ``livetok.compare`` is left out (shown once)."""
+        if self.background.in_worker():
+            self.background.post(lambda: self._compare_unavailable(name, exc))
+            return
+        self.show_error(f"livetok: livetok.compare: {name!r} is left out ({exc}). Fix or "
+                        "remove it in livetok.compare: a name the server lists "
+                        "(livetok/listEncodings), a model's name (`livetok models`) or a "
+                        "tokenizer.json path.")
+
+    def _recompare(self, od: OpenDocument) -> None:
+        """After ``livetok.compare`` changed: ``od``'s compared counts built again; in the
+        worker thread (``od`` busy meanwhile) when an encoding must be loaded or the document
+        is big, as a didOpen would be."""
+        uri = od.uri
+        if self.store.find(uri) is not od:
+            return  # replaced or closed meanwhile: its successor has the current ones
+        if self.background.busy(uri):  # (called as the end of od's background work)
+            self.background.defer(uri, functools.partial(self._recompare, od))
+            return
+
+        def build() -> tuple[tuple[Compared, ...], list[ComparedCount]]:
+            compare = self.compare_encodings()
+            return compare, od.compare_counts(compare)
+
+        def use(built: tuple[tuple[Compared, ...], list[ComparedCount]]) -> None:
+            od.use_compare(*built)
+            self.changed(uri)
+
+        if not self.compare_ready() or od.length >= self.settings.progress_threshold:
+            if self.background.start(uri, build, use):
+                return
+        use(build())
 
     def adopt_documents(self, early: dict[str, EarlyDocument]) -> None:
         """The documents the stdio front built for the ``didOpen`` messages it read
@@ -560,26 +658,32 @@ class LivetokServer(LanguageServer):
         new = self.settings
         self.budgets.trust_tokenizers = new.trust_workspace_tokenizers
         self._shown_failures.clear()  # a setting named again is shown again
+        compare = _compare_inputs(new) != _compare_inputs(old)
+        if compare:  # loaded again, and a failure shown again
+            self._compared = {}
         self.reencode_all(encodings=_encoding_inputs(new) != _encoding_inputs(old),
                           limits=new.max_document_size != old.max_document_size,
                           budgets=(new.budget != old.budget or new.trust_workspace_tokenizers
-                                   != old.trust_workspace_tokenizers))
+                                   != old.trust_workspace_tokenizers),
+                          compare=compare)
 
     def reencode_all(self, *, encodings: bool = True, limits: bool = True,
-                     budgets: bool = True) -> None:
+                     budgets: bool = True, compare: bool = False) -> None:
         """After a settings or budget file change: with ``encodings`` (what names encodings
         changed) a document whose :meth:`encoding_choice` changed, and with ``limits`` one
         whose ``maxDocumentSize`` verdict changed, is rebuilt and counted again; with
         ``budgets`` (the budget setting, the trust in tokenizers or a budget file changed)
-        the others' budget diagnostics are computed again, and sent where they differ. Nothing
-        else is sent per document; code lenses are asked for again (one request).
+        the others' budget diagnostics are computed again, and sent where they differ; with
+        ``compare`` (``livetok.compare`` changed) each document's compared counts are built
+        again and its count sent. Nothing else is sent per document; code lenses are asked
+        for again (one request).
 
         Runtime complexity: ``O(documents)`` choices, plus the rebuilds and budget checks;
-        ``O(1)`` when all three are false.
+        ``O(1)`` when all four are false.
         """
-        if encodings or limits or budgets:
+        if encodings or limits or budgets or compare:
             for od in list(self.store):
-                work = functools.partial(self._reencode, od.uri, encodings, budgets)
+                work = functools.partial(self._reencode, od.uri, encodings, budgets, compare)
                 if self.background.busy(od.uri):
                     self.background.defer(od.uri, work)
                 else:
@@ -587,9 +691,11 @@ class LivetokServer(LanguageServer):
         if self.refresh_lenses:
             self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
 
-    def _reencode(self, uri: str, encodings: bool, budgets: bool) -> None:
+    def _reencode(self, uri: str, encodings: bool, budgets: bool, compare: bool = False) -> None:
         """:meth:`reencode_all` for one document; an encoding that needs loading is loaded in
-        the worker thread, as for a didOpen (the document waits)."""
+        the worker thread, as for a didOpen (the document waits). A document built again
+        gets the current compared encodings; one kept, with ``compare``, gets them too
+        (:meth:`_recompare`)."""
         od = self.store.find(uri)
         if od is None:
             return
@@ -599,18 +705,18 @@ class LivetokServer(LanguageServer):
         if encodings or choice is None:
             choice = self.encoding_choice(od.uri, od.language_id)
         if choice == od.choice and not flips:
-            self._replace(od, choice, budgets, None)
+            self._replace(od, choice, budgets, None, compare)
             return
         enc = self.ready_encoding(choice, uri)
-        if enc is None:
+        if enc is None or not self.compare_ready():
             def load_and_rebuild() -> OpenDocument | None:
                 return self._rebuilt(od, choice, self.load_encoding(choice, uri), flips)
 
-            if self.background.start(uri, load_and_rebuild,
-                                     functools.partial(self._replace, od, choice, budgets)):
+            if self.background.start(uri, load_and_rebuild, functools.partial(
+                    self._replace, od, choice, budgets, compare=compare)):
                 return
             enc = self.load_encoding(choice, uri)
-        self._replace(od, choice, budgets, self._rebuilt(od, choice, enc, flips))
+        self._replace(od, choice, budgets, self._rebuilt(od, choice, enc, flips), compare)
 
     def _rebuilt(self, od: OpenDocument, choice: EncodingChoice, enc: PieceEncoding,
                  flips: bool) -> OpenDocument | None:
@@ -625,10 +731,11 @@ class LivetokServer(LanguageServer):
         return fresh
 
     def _replace(self, od: OpenDocument, choice: EncodingChoice, budgets: bool,
-                 fresh: OpenDocument | None) -> None:
+                 fresh: OpenDocument | None, compare: bool = False) -> None:
         """Put ``fresh`` in ``od``'s place and have it counted; without one, ``od`` stays
         (another name for the same encoding: an alias, a fallback) and with ``budgets`` its
-        budget diagnostics are checked again."""
+        budget diagnostics are checked again, with ``compare`` its compared counts built
+        again."""
         if fresh is not None:
             self.store.add(fresh)
             self.changed(od.uri)
@@ -637,6 +744,8 @@ class LivetokServer(LanguageServer):
         od.max_size = self.settings.max_document_size  # from the next full-text change
         if budgets:
             self.changed(od.uri, count=False)
+        if compare:
+            self._recompare(od)
 
     def _on_invalid_notification(self, method: str, params: Any, reason: str) -> None:
         """A notification that failed to decode: a lost change leaves its document out of sync."""

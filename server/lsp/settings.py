@@ -19,6 +19,12 @@ Settings arrive as ``initializationOptions`` (either the section itself or ``{"l
 ``encodingByLanguage``
     a map from language ids to encoding names (what the VS Code extension sends); its
     entries are merged over the language ids of ``encoding``.
+``compare``
+    a list of encoding or model names (at most :data:`MAX_COMPARE`; ``null`` or ``[]``: none)
+    whose counts are shown beside the document's own (``livetok/didChangeTokenCount``,
+    ``livetok/tokenCount``, hover): each is a name as ``encoding`` takes it (a path is
+    resolved, and refused or trusted, the same way), or the name of a model the catalog marks
+    ≈ (``claude-sonnet-4``), which is then counted with its stand-in and shown as ≈.
 ``contextWindow``
     tokens in the model's context window, for the share shown in the code lens
     (default 128000; ``null`` hides the share).
@@ -64,13 +70,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, TypeVar
 from urllib.parse import unquote, urlparse
 
-__all__ = ["Settings", "SettingsError", "parse_settings", "workspace_root"]
+__all__ = ["MAX_COMPARE", "Settings", "SettingsError", "parse_settings", "workspace_root"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_ENCODING = "o200k_base"
 _GLOB_CHARS = frozenset("*?[")
 _POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")
+#: the most encodings ``livetok.compare`` may list: each is one more count kept per keystroke
+MAX_COMPARE = 8
 
 
 class SettingsError(ValueError):
@@ -85,6 +93,8 @@ class Settings:
     tokenizer: str | None = None
     encoding_by_language: Mapping[str, str] = field(default_factory=dict)
     encoding_by_glob: tuple[tuple[str, str], ...] = ()
+    #: ``livetok.compare``: the names counted beside each document's own encoding
+    compare: tuple[str, ...] = ()
     context_window: int | None = 128_000
     budget: int | None = None
     semantic_tokens: bool = False
@@ -331,6 +341,8 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
             )
         v = {k: _resolve(x, root, relative) for k, x in v.items()}
         out = replace(out, encoding_by_language={**out.encoding_by_language, **v})
+    if "compare" in raw:
+        out = replace(out, compare=_compare(raw["compare"], root, relative))
     # integer settings: null turns a limit off, and gives progressThreshold its default
     out = replace(
         out,
@@ -357,6 +369,37 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
                                 f"{', '.join(_POSITION_ENCODINGS)} or null, got {_shown(v)}")
         out = replace(out, position_encoding=v)
     return replace(out, relative_paths=frozenset(relative))
+
+
+def _compare(value: Any, root: str | None, relative: set[str]) -> tuple[str, ...]:
+    """``livetok.compare``: the names listed (paths resolved as for ``encoding``), each once,
+    in order; :class:`SettingsError` saying how to fix a value that is not such a list.
+
+    >>> _compare(["cl100k_base", "llama-3.1-8b", "cl100k_base"], None, set())
+    ('cl100k_base', 'llama-3.1-8b')
+    >>> _compare("cl100k_base", None, set())
+    Traceback (most recent call last):
+    ...
+    livetok.server.lsp.settings.SettingsError: livetok.compare must be a list of encoding or model names, e.g. ["cl100k_base", "llama-3.1-8b"], got 'cl100k_base'
+
+    Runtime complexity: ``O(len(value))``.
+    """
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise SettingsError('livetok.compare must be a list of encoding or model names, e.g. '
+                            f'["cl100k_base", "llama-3.1-8b"], got {_shown(value)}')
+    names: dict[str, None] = {}
+    for i, name in enumerate(value):
+        if not isinstance(name, str) or not name.strip():
+            raise SettingsError(f"livetok.compare[{i}] must be an encoding or model name "
+                                f"(livetok/listEncodings, `livetok models`), got {_shown(name)}")
+        names[_resolve(name.strip(), root, relative)] = None
+    if len(names) > MAX_COMPARE:
+        raise SettingsError(
+            f"livetok.compare lists {len(names)} encodings; at most {MAX_COMPARE} are counted "
+            "side by side (each is one more count kept on every keystroke): remove some")
+    return tuple(names)
 
 
 def _bool(raw: Mapping[str, Any], key: str) -> bool:

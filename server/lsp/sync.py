@@ -101,6 +101,8 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
     started = time.perf_counter()
     choice = ls.encoding_choice(td.uri, td.language_id)
     ready = ls.ready_encoding(choice, td.uri)
+    if ready is not None and not ls.compare_ready():
+        ready = None  # livetok.compare names an encoding to load: in the worker thread too
 
     def build(enc: PieceEncoding) -> OpenDocument:
         built = ls.early_document(td.uri, td.version, td.text, enc)

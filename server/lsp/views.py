@@ -15,11 +15,12 @@ from typing import Any, Iterator, Sequence
 from livetok.incremental import TokenInfo
 
 from livetok.server.lsp.settings import Settings
-from livetok.server.lsp.documents import OpenDocument
+from livetok.server.lsp.documents import ComparedCount, OpenDocument
 from livetok.server.budgets.markdown import Section, sections
 from livetok.server.lsp.positions import LineCol, units_len
 
 __all__ = [
+    "ComparedInfo",
     "CountInfo",
     "Lens",
     "HoverInfo",
@@ -49,6 +50,31 @@ _BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
+class ComparedInfo:
+    """A document's count under one encoding of ``livetok.compare``: an item of the
+    ``compare`` list of ``livetok/tokenCount`` and ``livetok/didChangeTokenCount``."""
+
+    #: the name as ``livetok.compare`` lists it
+    encoding: str
+    #: the encoding counted with (a model's tokenizer, an ≈ model's stand-in)
+    counted_with: str
+    tokens: int
+    #: the count equals the reference library's for this model; False: only ≈ (``note``)
+    exact: bool
+    note: str | None = None
+    range_tokens: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"encoding": self.encoding, "countedWith": self.counted_with,
+                               "tokens": self.tokens, "exact": self.exact}
+        if self.note is not None:
+            out["note"] = self.note
+        if self.range_tokens is not None:
+            out["rangeTokens"] = self.range_tokens
+        return out
+
+
+@dataclass(frozen=True)
 class CountInfo:
     """The fields of ``livetok/tokenCount`` and ``livetok/didChangeTokenCount``."""
 
@@ -58,6 +84,8 @@ class CountInfo:
     tokens: int
     characters: int
     range_tokens: int | None = None
+    #: the counts under ``livetok.compare``'s encodings (none: the key is left out)
+    compare: tuple[ComparedInfo, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -69,18 +97,45 @@ class CountInfo:
         }
         if self.range_tokens is not None:
             out["rangeTokens"] = self.range_tokens
+        if self.compare:
+            out["compare"] = [c.to_json() for c in self.compare]
         return out
 
 
 def token_count(od: OpenDocument, cp_range: tuple[int, int] | None = None) -> CountInfo:
-    """The document's count and, with ``cp_range``, the exact count of that text alone.
+    """The document's count and, with ``cp_range``, the exact count of that text alone; with
+    ``livetok.compare``, the same under each compared encoding.
 
-    Runtime complexity: ``O(1)``, plus ``Document.count_range`` for a range.
+    Runtime complexity: ``O(1)``, plus ``Document.count_range`` for a range; per compared
+    encoding as much again.
     """
     # od.ready() raises DocumentUnavailable saying why; a document in sync skips the call
     doc = od.doc if od.doc is not None and od.out_of_sync is None else od.ready()
     rng = doc.count_range(*cp_range) if cp_range is not None else None
-    return CountInfo(od.uri, od.version, od.encoding_name, od.token_count, od.lines.length, rng)
+    return CountInfo(od.uri, od.version, od.encoding_name, od.token_count, od.lines.length, rng,
+                     compared_counts(od, cp_range, rng) if od.compared else ())
+
+
+def compared_counts(od: OpenDocument, cp_range: tuple[int, int] | None = None,
+                    range_tokens: int | None = None) -> tuple[ComparedInfo, ...]:
+    """``od``'s counts under ``livetok.compare``'s encodings (with ``cp_range``, the range's
+    too; ``range_tokens``: the range's count under the document's own encoding, shared by a
+    compared name for that encoding).
+
+    Runtime complexity: ``O(compared)``, plus ``Document.count_range`` each for a range.
+    """
+    return tuple(_compared_info(od, cc, cp_range, range_tokens) for cc in od.compared)
+
+
+def _compared_info(od: OpenDocument, cc: ComparedCount, cp_range: tuple[int, int] | None,
+                   range_tokens: int | None) -> ComparedInfo:
+    c = cc.compared
+    if cc.doc is None:  # the document's own encoding
+        tokens, rng = od.token_count, range_tokens
+    else:
+        tokens = cc.tokens
+        rng = cc.doc.count_range(*cp_range) if cp_range is not None else None
+    return ComparedInfo(c.name, c.encoding.name, tokens, c.exact, c.note, rng)
 
 
 @dataclass(frozen=True)
@@ -259,6 +314,7 @@ def hover(od: OpenDocument, cp_offset: int, line: int) -> HoverInfo | None:
         for t in toks
     ]
     para = paragraph_span(od, line)
+    n: int | None = None
     if para is not None:
         n = doc.count_range(*para)
         first = od.lines.line_of(para[0]) + 1
@@ -266,7 +322,35 @@ def hover(od: OpenDocument, cp_offset: int, line: int) -> HoverInfo | None:
         where = f"line {first}" if first == last else f"lines {first}–{last}"
         parts.append(f"paragraph ({where}): **{n:,} tokens**")
     parts.append(f"_{doc.encoding.name}_")
+    if od.compared:
+        parts.append(_hover_compared(od, para, n))
     return HoverInfo("\n\n".join(parts), tok.start, tok.end)
+
+
+def _hover_compared(od: OpenDocument, para: tuple[int, int] | None,
+                    para_tokens: int | None) -> str:
+    """Hover's line for ``livetok.compare``: the paragraph's count (the document's, on a
+    blank line) under each compared encoding, an ≈ one marked so.
+
+    >>> from livetok.incremental import get_encoding
+    >>> from livetok.server.lsp.documents import Compared
+    >>> od = OpenDocument("file:///a", "plaintext", 1, "hello world", get_encoding("o200k_base"),
+    ...                   compare=[Compared("cl100k_base", get_encoding("cl100k_base")),
+    ...                            Compared("claude", get_encoding("cl100k_base"), False, "≈")])
+    >>> _hover_compared(od, (0, 11), 2)
+    'paragraph under livetok.compare: cl100k_base **2** · claude **≈ 2** (stand-in cl100k_base)'
+
+    Runtime complexity: one ``Document.count_range`` per compared encoding.
+    """
+    items = []
+    for info in compared_counts(od, para, para_tokens):
+        n = info.tokens if para is None else info.range_tokens
+        if info.exact:
+            items.append(f"{info.encoding} **{n:,}**")
+        else:
+            items.append(f"{info.encoding} **≈ {n:,}** (stand-in {info.counted_with})")
+    return f"{'paragraph' if para is not None else 'document'} under livetok.compare: " + (
+        " · ".join(items))
 
 
 def _position_json(pos: LineCol) -> dict[str, int]:
