@@ -40,6 +40,7 @@ import {
   whichOnPath,
 } from "./settings";
 import { Range, ServerNotRunningError, TokenCount, TokenStatus } from "./status";
+import { registerWorkspaceView } from "./workspace";
 
 export const SECTION = "livetok";
 export const TOKEN_COUNT_REQUEST = "livetok/tokenCount";
@@ -263,6 +264,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     countCommand: "livetok.pickEncoding",
     log: (message) => output?.appendLine(message),
   });
+  registerWorkspaceView(vscode, context, () => (client?.isRunning() ? client : undefined), (m) => output?.appendLine(m));
 
   context.subscriptions.push(
     output,

@@ -158,6 +158,7 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
   const progress = { titles: [] as string[], reports: [] as string[] };
   /** `vscode.extensions.getExtension`: the ids asked for, and what it answers. */
   const extensions = { asked: [] as string[], answer: undefined as unknown };
+  const treeViews: { id: string; options: { treeDataProvider: unknown }; description: string | undefined }[] = [];
   const quickPick: {
     answer: string | undefined;
     lastItems: { label: string; picked?: boolean; detail?: string }[];
@@ -199,9 +200,17 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
     showErrorMessage: async (m: string) => void messages.push(`error: ${m}`),
     onDidChangeActiveTextEditor: activeEditorChanged.event,
     onDidChangeTextEditorSelection: selectionChanged.event,
+    /** The Tokens view (workspace.ts): the views created and their providers. */
+    createTreeView: (id: string, options: { treeDataProvider: unknown }) => {
+      const view = { id, options, description: undefined as string | undefined, dispose() {} };
+      treeViews.push(view);
+      return view;
+    },
   };
   const vscode = {
     StatusBarAlignment: { Left: 1, Right: 2 },
+    TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
+    Uri: { parse: (s: string) => ({ scheme: s.slice(0, s.indexOf(":")), toString: () => s }) },
     ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     ConfigurationTarget,
     window,
@@ -241,6 +250,7 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
     trustGranted,
     progress,
     extensions,
+    treeViews,
   };
 }
 

@@ -1,0 +1,190 @@
+// The "Tokens" explorer view: the server's workspace token map (`livetok/workspaceCounts`),
+// each folder and file with its count and its share of the context window, sorted by count
+// or by name, refreshed when the server says a map changed (`livetok/didChangeWorkspaceCounts`).
+//
+// The tree's logic (sorting, labels, shares) is plain functions over the request's result;
+// the provider only turns nodes into VS Code tree items. subtle: this module imports only
+// `vscode`'s types; the extension passes the API in (`VscodeApi`), so the unit tests load it
+// under plain Node with a mock, as they do status.ts.
+
+import type * as vscode from "vscode";
+
+/** The part of the `vscode` module this view uses. */
+export type VscodeApi = Pick<typeof vscode, "window" | "commands" | "Uri" | "TreeItemCollapsibleState">;
+
+export const WORKSPACE_COUNTS_REQUEST = "livetok/workspaceCounts";
+export const WORKSPACE_COUNTS_NOTIFICATION = "livetok/didChangeWorkspaceCounts";
+export const VIEW_ID = "livetok.workspace";
+
+/** A node of `livetok/workspaceCounts`' result (docs/protocol.md). */
+export interface CountNode {
+  name: string;
+  uri: string;
+  kind: "folder" | "file";
+  tokens: number;
+  files: number;
+  bytes: number;
+  live?: boolean;
+  skipped?: number;
+  children?: CountNode[];
+}
+
+export interface WorkspaceCounts {
+  encoding: string;
+  contextWindow: number | null;
+  complete: boolean;
+  folders: CountNode[];
+}
+
+export type SortOrder = "tokens" | "name";
+
+/** The part of a language client this view uses. */
+export interface CountsClient {
+  sendRequest<R>(method: string, params: unknown): Promise<R>;
+  onNotification(method: string, handler: (params: unknown) => void): unknown;
+}
+
+/** Entries of a folder in `order`: largest count first (ties by name), or by name. */
+export function sortNodes(nodes: readonly CountNode[], order: SortOrder): CountNode[] {
+  const byName = (a: CountNode, b: CountNode) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return [...nodes].sort(order === "name" ? byName : (a, b) => b.tokens - a.tokens || byName(a, b));
+}
+
+/** `12,345 tokens · 9.6%` (the share of `contextWindow`, when there is one). */
+export function describeNode(node: CountNode, contextWindow: number | null): string {
+  const count = `${node.tokens.toLocaleString("en-US")} tokens`;
+  if (contextWindow === null || contextWindow <= 0) {
+    return count;
+  }
+  const share = (100 * node.tokens) / contextWindow;
+  const shown = share >= 10 ? share.toFixed(0) : share >= 0.1 ? share.toFixed(1) : share > 0 ? "<0.1" : "0";
+  return `${count} · ${shown}%`;
+}
+
+/** The hover text of a node. */
+export function tooltipOf(node: CountNode, result: WorkspaceCounts): string {
+  const lines = [`${node.uri.replace(/^file:\/\//, "")}`, `${describeNode(node, result.contextWindow)} (${result.encoding})`];
+  if (node.kind === "folder") {
+    lines.push(`${node.files.toLocaleString("en-US")} files, ${node.bytes.toLocaleString("en-US")} bytes`);
+  }
+  if (node.live) {
+    lines.push("live count of the open document");
+  }
+  if (node.skipped) {
+    lines.push(`${node.skipped} entries left out (see the livetok output)`);
+  }
+  if (!result.complete) {
+    lines.push("still counting...");
+  }
+  return lines.join("\n");
+}
+
+/** The tree data: fetched whole from the server, kept until the next refresh. */
+export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNode> {
+  order: SortOrder = "tokens";
+  result: WorkspaceCounts | undefined;
+  private readonly listeners: ((node: CountNode | undefined) => void)[] = [];
+  private readonly seen = new WeakSet<object>();
+
+  constructor(
+    private readonly api: VscodeApi,
+    private readonly client: () => CountsClient | undefined,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  /** `vscode.Event` without `vscode.EventEmitter` (a listener list is all it takes). */
+  readonly onDidChangeTreeData = (listener: (node: CountNode | undefined) => void): vscode.Disposable => {
+    this.listeners.push(listener);
+    return { dispose: () => void this.listeners.splice(this.listeners.indexOf(listener), 1) };
+  };
+
+  /** Ask the server again (the next `getChildren` of the root fetches). */
+  refresh(): void {
+    this.result = undefined;
+    this.listeners.forEach((l) => l(undefined));
+  }
+
+  toggleSort(): SortOrder {
+    this.order = this.order === "tokens" ? "name" : "tokens";
+    this.listeners.forEach((l) => l(undefined));
+    return this.order;
+  }
+
+  getTreeItem(node: CountNode): vscode.TreeItem {
+    const folder = node.kind === "folder";
+    const item: vscode.TreeItem = {
+      label: node.name,
+      description: describeNode(node, this.result?.contextWindow ?? null),
+      tooltip: this.result === undefined ? undefined : tooltipOf(node, this.result),
+      resourceUri: this.api.Uri.parse(node.uri),
+      collapsibleState: folder
+        ? this.api.TreeItemCollapsibleState.Collapsed
+        : this.api.TreeItemCollapsibleState.None,
+      contextValue: folder ? "livetokFolder" : "livetokFile",
+    };
+    if (!folder) {
+      item.command = { command: "vscode.open", title: "Open", arguments: [this.api.Uri.parse(node.uri)] };
+    }
+    return item;
+  }
+
+  async getChildren(node?: CountNode): Promise<CountNode[]> {
+    if (node !== undefined) {
+      return sortNodes(node.children ?? [], this.order);
+    }
+    const result = await this.fetch();
+    if (result === undefined) {
+      return [];
+    }
+    // one workspace folder: its entries at the top, as the explorer shows them
+    const top = result.folders.length === 1 ? result.folders[0].children ?? [] : result.folders;
+    return sortNodes(top, this.order);
+  }
+
+  private async fetch(): Promise<WorkspaceCounts | undefined> {
+    if (this.result !== undefined) {
+      return this.result;
+    }
+    const c = this.client();
+    if (c === undefined) {
+      return undefined;
+    }
+    if (!this.seen.has(c)) {
+      // a new client (a start or restart): its server says when a map changes
+      this.seen.add(c);
+      c.onNotification(WORKSPACE_COUNTS_NOTIFICATION, () => this.refresh());
+    }
+    const active = this.api.window.activeTextEditor?.document.uri;
+    const params = active?.scheme === "file" ? { textDocument: { uri: active.toString() } } : {};
+    try {
+      this.result = await c.sendRequest<WorkspaceCounts>(WORKSPACE_COUNTS_REQUEST, params);
+    } catch (err) {
+      this.log(`livetok: the workspace map failed (${String(err)})`);
+      return undefined;
+    }
+    return this.result;
+  }
+}
+
+/**
+ * Register the Tokens view and its commands (refresh, sort) with `api` (the `vscode`
+ * module). `client()` is the running language client, or `undefined`.
+ */
+export function registerWorkspaceView(
+  api: VscodeApi,
+  context: vscode.ExtensionContext,
+  client: () => CountsClient | undefined,
+  log: (message: string) => void,
+): WorkspaceCountsProvider {
+  const provider = new WorkspaceCountsProvider(api, client, log);
+  const view = api.window.createTreeView(VIEW_ID, { treeDataProvider: provider, showCollapseAll: true });
+  context.subscriptions.push(
+    view,
+    api.commands.registerCommand("livetok.workspaceRefresh", () => provider.refresh()),
+    api.commands.registerCommand("livetok.workspaceSort", () => {
+      view.description = provider.toggleSort() === "name" ? "by name" : "by count";
+    }),
+  );
+  view.description = "by count";
+  return provider;
+}
