@@ -4,6 +4,7 @@ Writes ``docs/benchmarks-server.md`` and ``docs/img/bench_server.png``::
 
     .venv/bin/python benchmarks/bench_server.py            # 100 KB, 1 MB, 10 MB (several minutes)
     .venv/bin/python benchmarks/bench_server.py --quick    # 100 KB and 1 MB, fewer keystrokes
+    .venv/bin/python benchmarks/bench_server.py --compare-only  # only the livetok.compare run
 
 For each document size (a prefix of the real-text corpus, see ``_common.real_text``) and each
 server, a small asyncio client written here (no pygls on the client side, so its overhead is
@@ -26,6 +27,12 @@ copy of the text; a run that reports a wrong count fails the benchmark.
 
 Cold starts (:func:`cold_starts`): a fresh process per run, spawn -> ``initialize`` answered,
 and a ``didOpen`` sent right after ``initialized`` -> its first count; both servers alternate.
+
+Several encodings (:func:`compare_run`, issue 29): two livetok servers, one with
+``livetok.compare`` listing three encodings (:data:`COMPARE`), typed the same keystrokes in
+turn (so that the machine's load drifts hit both); the ratio of their p50 latencies is what
+comparing costs per keystroke. ``--compare-only`` runs only that and rewrites only its section
+of the page.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -78,6 +86,7 @@ class Client:
         self.next_id = 0
         self.pending: dict[int, asyncio.Future] = {}
         self.counts: dict[int, tuple[float, dict]] = {}  # version -> (arrival time, params)
+        self.last: dict[int, dict] = {}  # version -> the params that arrived last
         self.count_event = asyncio.Event()
         self.init_s = float("nan")
         self.reader = asyncio.create_task(self._read())
@@ -105,6 +114,7 @@ class Client:
             elif msg.get("method") == "livetok/didChangeTokenCount":
                 p = msg["params"]
                 self.counts.setdefault(p["version"], (now, p))  # the first to arrive
+                self.last[p["version"]] = p
                 self.count_event.set()
             elif "id" in msg:  # a server -> client request (progress create): answer it
                 self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
@@ -141,10 +151,11 @@ class Client:
 
 @contextlib.asynccontextmanager
 async def server_session(server: str = "livetok", unit: str = "utf-16",
+                         options: dict[str, Any] | None = None,
                          ) -> AsyncIterator[tuple[asyncio.subprocess.Process, Client]]:
-    """A started and initialized server process and its client; shut down (or killed) after.
-    ``client.init_s``: from spawning the process to reading the ``initialize`` answer (the
-    request is written at once)."""
+    """A started and initialized server process and its client (``options``: its
+    ``initializationOptions``); shut down (or killed) after. ``client.init_s``: from spawning
+    the process to reading the ``initialize`` answer (the request is written at once)."""
     spawned = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
         *SERVERS[server], stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -153,7 +164,8 @@ async def server_session(server: str = "livetok", unit: str = "utf-16",
     try:
         await client.request("initialize", {
             "processId": os.getpid(), "rootUri": None,
-            "capabilities": {"general": {"positionEncodings": [unit]}}})
+            "capabilities": {"general": {"positionEncodings": [unit]}},
+            "initializationOptions": options})
         client.init_s = time.perf_counter() - spawned
         client.notify("initialized", {})
         yield proc, client
@@ -305,6 +317,163 @@ def cold_starts(runs: int, log: Log) -> list[ColdStart]:
     return colds
 
 
+#: the encodings of the compare run: one of each tokenizer family besides the document's own
+#: o200k_base (byte-level BPE, WordPiece, SentencePiece BPE)
+COMPARE = ["cl100k_base", "bert-base-uncased", "mistral-7b-v0.1"]
+COMPARE_SIZE = 100 * KB
+COMPARE_KEYSTROKES = 400
+#: issue 29's bound on the p50 ratio
+COMPARE_TARGET = 3.5
+COMPARE_HEADING = "## Several encodings side by side (`livetok.compare`)"
+
+
+@dataclass
+class CompareRun:
+    """The same keystrokes typed into a server without and one with ``livetok.compare``."""
+
+    size: int
+    plain: list[float] = field(default_factory=list)
+    compared: list[float] = field(default_factory=list)
+    #: every final count (the document's and each compared one) = its reference library's
+    ok: bool = False
+    info: dict[str, str] = field(default_factory=dict)
+    end_load: str = ""
+
+
+def _compare_references(text: str) -> dict[str, int]:
+    """The reference libraries' counts of ``text`` under each of :data:`COMPARE`."""
+    import sentencepiece
+    from tokenizers import BertWordPieceTokenizer
+
+    bert = livetok_encoding("bert-base-uncased")
+    mistral = livetok_encoding("mistral-7b-v0.1")
+    hf_bert = BertWordPieceTokenizer(dict(bert.vocab), lowercase=True)
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(mistral.source))
+    return {
+        "cl100k_base": len(tiktoken_ref(livetok_encoding("cl100k_base")).encode_ordinary(text)),
+        "bert-base-uncased": len(hf_bert.encode(text, add_special_tokens=False).ids),
+        "mistral-7b-v0.1": len(sp.encode(text)),
+    }
+
+
+async def compare_run(text: str, keystrokes: int, log: Log) -> CompareRun:
+    """Keystrokes as in :func:`one_run` (a character typed in the middle line, every 8th a
+    backspace, each waiting for its count), each sent to the plain server and then to the
+    one comparing :data:`COMPARE`; the final counts are checked against the references."""
+    run = CompareRun(len(text), info=machine_info())
+    uri = "file:///bench/compare.txt"
+    async with contextlib.AsyncExitStack() as stack:
+        plain = (await stack.enter_async_context(server_session()))[1]
+        compared = (await stack.enter_async_context(
+            server_session(options={"livetok": {"compare": COMPARE}})))[1]
+        for client in (plain, compared):
+            client.notify("textDocument/didOpen", {"textDocument": {
+                "uri": uri, "languageId": "plaintext", "version": 1, "text": text}})
+        await plain.wait_count(1, 3600)
+        while True:  # the stdio front's first count has no compare list: the server's next
+            compared.count_event.clear()
+            if [c["encoding"] for c in compared.last.get(1, {}).get("compare", [])] == COMPARE:
+                break
+            await asyncio.wait_for(compared.count_event.wait(), 3600)
+        lines = text.split("\n")
+        line = len(lines) // 2
+        col = utf16_len(lines[line])
+        for k in range(keystrokes):
+            version = k + 2
+            if k % 8 == 7 and col > 0:  # backspace
+                rng = {"start": {"line": line, "character": col - 1},
+                       "end": {"line": line, "character": col}}
+                new = ""
+                lines[line] = lines[line][:-1]
+                col -= 1
+            else:
+                new = TYPED[k % len(TYPED)]
+                rng = {"start": {"line": line, "character": col},
+                       "end": {"line": line, "character": col}}
+                lines[line] += new
+                col += 1
+            for client, out in ((plain, run.plain), (compared, run.compared)):
+                sent = client.notify("textDocument/didChange", {
+                    "textDocument": {"uri": uri, "version": version},
+                    "contentChanges": [{"range": rng, "text": new}]})
+                got, _ = await client.wait_count(version, 600)
+                out.append(got - sent)
+        final = "\n".join(lines)
+        expected = len(tiktoken_ref(livetok_encoding("o200k_base")).encode_ordinary(final))
+        refs = _compare_references(final)
+        _, last_plain = await plain.wait_count(keystrokes + 1, 600)
+        _, last = await compared.wait_count(keystrokes + 1, 600)
+        got_compare = {c["encoding"]: c["tokens"] for c in last.get("compare", [])}
+        run.ok = (last_plain["tokens"] == last["tokens"] == expected
+                  and "compare" not in last_plain and got_compare == refs
+                  and all(c["exact"] for c in last["compare"]))
+        if not run.ok:
+            log(f"  WRONG COUNTS: {last_plain['tokens']}, {last['tokens']} (tiktoken "
+                f"{expected}); compared {got_compare} (references {refs})")
+    run.end_load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    return run
+
+
+def compare_section(run: CompareRun, command: str) -> list[str]:
+    """The page's section on :func:`compare_run`."""
+    p50, c50 = median(run.plain), median(run.compared)
+    ratio = c50 / p50
+    row = [fmt_size(run.size), str(len(run.plain)),
+           f"{fmt_s(p50)} / {fmt_s(percentile(run.plain, 99))}",
+           f"{fmt_s(c50)} / {fmt_s(percentile(run.compared, 99))}",
+           fmt_ratio(ratio), f"≤ {COMPARE_TARGET}×" + ("" if ratio <= COMPARE_TARGET else
+                                                      " (**missed**)"),
+           "yes" if run.ok else "**NO**"]
+    return [
+        COMPARE_HEADING,
+        "",
+        "The same keystrokes (as above: one character typed in the middle line, every 8th a "
+        "backspace, each waiting for its count) typed in turn into two livetok servers over "
+        "stdio, one counting `o200k_base` alone and one with `livetok.compare` = "
+        + ", ".join(f"`{n}`" for n in COMPARE) + " (a byte-level BPE, a WordPiece and a "
+        "SentencePiece encoding beside the document's own): each compared encoding is one "
+        "more core `Document` edited incrementally on every keystroke, and the notification "
+        "carries its count. Typing into both in turn lets the machine's load drift hit "
+        "both alike; the ratio of the medians is what comparing costs per keystroke. The "
+        "final counts are checked against tiktoken, HuggingFace `tokenizers` (BERT) and "
+        "`sentencepiece`.",
+        "",
+        md_table(["document", "keystrokes (each server)", "o200k_base alone p50 / p99",
+                  "with 3 compared p50 / p99", "ratio (p50)", "target (issue 29)",
+                  "final counts = references"], [row], align="lrrrrll"),
+        "",
+        f"Measured {run.info.get('date', '?')} with `{command}`, load average (1/5/15 min) "
+        f"{run.info.get('load', '?')} at the start and {run.end_load} at the end "
+        f"({run.info.get('nproc', '?')} cores, shared with other jobs).",
+        "",
+    ]
+
+
+def replace_section(page: Path, section: list[str]) -> None:
+    """Put ``section`` (a heading and its text) in place of the page's section of the same
+    heading (before ``## Cold start`` when it has none)."""
+    text = page.read_text(encoding="utf-8")
+    body = "\n".join(section) + "\n"
+    heading = re.escape(section[0])
+    if re.search(f"^{heading}$", text, flags=re.M):
+        text = re.sub(f"^{heading}\n.*?(?=^## )", lambda _m: body, text, count=1,
+                      flags=re.M | re.S)
+    else:
+        text = text.replace("## Cold start\n", body + "## Cold start\n", 1)
+    page.write_text(text, encoding="utf-8")
+    print(f"wrote {page}")
+
+
+def run_compare(log: Log) -> CompareRun:
+    text = real_text(COMPARE_SIZE)
+    log(f"compare: {fmt_size(COMPARE_SIZE)}, {COMPARE_KEYSTROKES} keystrokes, "
+        f"o200k_base alone and with livetok.compare = {COMPARE}")
+    run = asyncio.run(compare_run(text, COMPARE_KEYSTROKES, log))
+    log(f"  p50 {fmt_s(median(run.plain))} alone, {fmt_s(median(run.compared))} compared: "
+        f"{fmt_ratio(median(run.compared) / median(run.plain))}, counts ok: {run.ok}")
+    return run
+
+
 def keystrokes_for(server: str, size: int, quick: bool) -> int:
     if server == "livetok":
         return 100 if quick else 400
@@ -346,8 +515,16 @@ def main() -> int:
     ap.add_argument("--out", default=str(DOCS / "benchmarks-server.md"))
     ap.add_argument("--cold-runs", type=int, default=None,
                     help=f"cold starts per server (default {COLD_RUNS}, 3 with --quick)")
+    ap.add_argument("--compare-only", action="store_true",
+                    help="run only the livetok.compare comparison and rewrite only its "
+                    "section of the page")
     args = ap.parse_args()
     log = Log()
+    if args.compare_only:
+        run = run_compare(log)
+        replace_section(Path(args.out), compare_section(
+            run, "python benchmarks/bench_server.py --compare-only"))
+        return 0 if run.ok else 1
     info = machine_info()
     colds = cold_starts(args.cold_runs or (3 if args.quick else COLD_RUNS), log)
     sizes = [100 * KB, 1 * MB] if args.quick else [100 * KB, 1 * MB, 10 * MB]
@@ -361,6 +538,7 @@ def main() -> int:
             log(f"  open {fmt_s(r.open_s)}, p50 {fmt_s(median(r.latencies))}, "
                 f"p99 {fmt_s(percentile(r.latencies, 99))}, count ok: {r.ok}")
             runs.append(r)
+    compared = run_compare(log)
     rows = []
     for size in sizes:
         lt = next(r for r in runs if r.server == "livetok" and r.size == size)
@@ -416,6 +594,7 @@ def main() -> int:
     ]
     if has_plot:
         md += ["![keystroke latency against document size](img/bench_server.png)", ""]
+    md += compare_section(compared, command)
     md += [
         "## Cold start",
         "",
@@ -456,7 +635,7 @@ def main() -> int:
         "",
     ]
     write_page(Path(args.out), md, info, log, command)
-    return 0 if all(r.ok for r in runs) and all(c.ok for c in colds) else 1
+    return 0 if all(r.ok for r in runs) and all(c.ok for c in colds) and compared.ok else 1
 
 
 if __name__ == "__main__":
