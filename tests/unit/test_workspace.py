@@ -352,3 +352,19 @@ def test_map_refresh_follows_changes(tree: Path, cache_dir: Path) -> None:
     c = m.tree.node(tree / "src" / "gen" / "c.py")
     assert c is not None and c.tokens == [len(enc.encode("x = 2\n"))]
     m.tree._check()
+
+
+@pytest.mark.parametrize("name", ["livetok.server.workspace.cache",
+                                  "livetok.server.workspace.classify",
+                                  "livetok.server.workspace.counting",
+                                  "livetok.server.workspace.scan",
+                                  "livetok.server.workspace.tokenmap",
+                                  "livetok.server.workspace.tree",
+                                  "livetok.server.budgets.config"])
+def test_doctests(name: str) -> None:
+    """The room's docstring examples (and the budget file's ``excluded``) run."""
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
