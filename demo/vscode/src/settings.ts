@@ -38,6 +38,8 @@ export interface ServerSettings {
   /** A tokenizer.json path; when set the server counts with it instead of `encoding`. */
   tokenizer: string | null;
   encodingByLanguage: Record<string, string>;
+  /** `livetok.compare`: encodings or models counted beside the document's own. */
+  compare: string[];
   contextWindow: number | null;
   budget: number | null;
   semanticTokens: boolean;
@@ -71,10 +73,14 @@ export function serverSettings(get: ConfigGet, workspaceTrusted = false): Server
     }
   }
   const tokenizer = get<string>("tokenizer");
+  const compare = get<unknown>("compare");
   return {
     encoding: typeof encoding === "string" && encoding.length > 0 ? encoding : DEFAULT_ENCODING,
     tokenizer: typeof tokenizer === "string" && tokenizer.trim().length > 0 ? tokenizer.trim() : null,
     encodingByLanguage,
+    compare: Array.isArray(compare)
+      ? compare.filter((n): n is string => typeof n === "string" && n.trim().length > 0).map((n) => n.trim())
+      : [],
     contextWindow: positiveIntOrNull(get<number | null>("contextWindow")),
     budget: positiveIntOrNull(get<number | null>("budget")),
     semanticTokens: get<boolean>("semanticTokens") === true,
@@ -87,6 +93,7 @@ export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
   "encoding",
   "tokenizer",
   "encodingByLanguage",
+  "compare",
   "contextWindow",
   "budget",
   "semanticTokens",

@@ -4,6 +4,20 @@
 // VS Code API it needs (status-bar items, a timer, a request function), so the whole
 // behaviour can be unit tested under plain Node with a mocked `vscode` object.
 
+/** The document's count under one encoding of `livetok.compare` (docs/protocol.md). */
+export interface ComparedCount {
+  /** The name as `livetok.compare` lists it (an encoding or a model). */
+  encoding: string;
+  /** The encoding it is counted with: a model's tokenizer, or an approximation's stand-in. */
+  countedWith: string;
+  tokens: number;
+  /** False: only an approximation (≈), and `note` says why. */
+  exact: boolean;
+  note?: string;
+  /** Only in replies to a request that carried a `range`. */
+  rangeTokens?: number;
+}
+
 /** Result of `livetok/tokenCount` and params of `livetok/didChangeTokenCount`. */
 export interface TokenCount {
   uri: string;
@@ -13,6 +27,8 @@ export interface TokenCount {
   characters: number;
   /** Only in replies to a request that carried a `range`. */
   rangeTokens?: number;
+  /** The counts under `livetok.compare`'s encodings; absent when it lists none. */
+  compare?: ComparedCount[];
 }
 
 /** LSP position: `utf16_col` is the UTF-16 code-unit column (LSP's default position encoding). */
@@ -126,12 +142,30 @@ export function formatStatusText(count: TokenCount, contextWindow?: number | nul
   return parts.join(" · ");
 }
 
-/** Tooltip with the exact numbers behind the status text. */
+/**
+ * One line of the tooltip per `livetok.compare` encoding: `cl100k_base: 1,240 tokens (exact)`,
+ * `claude-sonnet-4: ≈ 1,240 tokens (≈, stand-in cl100k_base)`. Nothing is called exact that
+ * the server did not mark exact.
+ */
+export function formatComparedLine(c: ComparedCount): string {
+  const counted = shortEncodingName(c.countedWith);
+  if (!c.exact) {
+    return `${c.encoding}: ≈ ${pluralTokens(c.tokens)} (≈, stand-in ${counted})`;
+  }
+  const via = c.countedWith === c.encoding ? "" : `, ${counted}`;
+  return `${c.encoding}: ${pluralTokens(c.tokens)} (exact${via})`;
+}
+
+/** Tooltip with the exact numbers behind the status text (and the compared counts). */
 export function formatStatusTooltip(count: TokenCount, contextWindow?: number | null): string {
-  const lines = [
-    `livetok: ${formatCount(count.tokens)} ${count.encoding} tokens`,
-    `${formatCount(count.characters)} characters (document version ${count.version})`,
-  ];
+  const lines = [`livetok: ${formatCount(count.tokens)} ${count.encoding} tokens`];
+  if (count.compare !== undefined && count.compare.length > 0) {
+    lines.push("compared (livetok.compare):");
+    for (const c of count.compare) {
+      lines.push(`  ${formatComparedLine(c)}`);
+    }
+  }
+  lines.push(`${formatCount(count.characters)} characters (document version ${count.version})`);
   if (contextWindow !== null && contextWindow !== undefined && contextWindow > 0) {
     lines.push(`context window: ${formatCount(contextWindow)} tokens`);
   }

@@ -102,6 +102,7 @@ describe("extension activation", () => {
         encoding: "cl100k_base",
         tokenizer: null,
         encodingByLanguage: {},
+        compare: [],
         contextWindow: 128000,
         budget: 5000,
         semanticTokens: false,

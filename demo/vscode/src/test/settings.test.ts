@@ -41,6 +41,7 @@ describe("serverSettings", () => {
       encoding: "o200k_base",
       tokenizer: null,
       encodingByLanguage: {},
+      compare: [],
       contextWindow: 128000,
       budget: null,
       semanticTokens: false,
@@ -68,6 +69,7 @@ describe("serverSettings", () => {
       encoding: "o200k_base",
       tokenizer: null,
       encodingByLanguage: { markdown: "cl100k_base" },
+      compare: [],
       contextWindow: null,
       budget: null,
       semanticTokens: false,
@@ -83,12 +85,23 @@ describe("serverSettings", () => {
       encoding: "r50k_base",
       tokenizer: null,
       encodingByLanguage: {},
+      compare: [],
       contextWindow: 8192,
       budget: 4000,
       semanticTokens: true,
       trustWorkspaceTokenizers: false,
     });
   });
+});
+
+test("livetok.compare passes through as a list of names, other entries dropped", () => {
+  const names = ["cl100k_base", " llama-3.1-8b ", "", 5, null, "claude-sonnet-4"];
+  assert.deepEqual(serverSettings(configOf({ compare: names })).compare, [
+    "cl100k_base",
+    "llama-3.1-8b",
+    "claude-sonnet-4",
+  ]);
+  assert.deepEqual(serverSettings(configOf({ compare: "cl100k_base" })).compare, []);
 });
 
 describe("serverCommand", () => {

@@ -6,10 +6,12 @@ import {
   Range,
   TokenCount,
   TokenStatus,
+  formatComparedLine,
   formatCount,
   formatPercent,
   formatSelectionText,
   formatStatusText,
+  formatStatusTooltip,
   shortEncodingName,
 } from "../status";
 import { FakeItem, FakeTimers, deferred, flush } from "./fakes";
@@ -46,6 +48,41 @@ describe("formatting", () => {
     assert.equal(formatPercent(256000, 128000), "200%");
     assert.equal(formatPercent(1500000, 128000), "1,172%");
     assert.equal(formatPercent(3, 8), "38%"); // 37.5%: whole percents, half up too
+  });
+
+  test("the tooltip lists the compared counts, an approximation marked ≈, never exact", () => {
+    const compared = count(A, 1234, 3, {
+      compare: [
+        { encoding: "cl100k_base", countedWith: "cl100k_base", tokens: 1240, exact: true },
+        { encoding: "llama-3.1-8b", countedWith: "hf:meta-llama/Llama-3.1-8B", tokens: 1, exact: true },
+        {
+          encoding: "claude-sonnet-4",
+          countedWith: "cl100k_base",
+          tokens: 1240,
+          exact: false,
+          note: "≈ Claude: counted with the stand-in cl100k_base",
+        },
+      ],
+    });
+    assert.equal(
+      formatStatusTooltip(compared, 128000),
+      [
+        "livetok: 1,234 o200k_base tokens",
+        "compared (livetok.compare):",
+        "  cl100k_base: 1,240 tokens (exact)",
+        "  llama-3.1-8b: 1 token (exact, hf:meta-llama/Llama-3.1-8B)",
+        "  claude-sonnet-4: ≈ 1,240 tokens (≈, stand-in cl100k_base)",
+        "4,936 characters (document version 3)",
+        "context window: 128,000 tokens",
+        "Click to pick the encoding.",
+      ].join("\n"),
+    );
+    const path = { encoding: "/m/Qwen3/tokenizer.json", countedWith: "/m/Qwen3/tokenizer.json", tokens: 5 };
+    assert.equal(formatComparedLine({ ...path, exact: true }), "/m/Qwen3/tokenizer.json: 5 tokens (exact)");
+    assert.doesNotMatch(formatComparedLine({ ...path, exact: false }), /exact/);
+    // no compare list, or an empty one: the tooltip as before
+    assert.doesNotMatch(formatStatusTooltip(count(A, 5), null), /compared/);
+    assert.doesNotMatch(formatStatusTooltip(count(A, 5, 1, { compare: [] }), null), /compared/);
   });
 
   test("no percentage without a usable window", () => {
