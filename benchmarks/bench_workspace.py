@@ -246,6 +246,7 @@ def page(results: dict[str, list[dict[str, Any]]], totals: dict[str, set[int]], 
         "forked counting processes), over the runs.",
         "- The machine is shared with other jobs (its load average is below): absolute "
         "times move with it; the ratios compare runs made side by side.",
+        "",
     ]
 
 
