@@ -110,3 +110,31 @@ def _config(livetok: dict[str, Any]) -> Any:
     from lsprotocol import types
 
     return types.DidChangeConfigurationParams(settings={"livetok": livetok})
+
+
+async def test_compare_in_the_worker_thread() -> None:
+    """With ``progressThreshold`` below the document's size, its build (with the compared
+    documents) and each rebuild of the compared counts after a settings change run in the
+    worker thread while edits and requests wait in its backlog: an edit sent right after the
+    change, and a request after that, see the new compared counts, exact. Changing the
+    document's encoding (to ``gpt-4o``, another name for the same encoding, loaded in the
+    worker) together with ``compare`` keeps the document and rebuilds only its compared counts
+    when that work is done."""
+    rng = random.Random(2929)
+    options = {"livetok": {"compare": ["cl100k_base"], "progressThreshold": 1000}}
+    async with session(options=options) as client:
+        doc = ClientDoc(client, URI, real_text(3_000), "utf-16", "markdown")
+        _check(await _settled(client, doc, ["cl100k_base"]), doc.text)
+        await _edit(client, doc, rng, 20, ["cl100k_base"])
+        for change in ({"compare": ["bert-base-uncased", "cl100k_base"]},
+                       {"encoding": "gpt-4o", "compare": ["mistral-7b-v0.1"]}):
+            client.workspace_did_change_configuration(_config(change))
+            doc.change([(5, 0, "typed at once ")])  # waits for the rebuild, then applies
+            answer = result_dict(await token_count(client, URI))
+            names = change["compare"]
+            assert [c["encoding"] for c in answer["compare"]] == names
+            assert answer["version"] == doc.version
+            _check(answer, doc.text)
+            await _edit(client, doc, rng, 20, names)
+        assert _latest(client)["encoding"] == "o200k_base"  # type: ignore[index]
+        assert not client.messages
