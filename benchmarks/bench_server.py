@@ -198,6 +198,21 @@ def utf16_len(s: str) -> int:
     return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def keystroke(k: int, lines: list[str], line: int, col: int,
+              ) -> tuple[dict[str, Any], str, int]:
+    """Keystroke ``k`` of the typing at the end of ``lines[line]`` (UTF-16 column ``col``):
+    a character of :data:`TYPED`, every 8th a backspace. Applied to ``lines``; returns the
+    change's range and text, and the new column."""
+    if k % 8 == 7 and col > 0:  # backspace
+        lines[line] = lines[line][:-1]
+        return ({"start": {"line": line, "character": col - 1},
+                 "end": {"line": line, "character": col}}, "", col - 1)
+    ch = TYPED[k % len(TYPED)]
+    lines[line] += ch
+    return ({"start": {"line": line, "character": col},
+             "end": {"line": line, "character": col}}, ch, col + 1)
+
+
 async def one_run(server: str, text: str, keystrokes: int, log: Log) -> Run:
     run = Run(server, len(text))
     async with server_session(server) as (proc, client):
@@ -213,19 +228,7 @@ async def one_run(server: str, text: str, keystrokes: int, log: Log) -> Run:
         version = 1
         for k in range(keystrokes):
             version += 1
-            if k % 8 == 7 and col > 0:  # backspace
-                rng = {"start": {"line": line, "character": col - 1},
-                       "end": {"line": line, "character": col}}
-                new = ""
-                doc_lines[line] = doc_lines[line][:-1]
-                col -= 1
-            else:
-                ch = TYPED[k % len(TYPED)]
-                rng = {"start": {"line": line, "character": col},
-                       "end": {"line": line, "character": col}}
-                new = ch
-                doc_lines[line] += ch
-                col += 1
+            rng, new, col = keystroke(k, doc_lines, line, col)
             sent = client.notify("textDocument/didChange", {
                 "textDocument": {"uri": uri, "version": version},
                 "contentChanges": [{"range": rng, "text": new}]})
@@ -380,18 +383,7 @@ async def compare_run(text: str, keystrokes: int, log: Log) -> CompareRun:
         col = utf16_len(lines[line])
         for k in range(keystrokes):
             version = k + 2
-            if k % 8 == 7 and col > 0:  # backspace
-                rng = {"start": {"line": line, "character": col - 1},
-                       "end": {"line": line, "character": col}}
-                new = ""
-                lines[line] = lines[line][:-1]
-                col -= 1
-            else:
-                new = TYPED[k % len(TYPED)]
-                rng = {"start": {"line": line, "character": col},
-                       "end": {"line": line, "character": col}}
-                lines[line] += new
-                col += 1
+            rng, new, col = keystroke(k, lines, line, col)
             for client, out in ((plain, run.plain), (compared, run.compared)):
                 sent = client.notify("textDocument/didChange", {
                     "textDocument": {"uri": uri, "version": version},

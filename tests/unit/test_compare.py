@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import pytest
@@ -34,24 +35,15 @@ SNIPPETS = ["the ", "quick", " brown fox\n", "\n\n", "naïve café ", "東京タ
             "def f(x):\n    return x\n", "  ", "[INST] ", "'s", "123,456.78", "e\u0301", "\t"]
 
 
-class _Sink:
-    def __init__(self) -> None:
-        self.sent: list[dict[str, Any]] = []
-
-    def write(self, data: bytes) -> None:
-        self.sent.append(json.loads(data.split(b"\r\n\r\n", 1)[-1]))
-
-    def close(self) -> None:
-        pass
-
-
 class Session:
     """A server in this process, what it sent, and the client's copy of each text."""
 
     def __init__(self, options: dict[str, Any] | None = None, root: Path | None = None) -> None:
         self.server: LivetokServer = create_server()
-        self.sink = _Sink()
-        self.server.protocol.set_writer(self.sink)
+        self.sent: list[dict[str, Any]] = []  # what the server wrote, as JSON
+        self.server.protocol.set_writer(SimpleNamespace(
+            write=lambda data: self.sent.append(json.loads(data.split(b"\r\n\r\n", 1)[-1])),
+            close=lambda: None))
         self.texts: dict[str, str] = {}
         self.versions: dict[str, int] = {}
         self._id = 0
@@ -69,7 +61,7 @@ class Session:
     def request(self, method: str, params: Any) -> Any:
         self._id += 1
         self.send(method, params, self._id)
-        (answer,) = [m for m in self.sink.sent if m.get("id") == self._id and "method" not in m]
+        (answer,) = [m for m in self.sent if m.get("id") == self._id and "method" not in m]
         assert "error" not in answer, answer
         return answer["result"]
 
@@ -95,13 +87,13 @@ class Session:
         self.send("workspace/didChangeConfiguration", {"settings": {"livetok": livetok}})
 
     def last_count(self, uri: str = URI) -> dict[str, Any]:
-        counts = [m["params"] for m in self.sink.sent
+        counts = [m["params"] for m in self.sent
                   if m.get("method") == COUNT and m["params"]["uri"] == uri]
         assert counts, f"no count for {uri}"
         return counts[-1]
 
     def messages(self, method: str) -> list[str]:
-        return [m["params"]["message"] for m in self.sink.sent if m.get("method") == method]
+        return [m["params"]["message"] for m in self.sent if m.get("method") == method]
 
 
 # -- references ------------------------------------------------------------------------------
