@@ -85,7 +85,8 @@ def test_count_with_a_tokenizer_json(tmp_path: Path) -> None:
     (["-e", "hf:NoOrg/NoModel"], "hf:NoOrg/NoModel"),
     (["--tokenizer", "{tmp}"], "{tmp}"),
     (["--tokenizer", "{tmp}/bad.json"], "{tmp}/bad.json"),
-    (["-e", "o200k_base", "--tokenizer", "x.json"], "give -e/--encoding or --tokenizer"),
+    # count puts -e and --tokenizer side by side (a column each): the missing file is named
+    (["-e", "o200k_base", "--tokenizer", "x.json"], "x.json"),
 ])
 def test_count_bad_tokenizer_is_one_line(tmp_path: Path, args: list[str], names: str) -> None:
     (tmp_path / "bad.json").write_text("{not json")
@@ -96,6 +97,13 @@ def test_count_bad_tokenizer_is_one_line(tmp_path: Path, args: list[str], names:
     assert lines[0].startswith("livetok count: " + names.replace("{tmp}", str(tmp_path))), lines
     if "hf:" in names:
         assert "huggingface-cli download NoOrg/NoModel tokenizer.json" in lines[0]
+
+
+def test_replay_takes_an_encoding_or_a_tokenizer_not_both(tmp_path: Path) -> None:
+    r = livetok("replay", "-e", "o200k_base", "--tokenizer", str(tmp_path / "x.json"),
+                str(tmp_path / "t.json"))
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        "livetok replay: give -e/--encoding or --tokenizer, not both"], r.stderr
 
 
 def test_replay_takes_a_tokenizer(tmp_path: Path) -> None:
