@@ -27,13 +27,17 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 
 from .._refs import tiktoken_ref
 from .test_server_neovim import find_nvim
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the Python the tests run on, outside any virtual environment: what a user's python3 is

@@ -42,25 +42,17 @@ from typing import Iterator
 
 import pytest
 
-from .test_editor_vscode import (
-    CHROMIUM_FLAGS, TEXT, USER_SETTINGS, Workbench, chromium, code_server, expect_count, status_text, wait_until,
+# pytestmark: slow, and skipped without node and npm; importing the module skips this one too
+# without playwright, whose sync_api it imports
+from .test_editor_vscode import (  # noqa: F401 (pytestmark is read by pytest)
+    CHROMIUM_FLAGS, TEXT, USER_SETTINGS, Workbench, chromium, code_server, expect_count, pytestmark, status_text,
+    sync_api, wait_until,
 )
 from .test_neovim_install import BASE_PYTHON, bin_dir, documented_messages, pip_env, wheelhouse
 from .test_vscode_extension import build_extension
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "scripts" / "package-vscode.sh"
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        shutil.which("npm") is None or shutil.which("node") is None,
-        reason="node and npm are needed to build the extension and install code-server",
-    ),
-]
-sync_api = pytest.importorskip(
-    "playwright.sync_api",
-    reason="the VS Code test drives Chromium with the playwright package (pip install playwright)")
 
 #: the extension's global storage under code-server's user data (publisher.name)
 STORAGE = Path("User") / "globalStorage" / "livetok.livetok"
