@@ -342,8 +342,8 @@ class EarlyServer:
 
     ``initialized`` is passed over; anything else, any request whose params are not plainly
     well formed, and any document the front cannot be sure of (a budget file, the settings'
-    limits or budget, text that the server sanitizes, a text long enough for the server's
-    work-done progress) or whose encoding is a tokenizer.json
+    limits, budget or compared encodings, text that the server sanitizes, a text long enough
+    for the server's work-done progress) or whose encoding is a tokenizer.json
     (its load may take seconds, which the server spends in its worker thread), is left to
     the full server.
     """
@@ -405,6 +405,7 @@ class EarlyServer:
         limit = self.settings.max_document_size
         if (len(text) > EARLY_MAX_CHARS or (limit is not None and len(text) > limit)
                 or len(text) >= self.settings.progress_threshold  # the server shows progress
+                or self.settings.compare  # the server keeps the compared counts
                 or _budget_file_for(uri)):
             return False
         try:

@@ -201,6 +201,7 @@ def test_front_leaves_documents_it_cannot_be_sure_of_to_the_server(tmp_path):
     assert _early_count(None, _did_open("file:///a.txt", "lone \ud800 surrogate")) is None
     assert _early_count({"maxDocumentSize": 3}, _did_open("file:///a.txt", "four")) is None
     assert _early_count({"progressThreshold": 4}, _did_open("file:///a.txt", "four")) is None
+    assert _early_count({"compare": ["cl100k_base"]}, _did_open("file:///a.txt", "four")) is None
     assert _early_count(None, _did_open("file:///a.txt", "x" * (EARLY_MAX_CHARS + 1))) is None
     assert _early_count(None, _did_open("file:///a.txt", "x", 5)) is None  # type: ignore[arg-type]
     for other in ({"jsonrpc": "2.0", "id": 1, "method": "livetok/tokenCount", "params": {}},
