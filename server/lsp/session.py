@@ -117,6 +117,10 @@ def _encoding_inputs(settings: Settings) -> tuple[Any, ...]:
             settings.relative_paths)
 
 
+#: ``livetok.compare``'s encodings and a document's counts under them
+CompareCounts = tuple[tuple[Compared, ...], list[ComparedCount]]
+
+
 def _compare_inputs(settings: Settings) -> tuple[Any, ...]:
     """The settings :meth:`LivetokServer.compare_encodings` reads: when they are equal, the
     compared encodings loaded stay."""
@@ -483,22 +487,23 @@ class LivetokServer(LanguageServer):
         uri = od.uri
         if self.store.find(uri) is not od:
             return  # replaced or closed meanwhile: its successor has the current ones
-        if self.background.busy(uri):  # (called as the end of od's background work)
-            self.background.defer(uri, functools.partial(self._recompare, od))
-            return
+        assert not self.background.busy(uri), "a busy document's work builds its compared counts"
 
-        def build() -> tuple[tuple[Compared, ...], list[ComparedCount]]:
-            compare = self.compare_encodings()
-            return compare, od.compare_counts(compare)
-
-        def use(built: tuple[tuple[Compared, ...], list[ComparedCount]]) -> None:
-            od.use_compare(*built)
+        def use(counts: CompareCounts) -> None:
+            od.use_compare(*counts)
             self.changed(uri)
 
+        build = functools.partial(self._compare_counts, od)
         if not self.compare_ready() or od.length >= self.settings.progress_threshold:
             if self.background.start(uri, build, use):
                 return
         use(build())
+
+    def _compare_counts(self, od: OpenDocument) -> CompareCounts:
+        """``livetok.compare``'s encodings (loaded when needed) and ``od``'s counts under
+        them; callable from the worker thread while ``od`` is busy."""
+        compare = self.compare_encodings()
+        return compare, od.compare_counts(compare)
 
     def adopt_documents(self, early: dict[str, EarlyDocument]) -> None:
         """The documents the stdio front built for the ``didOpen`` messages it read
@@ -709,11 +714,15 @@ class LivetokServer(LanguageServer):
             return
         enc = self.ready_encoding(choice, uri)
         if enc is None or not self.compare_ready():
-            def load_and_rebuild() -> OpenDocument | None:
-                return self._rebuilt(od, choice, self.load_encoding(choice, uri), flips)
+            def load_and_rebuild() -> tuple[OpenDocument | None, bool, CompareCounts | None]:
+                fresh = self._rebuilt(od, choice, self.load_encoding(choice, uri), flips)
+                # subtle: od kept, its compared counts are built here too: deferred to its
+                # backlog, they would come after the messages that arrived meanwhile
+                return fresh, False, (self._compare_counts(od) if fresh is None and compare
+                                      else None)
 
-            if self.background.start(uri, load_and_rebuild, functools.partial(
-                    self._replace, od, choice, budgets, compare=compare)):
+            if self.background.start(uri, load_and_rebuild, lambda result: self._replace(
+                    od, choice, budgets, *result)):
                 return
             enc = self.load_encoding(choice, uri)
         self._replace(od, choice, budgets, self._rebuilt(od, choice, enc, flips), compare)
@@ -731,11 +740,12 @@ class LivetokServer(LanguageServer):
         return fresh
 
     def _replace(self, od: OpenDocument, choice: EncodingChoice, budgets: bool,
-                 fresh: OpenDocument | None, compare: bool = False) -> None:
+                 fresh: OpenDocument | None, compare: bool = False,
+                 counts: CompareCounts | None = None) -> None:
         """Put ``fresh`` in ``od``'s place and have it counted; without one, ``od`` stays
         (another name for the same encoding: an alias, a fallback) and with ``budgets`` its
-        budget diagnostics are checked again, with ``compare`` its compared counts built
-        again."""
+        budget diagnostics are checked again, with ``counts`` (built in the worker thread)
+        or ``compare`` (built now, :meth:`_recompare`) its compared counts replaced."""
         if fresh is not None:
             self.store.add(fresh)
             self.changed(od.uri)
@@ -744,7 +754,10 @@ class LivetokServer(LanguageServer):
         od.max_size = self.settings.max_document_size  # from the next full-text change
         if budgets:
             self.changed(od.uri, count=False)
-        if compare:
+        if counts is not None:
+            od.use_compare(*counts)
+            self.changed(od.uri)
+        elif compare:
             self._recompare(od)
 
     def _on_invalid_notification(self, method: str, params: Any, reason: str) -> None:

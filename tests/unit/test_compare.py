@@ -428,3 +428,40 @@ def test_a_model_in_the_hugging_face_cache_is_loaded_by_its_name(
     assert o200k["tokens"] == len(_reference("o200k_base")(s.texts[URI]))
     assert llama["tokens"] == expected and llama["exact"] is True
     assert not s.messages("window/showMessage")
+
+
+# -- the worker thread -----------------------------------------------------------------------
+
+
+async def test_messages_after_a_change_in_the_worker_see_the_new_compared_counts() -> None:
+    """With an event loop, a document at least ``progressThreshold`` long gets its compared
+    counts rebuilt in the worker thread after a settings change; the edit and the request
+    sent right after the change (before the loop can finish that work) wait in its backlog
+    and then see the new counts, in order. The second change also names the document's own
+    encoding by another name (``gpt-4o``, loaded in the worker): the document is kept and its
+    compared counts come from that same work, ahead of its backlog."""
+    import asyncio
+
+    s = Session({"compare": ["cl100k_base"], "progressThreshold": 1000})
+    s.open(real_text(3_000))
+    while s.server.background.busy_uris():
+        await asyncio.sleep(0.01)
+    for change in ({"compare": ["bert-base-uncased", "cl100k_base"]},
+                   {"encoding": "gpt-4o", "compare": ["mistral-7b-v0.1"]}):
+        s.configure(change)
+        assert s.server.background.busy(URI)  # the work is in the worker
+        s.edit(7, 7, "typed at once ")
+        s._id += 1
+        s.send("livetok/tokenCount", {"textDocument": {"uri": URI}}, s._id)
+        for _ in range(60_000):  # a hang guard (10 minutes), not a race: ends on the answer
+            answers = [m["result"] for m in s.sent if m.get("id") == s._id]
+            if answers:
+                break
+            await asyncio.sleep(0.01)
+        (answer,) = answers
+        assert answer["version"] == s.versions[URI]
+        assert [c["encoding"] for c in answer["compare"]] == change["compare"]
+        for c in answer["compare"]:
+            assert c["tokens"] == len(_reference(c["countedWith"])(s.texts[URI])), c
+        _check_compare(s, change["compare"])
+    assert s.last_count()["encoding"] == "o200k_base"
