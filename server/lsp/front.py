@@ -398,7 +398,6 @@ class EarlyServer:
 
     def _open(self, uri: str, language_id: str, version: int, text: str) -> bool:
         from livetok.incremental import get_encoding
-        from livetok.incremental.registry import is_file_name
         from livetok.server.lsp.documents import EarlyDocument, OpenDocument
         from livetok.server.lsp.positions import PositionCodec
 
@@ -413,7 +412,7 @@ class EarlyServer:
             name = self.settings.encoding_for(uri, language_id)
             if self.settings.refusal(name) is not None:
                 return False  # a workspace's tokenizer.json, not trusted: the server says so
-            if is_file_name(name):
+            if not _built_in(name):
                 return False  # a tokenizer.json may take seconds: the server loads it aside
             self._preloaded()
             enc = get_encoding(name)
@@ -472,6 +471,21 @@ class EarlyServer:
             return False
         self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         return True
+
+
+def _built_in(name: str) -> bool:
+    """Whether encoding or model ``name`` is counted with a built-in encoding: not a
+    ``tokenizer.json`` (a file, ``hf:ORG/NAME``, or a model read from the Hugging Face cache),
+    whose load may take seconds.
+
+    Runtime complexity: ``O(models)``.
+    """
+    from livetok.incremental.catalog import find_model
+    from livetok.incremental.registry import ALIASES, list_encodings
+
+    model = find_model(name)
+    return ALIASES.get(name, model.encoding if model is not None else name) in list_encodings(
+        found=False)
 
 
 #: ``budgets.CONFIG_NAMES`` (test_startup checks), here so that most opens need not import it

@@ -177,6 +177,7 @@ MIXED = "naïve café — 東京 😀 <|endoftext|> def f(x): return x\n" * 300
     ({"encoding": "cl100k_base"}, "plaintext"),
     ({"encoding": {"python": "r50k_base", "default": "o200k_base"}}, "python"),
     ({"encoding": "bert-base-uncased"}, "plaintext"),
+    ({"encoding": "gpt-4.1"}, "plaintext"),  # a model counted with a built-in encoding
     ({"encoding": 5}, "plaintext"),  # invalid: the server ignores the options, as the front
 ])
 def test_front_counts_a_did_open_as_the_server_does(options, language):
@@ -202,6 +203,8 @@ def test_front_leaves_documents_it_cannot_be_sure_of_to_the_server(tmp_path):
     assert _early_count({"maxDocumentSize": 3}, _did_open("file:///a.txt", "four")) is None
     assert _early_count({"progressThreshold": 4}, _did_open("file:///a.txt", "four")) is None
     assert _early_count({"compare": ["cl100k_base"]}, _did_open("file:///a.txt", "four")) is None
+    for slow in ("hf:NoOrg/NoModel", "llama-3.1-8b", str(tmp_path / "tokenizer.json")):
+        assert _early_count({"encoding": slow}, _did_open("file:///a.txt", "four")) is None
     assert _early_count(None, _did_open("file:///a.txt", "x" * (EARLY_MAX_CHARS + 1))) is None
     assert _early_count(None, _did_open("file:///a.txt", "x", 5)) is None  # type: ignore[arg-type]
     for other in ({"jsonrpc": "2.0", "id": 1, "method": "livetok/tokenCount", "params": {}},
