@@ -212,8 +212,8 @@ class OpenDocument:
     >>> od.doc.text, od.version, od.doc.token_count
     ('hello\\nbig world', 2, 4)
 
-    ``built``, a ``Document`` of ``text`` with ``encoding`` made already (by the stdio front,
-    ``front.py``), is kept rather than encoding the text again.
+    ``built``, an ``OpenDocument`` of ``text`` with ``encoding`` made already (by the stdio
+    front, ``front.py``): its core document and line index are kept rather than made again.
 
     ``compare`` (``livetok.compare``): the document is also kept as one more core
     ``Document`` per compared encoding (:attr:`compared`), edited with it on every change,
@@ -236,7 +236,7 @@ class OpenDocument:
         max_size: int | None = None,
         on_count: CountCallback | None = None,
         choice: EncodingChoice | None = None,
-        built: Document | None = None,
+        built: OpenDocument | None = None,
         compare: Sequence[Compared] = (),
     ) -> None:
         self.uri = uri
@@ -272,9 +272,9 @@ class OpenDocument:
         self.compared: list[ComparedCount] = []
         #: the line index; built after the text is counted (``on_count``)
         self.lines: LineIndex
-        if built is not None and isinstance(text, str):  # the stdio front's, of this text
-            self.doc, self.token_count = built, built.token_count
-            self.lines = LineIndex(text)
+        if built is not None and built.doc is not None:  # the stdio front's, of this text
+            self.doc, self.token_count, self.lines = built.doc, built.token_count, built.lines
+            assert isinstance(text, str)
             if self.compare:
                 self.compared = self.compare_counts(self.compare, text)
         elif isinstance(text, list):  # handed over in parts (see _build_handed)

@@ -407,10 +407,10 @@ class LivetokServer(LanguageServer):
                       enc: PieceEncoding | None = None,
                       on_count: CountCallback | None = None,
                       choice: EncodingChoice | None = None,
-                      built: Document | None = None) -> OpenDocument:
+                      built: OpenDocument | None = None) -> OpenDocument:
         """A new :class:`OpenDocument` with this server's codec, factory and limits (and
         ``enc``, else the encoding of ``choice``, else of the document's :meth:`encoding_choice`;
-        ``built``: a ``Document`` of ``text`` made already)."""
+        ``built``: the stdio front's ``OpenDocument`` of ``text``)."""
         if enc is None:
             choice = choice or self.encoding_choice(uri, language_id)
             enc = self.load_encoding(choice, uri)
@@ -507,14 +507,14 @@ class LivetokServer(LanguageServer):
 
     def adopt_documents(self, early: dict[str, EarlyDocument]) -> None:
         """The documents the stdio front built for the ``didOpen`` messages it read
-        (``front.py``): handling those messages keeps their ``Document`` (see
+        (``front.py``): handling those messages keeps their core document and line index (see
         :meth:`early_document`) rather than encoding each text a second time."""
         self._early.update(early)
 
     def early_document(self, uri: str, version: int, text: object,
-                       enc: PieceEncoding) -> Document | None:
-        """The front's ``Document`` of this ``didOpen``, once: None unless the front built
-        one of the same version, text and encoding object.
+                       enc: PieceEncoding) -> OpenDocument | None:
+        """The front's document of this ``didOpen``, once: None unless the front built one
+        of the same version, text and encoding object.
 
         Runtime complexity: ``O(1)``, plus comparing the texts (``O(n)``, in C) on a match.
         """
@@ -522,7 +522,7 @@ class LivetokServer(LanguageServer):
         if (early is None or early.version != version or early.od.doc is None
                 or early.od.doc.encoding is not enc or early.text != text):
             return None
-        return early.od.doc
+        return early.od
 
     def first_count(self, uri: str, version: int, encoding: str) -> CountCallback:
         """The ``on_count`` of a didOpen built in the worker thread: the exact count of the

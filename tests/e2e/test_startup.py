@@ -295,7 +295,9 @@ def test_the_server_keeps_the_front_s_documents():
     server.adopt_documents(early.documents)
     dispatch(server.protocol, did_open)
     server.background.finish_all()
-    assert server.store.get("file:///n/a.md").doc is other["file:///n/a.md"].od.doc
+    kept = server.store.get("file:///n/a.md")
+    assert kept.doc is other["file:///n/a.md"].od.doc
+    assert kept.lines is other["file:///n/a.md"].od.lines
     changed = json.loads(_did_open("file:///n/a.md", MARKDOWN + "!", "markdown"))
     server.adopt_documents(other)
     dispatch(server.protocol, json.dumps({"jsonrpc": "2.0", "method": "textDocument/didClose",
