@@ -269,19 +269,19 @@ def _watch(ls: LivetokServer, svc: _Service) -> None:
 def _overlay(ls: LivetokServer, svc: _Service, m: WorkspaceMap, name: str) -> None:
     """Lay the open documents counted in ``name`` over their files' counts in ``m``."""
     want = svc.identity(name)
-    live: dict[Path, tuple[int, ...]] = {}
+    live: dict[str, tuple[int, ...]] = {}
     for od in ls.store:
         path = path_of(od.uri)
         if path is None or not (m.root in path.parents) or ls.background.busy(od.uri):
             continue
         if od.doc is None or od.out_of_sync is not None or svc.identity(od.encoding.name) != want:
             continue
-        live[path] = (int(od.doc.token_count),)
-    for path in list(m.live):
-        if path not in live:
-            m.set_live(path, None)
-    for path, tokens in live.items():
-        m.set_live(path, tokens)
+        live[str(path)] = (int(od.doc.token_count),)
+    for old in list(m.live):
+        if old not in live:
+            m.set_live(old, None)
+    for p, tokens in live.items():
+        m.set_live(p, tokens)
 
 
 def _folder_json(m: WorkspaceMap, depth: int | None) -> dict[str, Any]:
@@ -291,7 +291,7 @@ def _folder_json(m: WorkspaceMap, depth: int | None) -> dict[str, Any]:
     if raw is None:
         raw = {"name": m.root.name, "path": m.root.as_uri(), "kind": "folder", "tokens": [0],
                "files": 0, "bytes": 0, "children": []}
-    live = {p.as_uri() for p in m.live}
+    live = {Path(p).as_uri() for p in m.live}
 
     def flat(o: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {"name": o["name"], "uri": o["path"], "kind": o["kind"],

@@ -1,11 +1,13 @@
 """Token counts kept across runs: a file's count in an encoding, keyed by the SHA-256 of the
-file's bytes and the encoding's identity, so that reopening a large repository reads and
-hashes its files but encodes none of them again.
+file's bytes and the encoding's identity (:class:`CountCache`), so that reopening a large
+repository encodes none of its files again; and beside the counts a stat index
+(:class:`StatIndex`: a file's device, inode, size, mtime and ctime -> the SHA-256 of its
+bytes), so that it neither reads nor hashes a file that did not change.
 
 Where: ``$LIVETOK_COUNT_CACHE_DIR``, else the ``counts`` folder of the vocabulary cache's folder
 (:func:`livetok.incremental.vocab_cache.cache_dir`: ``$LIVETOK_CACHE_DIR``, else
 ``platformdirs.user_cache_dir("livetok")``; ``LIVETOK_CACHE=0`` turns both off), one file per
-encoding identity (:func:`encoding_identity`). Nothing a workspace holds chooses the folder or
+encoding identity (:func:`encoding_identity`) and one stat index. Nothing a workspace holds chooses the folder or
 the file's name, and no path is stored: a cloned repository can neither make livetok write
 elsewhere nor plant counts (it cannot write in the user's cache folder, and each count there
 was computed by livetok from bytes whose hash is its key).
@@ -25,8 +27,8 @@ the user can write one.
 A write goes to a temporary file in the folder, renamed over the cache file (atomic: a reader
 sees the old file or the new one). Two processes writing the same file (an editor and a
 ``livetok count -r``) merge: a writer first reads what is on disk and keeps its entries. At
-most ``$LIVETOK_COUNT_CACHE_MAX_ENTRIES`` counts are kept per encoding (the least recently
-used go first).
+most ``$LIVETOK_COUNT_CACHE_MAX_ENTRIES`` counts are kept per encoding, and as many entries
+in the stat index (the least recently used go first).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import stat
 import struct
 import tempfile
 import threading
+from typing import Any, ClassVar, Generic, Iterable, Sequence, TypeVar
 
 from livetok.incremental.catalog import model_encoding
 from livetok.incremental.find import find_hf_tokenizer
@@ -47,7 +50,8 @@ from livetok.incremental.vocab_cache import CACHE_DIR_ENV, CACHE_SWITCH_ENV, cac
 
 from livetok.server.version import livetok_version
 
-__all__ = ["COUNT_CACHE_DIR_ENV", "FORMAT", "MAX_ENTRIES_ENV", "CountCache", "encoding_identity"]
+__all__ = ["BINARY", "COUNT_CACHE_DIR_ENV", "FORMAT", "MAX_ENTRIES_ENV", "RACY_NS", "CountCache",
+           "StatIndex", "encoding_identity"]
 
 log = logging.getLogger(__name__)
 
@@ -55,16 +59,21 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 #: the folder of the count caches (default: ``counts`` in the vocabulary cache's folder)
 COUNT_CACHE_DIR_ENV = "LIVETOK_COUNT_CACHE_DIR"
-#: the most counts kept per encoding (40 bytes each on disk)
+#: the most counts kept per encoding (40 bytes each on disk), and entries in the stat index
+#: (72 bytes each)
 MAX_ENTRIES_ENV = "LIVETOK_COUNT_CACHE_MAX_ENTRIES"
 _MAX_ENTRIES = 400_000
 _SUBFOLDER = "counts"
 _MAGIC = b"LTCOUNT\n"
 #: magic, format, SHA-256 of the encoding identity, number of records, SHA-256 of the records
 _HEADER = struct.Struct("<8sI32sQ32s")
-#: SHA-256 of a file's bytes, its token count
-_RECORD = struct.Struct("<32sQ")
+#: a stat recorded no sooner than this after the file's last change (see StatIndex)
+RACY_NS = 2_000_000_000
+#: the value of a binary file in the stat index (no SHA-256 is 32 zero bytes)
+BINARY = bytes(32)
+_U64 = (1 << 64) - 1
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+V = TypeVar("V")
 #: folders refused in this process (one warning each)
 _refused: set[str] = set()
 
@@ -117,28 +126,31 @@ def _folder() -> str | None:
     return folders[-1]
 
 
-class CountCache:
-    """The cached counts of one encoding identity: ``digest -> tokens``, loaded on first
-    use, written by :meth:`save`. Thread-safe.
+class _Records(Generic[V]):
+    """A map ``key -> value`` of fixed-size binary records kept in one file of the cache
+    folder, by the rules of the module's docstring: loaded on first use, written by
+    :meth:`save`, at most ``$LIVETOK_COUNT_CACHE_MAX_ENTRIES`` entries (the least recently
+    used go first). Thread-safe. :class:`CountCache` and :class:`StatIndex` are two.
 
-    >>> c = CountCache("name:example", folder=None)
-    >>> c.put(b"\\0" * 32, 7); c.get(b"\\0" * 32), c.get(b"\\1" * 32)
-    (7, None)
-
-    Runtime complexity: ``O(1)`` per :meth:`get` and :meth:`put` once loaded; loading and
-    saving ``O(entries)``.
+    Runtime complexity: ``O(1)`` per key read or written once loaded; loading and saving
+    ``O(entries)``.
     """
 
+    #: the layout of a record: the key, then the value (two fields)
+    _record: ClassVar[struct.Struct]
+    #: the cache file's name, before its identity's hash
+    _prefix: ClassVar[str]
+
     def __init__(self, identity: str, *, folder: str | None | bool = True) -> None:
-        #: what the counts depend on (:func:`encoding_identity`)
+        #: what the records depend on (for counts: :func:`encoding_identity`)
         self.identity = identity
         self._key = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).digest()
         where = _folder() if folder is True else folder or None
-        #: the cache file (None: counts are kept in memory only)
+        #: the cache file (None: the records are kept in memory only)
         self.path = (None if where is None else
-                     os.path.join(where, f"counts-{self._key.hex()[:24]}.bin"))
-        #: digest -> tokens, least recently used first
-        self._entries: dict[bytes, int] = {}
+                     os.path.join(where, f"{self._prefix}-{self._key.hex()[:24]}.bin"))
+        #: key -> value, least recently used first
+        self._entries: dict[bytes, V] = {}
         self._loaded = self.path is None
         self._added = 0
         self._lock = threading.Lock()
@@ -148,25 +160,49 @@ class CountCache:
             self._load()
             return len(self._entries)
 
-    def get(self, digest: bytes) -> int | None:
-        """The count of the bytes whose SHA-256 is ``digest``, or None."""
-        with self._lock:
-            self._load()
-            n = self._entries.pop(digest, None)
-            if n is not None:
-                self._entries[digest] = n  # now the most recently used
-            return n
+    def get(self, key: bytes) -> V | None:
+        """The value of ``key``, or None.
 
-    def put(self, digest: bytes, tokens: int) -> None:
-        """Remember ``tokens`` for the bytes whose SHA-256 is ``digest``."""
+        Runtime complexity: ``O(1)`` once loaded.
+        """
+        return self.get_many((key,))[0]
+
+    def get_many(self, keys: Sequence[bytes]) -> list[V | None]:
+        """The values of ``keys`` (None where unknown), under one lock; each one found is
+        now the most recently used.
+
+        Runtime complexity: ``O(len(keys))`` once loaded.
+        """
         with self._lock:
             self._load()
-            self._entries.pop(digest, None)
-            self._entries[digest] = tokens
-            self._added += 1
+            entries = self._entries
+            out = [entries.pop(k, None) for k in keys]
+            for k, v in zip(keys, out):
+                if v is not None:
+                    entries[k] = v
+            return out
+
+    def put(self, key: bytes, value: V) -> None:
+        """Remember ``value`` for ``key``.
+
+        Runtime complexity: ``O(1)`` once loaded.
+        """
+        self.put_many(((key, value),))
+
+    def put_many(self, items: Iterable[tuple[bytes, V]]) -> None:
+        """Remember each ``(key, value)`` of ``items``, under one lock.
+
+        Runtime complexity: ``O(len(items))`` once loaded.
+        """
+        with self._lock:
+            self._load()
+            for key, value in items:
+                self._entries.pop(key, None)
+                self._entries[key] = value
+                self._added += 1
 
     def save(self) -> bool:
-        """Write the counts to the cache file when some were added since the last save,
+        """Write the records to the cache file when some were added since the last save,
         merged with what another process wrote meanwhile; True when written.
 
         Runtime complexity: ``O(entries)``.
@@ -175,7 +211,7 @@ class CountCache:
             if self.path is None or not self._added:
                 return False
             on_disk = self._read()
-            if on_disk:  # another process's counts: kept, as older than ours
+            if on_disk:  # another process's records: kept, as older than ours
                 merged = {d: n for d, n in on_disk.items() if d not in self._entries}
                 merged.update(self._entries)
                 self._entries = merged
@@ -193,7 +229,7 @@ class CountCache:
             self._loaded = True
             self._entries = self._read()
 
-    def _read(self) -> dict[bytes, int]:
+    def _read(self) -> dict[bytes, V]:
         """The records of the cache file, or nothing (with a log line saying why, unless
         there is no file)."""
         assert self.path is not None
@@ -209,7 +245,7 @@ class CountCache:
         with os.fdopen(fd, "rb") as f:
             st = os.fstat(f.fileno())
             # (a lowered limit still reads the file: its oldest entries go at the next save)
-            limit = _HEADER.size + _RECORD.size * max(_MAX_ENTRIES, _max_entries())
+            limit = _HEADER.size + self._record.size * max(_MAX_ENTRIES, _max_entries())
             why = None
             if not stat.S_ISREG(st.st_mode):
                 why = "not a regular file"
@@ -219,7 +255,7 @@ class CountCache:
                 why = f"larger than {MAX_ENTRIES_ENV} allows ({st.st_size:,} bytes)"
             data = f.read(limit + 1) if why is None else b""
         if why is None:
-            why, records = _parse(data, self._key)
+            why, records = _parse(data, self._key, self._record)
             if why is None:
                 return records
         log.warning("count cache %s: %s; ignored, rebuilt", self.path, why)
@@ -227,7 +263,8 @@ class CountCache:
 
     def _write(self) -> bool:
         assert self.path is not None
-        payload = b"".join(_RECORD.pack(d, n) for d, n in self._entries.items())
+        pack = self._record.pack
+        payload = b"".join(pack(d, n) for d, n in self._entries.items())
         header = _HEADER.pack(_MAGIC, FORMAT, self._key, len(self._entries),
                               hashlib.sha256(payload).digest())
         folder = os.path.dirname(self.path)
@@ -254,11 +291,81 @@ class CountCache:
                     pass
 
 
+class CountCache(_Records[int]):
+    """The cached counts of one encoding identity: ``digest -> tokens`` (the SHA-256 of a
+    file's bytes, its count), in the file ``counts-HASH.bin``.
+
+    >>> c = CountCache("name:example", folder=None)
+    >>> c.put(b"\\0" * 32, 7); c.get(b"\\0" * 32), c.get(b"\\1" * 32)
+    (7, None)
+
+    Runtime complexity: as the records' (``O(1)`` per count once loaded).
+    """
+
+    #: SHA-256 of a file's bytes, its token count
+    _record = struct.Struct("<32sQ")
+    _prefix = "counts"
+
+
+class StatIndex(_Records[bytes]):
+    """What a file's ``stat`` says of its bytes: ``(device, inode, size, mtime, ctime) ->
+    SHA-256`` of the bytes read when the file had that ``stat`` (or :data:`BINARY`), in the
+    file ``stats-HASH.bin`` beside the counts, one for every encoding. A file whose ``stat``
+    is known is neither read nor hashed (the warm map's saving); any change to the file
+    changes its ``stat``, and a new ``stat`` is a miss (read, hashed, counted from the
+    count cache when its bytes are known).
+
+    The rule (git's "racy clean" rule): a ``stat`` is recorded only when the bytes were read
+    whole, an ``fstat`` after the read equals the ``stat`` before it, and the file's mtime
+    and ctime are older than :data:`RACY_NS` before the map started. Without the last rule,
+    a file written twice within one tick of the file system's clock (the same size, the same
+    times) could keep the first write's count; with it, any write after the record gets a
+    later ctime (which no program can set back: ``utime`` sets only mtime and atime, and
+    updates ctime), so a new ``stat``. No path is stored: the key is the file's identity on
+    its device (a hard link shares it, and its bytes); an inode reused by a new file has a
+    later ctime. What could still fool it: a clock set back by more than :data:`RACY_NS`
+    between the record and a write that also keeps size and mtime, on the same inode.
+
+    >>> s = StatIndex(folder=None)
+    >>> key = StatIndex.key_of(os.stat(os.__file__))
+    >>> s.put(key, b"h" * 32); s.get(key) == b"h" * 32, len(key)
+    (True, 40)
+
+    Runtime complexity: as the records' (``O(1)`` per file once loaded).
+    """
+
+    #: the file's identity and times, the SHA-256 of its bytes
+    _record = struct.Struct("<40s32s")
+    _prefix = "stats"
+    _key_of = struct.Struct("<QQQqq").pack
+
+    def __init__(self, *, folder: str | None | bool = True) -> None:
+        super().__init__(f"stat-index\0format:{FORMAT}", folder=folder)
+
+    @staticmethod
+    def key_of(st: os.stat_result) -> bytes:
+        """The key of a file's ``stat``: device, inode, size, mtime and ctime (in ns).
+
+        Runtime complexity: ``O(1)``.
+        """
+        return StatIndex._key_of(st.st_dev & _U64, st.st_ino & _U64, st.st_size,
+                                 st.st_mtime_ns, st.st_ctime_ns)
+
+    @staticmethod
+    def stable(st: os.stat_result, started_ns: int) -> bool:
+        """Whether ``st`` may be recorded, for a map started at ``started_ns``
+        (``time.time_ns()``): its mtime and ctime older than :data:`RACY_NS` before it.
+
+        Runtime complexity: ``O(1)``.
+        """
+        return max(st.st_mtime_ns, st.st_ctime_ns) < started_ns - RACY_NS
+
+
 def _max_entries() -> int:
     return size_limit(MAX_ENTRIES_ENV, _MAX_ENTRIES, unit="counts")
 
 
-def _parse(data: bytes, key: bytes) -> tuple[str | None, dict[bytes, int]]:
+def _parse(data: bytes, key: bytes, record: struct.Struct) -> tuple[str | None, dict[bytes, Any]]:
     """The records of a cache file's bytes, or why they cannot be used."""
     if len(data) < _HEADER.size:
         return "truncated (shorter than its header)", {}
@@ -269,9 +376,10 @@ def _parse(data: bytes, key: bytes) -> tuple[str | None, dict[bytes, int]]:
     if fmt != FORMAT:
         return "made by another version of livetok", {}
     if file_key != key:
-        return "made for another encoding", {}
-    if len(payload) != n * _RECORD.size:
-        return f"truncated or padded ({len(payload):,} bytes of records, not {n * 40:,})", {}
+        return "made for another encoding (or the other kind of cache file)", {}
+    if len(payload) != n * record.size:
+        return (f"truncated or padded ({len(payload):,} bytes of records, "
+                f"not {n * record.size:,})"), {}
     if hashlib.sha256(payload).digest() != digest:
         return "corrupt (its checksum does not match)", {}
-    return None, dict(_RECORD.iter_unpack(payload))
+    return None, dict(record.iter_unpack(payload))

@@ -15,6 +15,7 @@ few microseconds per file.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -53,11 +54,12 @@ class WorkspaceMap:
         self.tree = TokenTree(self.root, encodings.names)
         #: every entry left out, and why
         self.skipped: dict[Path, str] = {}
-        #: each counted file's counts from disk (what the tree shows unless it is open)
-        self.disk: dict[Path, tuple[int, ...]] = {}
-        self.sizes: dict[Path, int] = {}
+        #: each counted file's counts from disk (what the tree shows unless it is open), by
+        #: its path (a ``str``: no ``Path`` is made per file)
+        self.disk: dict[str, tuple[int, ...]] = {}
+        self.sizes: dict[str, int] = {}
         #: open documents' live counts, shown in place of their files' counts
-        self.live: dict[Path, tuple[int, ...]] = {}
+        self.live: dict[str, tuple[int, ...]] = {}
         #: built at least once, to the end
         self.complete = False
 
@@ -103,16 +105,17 @@ class WorkspaceMap:
 
     def _put(self, c: Counted) -> None:
         with self.lock:
-            self.skipped.pop(c.path, None)
             self.disk[c.path] = c.tokens
             self.sizes[c.path] = c.size
             self.tree.set_file(c.path, self.live.get(c.path, c.tokens), c.size)
 
     def _drop(self, path: Path) -> None:
+        s = str(path)
+        below = s.rstrip(os.sep) + os.sep
         with self.lock:
             self.tree.remove(path)
             for table in (self.disk, self.sizes):
-                for p in [p for p in table if p == path or path in p.parents]:
+                for p in [p for p in table if p == s or p.startswith(below)]:
                     del table[p]
 
     def refresh(self, paths: Iterable[Path]) -> None:
@@ -144,6 +147,9 @@ class WorkspaceMap:
                     self.skipped.pop(p, None)  # deleted: nothing to say
             else:
                 self._skip(Skipped(p, got))
+        with self.lock:
+            for cand in candidates:
+                self.skipped.pop(Path(cand.path), None)
         for result in count_candidates(candidates, self.encodings, self.root,
                                        limits=self.limits, jobs=1):
             if isinstance(result, Counted):
@@ -153,14 +159,14 @@ class WorkspaceMap:
                 self._skip(result)
         self.encodings.save()
 
-    def set_live(self, path: Path, tokens: tuple[int, ...] | None) -> bool:
+    def set_live(self, path: Path | str, tokens: tuple[int, ...] | None) -> bool:
         """Show ``tokens`` (an open document's live counts) for the file ``path`` in place of
         its counts on disk, or its disk counts again with None (closed); a file the map does
         not hold is not added. True when what the tree shows changed.
 
         Runtime complexity: ``O(depth)``.
         """
-        path = path.absolute()
+        path = os.path.abspath(path)
         with self.lock:
             old = self.live.get(path)
             if tokens is None:

@@ -67,14 +67,17 @@ class TokenTree:
         self._prefix = str(root).rstrip(os.sep) + os.sep
         self.encodings = list(encodings)
         self.root = Node(root.name or str(root), len(self.encodings), True)
+        #: the folder of the last file set and its chain of nodes from the root (dropped
+        #: whenever a node is taken out)
+        self._last: tuple[str, list[Node]] | None = None
 
-    def _parts(self, path: Path) -> tuple[str, ...]:
+    def _parts(self, path: Path | str) -> list[str]:
         s = str(path)
         if s.startswith(self._prefix):  # (string work: pathlib's relative_to is 10x slower)
-            return tuple(s[len(self._prefix):].split(os.sep))
-        return path.relative_to(self.root_path).parts  # the root, or a ValueError
+            return s[len(self._prefix):].split(os.sep)
+        return list(Path(path).relative_to(self.root_path).parts)  # the root, or a ValueError
 
-    def node(self, path: Path) -> Node | None:
+    def node(self, path: Path | str) -> Node | None:
         """The node of ``path`` (a file or a folder below the root, or the root), or None.
 
         Runtime complexity: ``O(depth)``.
@@ -86,18 +89,50 @@ class TokenTree:
             n = n.children.get(part)
         return n
 
-    def set_file(self, path: Path, tokens: Sequence[int], size: int) -> None:
+    def set_file(self, path: Path | str, tokens: Sequence[int], size: int) -> None:
         """Put the file ``path`` with its counts (one per encoding) and size in the tree, in
         place of its old ones; its folders' totals follow.
 
         Runtime complexity: ``O(depth)``.
         """
-        parts = self._parts(path)
-        if not parts or len(tokens) != len(self.encodings):
+        if len(tokens) != len(self.encodings):
             raise ValueError(f"set_file({path}): a file below {self.root_path} with "
                              f"{len(self.encodings)} count(s), got {len(tokens)}")
+        s = str(path)
+        folder, _, name = s.rpartition(os.sep)
+        if self._last is not None and self._last[0] == folder and s.startswith(self._prefix):
+            chain = self._last[1]  # (the walk gives a folder's files one after another)
+        else:
+            parts = self._parts(s)
+            if not parts:
+                raise ValueError(f"set_file({path}): a file below {self.root_path}, not it")
+            name = parts[-1]
+            chain = self._chain(parts[:-1])
+            self._last = (folder, chain)
+        kids = chain[-1].children
+        assert kids is not None
+        old = kids.get(name)
+        if old is not None and old.children is not None:  # was a folder: now a file
+            self._unlink(chain, name, prune=False)
+            self._last = (folder, chain)
+            old = None
+        leaf = old if old is not None else Node(name, len(self.encodings), False)
+        kids[name] = leaf
+        d_tokens = [t - o for t, o in zip(tokens, leaf.tokens)]
+        d_files, d_bytes = (0 if old is not None else 1), size - leaf.bytes
+        leaf.tokens, leaf.files, leaf.bytes = list(tokens), 1, size
+        for node in chain:
+            totals = node.tokens  # (in place: no node shares its list)
+            for i, d in enumerate(d_tokens):
+                totals[i] += d
+            node.files += d_files
+            node.bytes += d_bytes
+
+    def _chain(self, folders: list[str]) -> list[Node]:
+        """The root and the folders ``folders`` below it, made if need be (a file in the way
+        is taken out: a name is a file or a folder, never both)."""
         chain = [self.root]
-        for part in parts[:-1]:
+        for part in folders:
             kids = chain[-1].children
             assert kids is not None  # a file's name is not reused as a folder (see below)
             nxt = kids.get(part)
@@ -106,29 +141,16 @@ class TokenTree:
                     self._unlink(chain, part, prune=False)  # (a file goes in below it)
                 nxt = kids[part] = Node(part, len(self.encodings), True)
             chain.append(nxt)
-        kids = chain[-1].children
-        assert kids is not None
-        old = kids.get(parts[-1])
-        if old is not None and old.children is not None:  # was a folder: now a file
-            self._unlink(chain, parts[-1], prune=False)
-            old = None
-        leaf = old or Node(parts[-1], len(self.encodings), False)
-        kids[parts[-1]] = leaf
-        d_tokens = [t - o for t, o in zip(tokens, leaf.tokens)]
-        d_files, d_bytes = (0 if old is not None else 1), size - leaf.bytes
-        leaf.tokens, leaf.files, leaf.bytes = list(tokens), 1, size
-        for folder in chain:
-            folder.tokens = [t + d for t, d in zip(folder.tokens, d_tokens)]
-            folder.files += d_files
-            folder.bytes += d_bytes
+        return chain
 
-    def remove(self, path: Path) -> bool:
+    def remove(self, path: Path | str) -> bool:
         """Take the file or folder ``path`` out of the tree (and folders left empty); False
         when it was not there.
 
         Runtime complexity: ``O(depth)``.
         """
         parts = self._parts(path)
+        self._last = None
         if not parts:
             had = self.root.files > 0
             self.root = Node(self.root.name, len(self.encodings), True)
@@ -150,6 +172,7 @@ class TokenTree:
         puts a file below them, and they must stay attached)."""
         kids = chain[-1].children
         assert kids is not None
+        self._last = None  # (a folder of it may go)
         gone = kids.pop(name)
         for folder in chain:
             folder.tokens = [t - g for t, g in zip(folder.tokens, gone.tokens)]

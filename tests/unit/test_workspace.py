@@ -11,6 +11,7 @@ import random
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,8 @@ from livetok.incremental import get_encoding
 from livetok.server.budgets.config import ConfigError, parse_config
 from livetok.server.walk import Skipped, walk, why_not_walked
 from livetok.server.workspace import cache as cache_mod
-from livetok.server.workspace.cache import CountCache, encoding_identity
+from livetok.server.workspace import counting as counting_mod
+from livetok.server.workspace.cache import BINARY, CountCache, StatIndex, encoding_identity
 from livetok.server.workspace.counting import Counted, Encodings, count_candidates
 from livetok.server.workspace.scan import Candidate, Limits, scan, why_left_out
 from livetok.server.workspace.tokenmap import WorkspaceMap
@@ -118,11 +120,22 @@ def test_cache_round_trip_merge_and_limit(cache_dir: Path, monkeypatch: pytest.M
     assert f.get(_digest(0)) is None
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "other-encoding", "empty"])
-def test_a_damaged_cache_is_ignored_and_rebuilt(cache_dir: Path, damage: str,
+#: the two kinds of cache file: how to make one, and a record of it (key, value) for ``i``
+KINDS: dict[str, tuple[Any, Any]] = {
+    "counts": (lambda: CountCache("name:x"), lambda i: (_digest(i), i)),
+    "stats": (lambda: StatIndex(), lambda i: (_digest(i)[:8] + bytes(32), _digest(-i))),
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "other-identity", "empty"])
+def test_a_damaged_cache_is_ignored_and_rebuilt(cache_dir: Path, damage: str, kind: str,
                                                 caplog: pytest.LogCaptureFixture) -> None:
-    a = CountCache("name:x")
-    a.put(_digest(1), 1)
+    """A count cache or stat index file that is not what livetok wrote for it gives no
+    record (never a wrong count, never a crash), says so in the log and is written anew."""
+    make, record = KINDS[kind]
+    a = make()
+    a.put(*record(1))
     a.save()
     assert a.path is not None
     data = Path(a.path).read_bytes()
@@ -134,7 +147,7 @@ def test_a_damaged_cache_is_ignored_and_rebuilt(cache_dir: Path, damage: str,
         data = os.urandom(len(data))
     elif damage == "empty":
         data = b""
-    else:
+    else:  # another encoding's counts (for the stat index: a count cache's file)
         other = CountCache("name:y")
         other.put(_digest(1), 999)
         other.save()
@@ -142,42 +155,65 @@ def test_a_damaged_cache_is_ignored_and_rebuilt(cache_dir: Path, damage: str,
         data = Path(other.path).read_bytes()
     Path(a.path).write_bytes(data)
     with caplog.at_level(logging.WARNING, logger="livetok.server.workspace.cache"):
-        b = CountCache("name:x")
-        assert b.get(_digest(1)) is None  # never a wrong count, never a crash
+        b = make()
+        assert b.get(record(1)[0]) is None
     assert "ignored, rebuilt" in caplog.text
-    b.put(_digest(1), 1)
+    b.put(*record(1))
     assert b.save()
-    assert CountCache("name:x").get(_digest(1)) == 1
+    assert make().get(record(1)[0]) == record(1)[1]
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
-def test_a_planted_or_shared_cache_is_not_trusted(cache_dir: Path, tmp_path: Path,
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_planted_or_shared_cache_is_not_trusted(cache_dir: Path, tmp_path: Path, kind: str,
                                                   caplog: pytest.LogCaptureFixture) -> None:
     """A symbolic link planted at the cache file's name is neither read nor written through
     (the write replaces the link); a file others may write is not read; a folder others may
     write turns the cache off."""
-    a = CountCache("name:x")
+    make, record = KINDS[kind]
+    a = make()
     assert a.path is not None
     cache_dir.mkdir(mode=0o700)
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     os.symlink(victim, a.path)
-    a.put(_digest(1), 1)
-    assert a.get(_digest(2)) is None
+    a.put(*record(1))
+    assert a.get(record(2)[0]) is None
     assert a.save()
     assert victim.read_text() == "precious" and not os.path.islink(a.path)
     os.chmod(a.path, 0o666)
     with caplog.at_level(logging.WARNING, logger="livetok.server.workspace.cache"):
-        assert CountCache("name:x").get(_digest(1)) is None
+        assert make().get(record(1)[0]) is None
     assert "not trusted" in caplog.text
     os.chmod(a.path, 0o600)
+    assert make().get(record(1)[0]) == record(1)[1]
     os.chmod(cache_dir, 0o777)
     cache_mod._refused.clear()
     with caplog.at_level(logging.WARNING, logger="livetok.server.workspace.cache"):
-        assert CountCache("name:x").path is None
+        assert make().path is None
     assert "not trusted" in caplog.text and "LIVETOK_CACHE" in caplog.text
     os.chmod(cache_dir, 0o700)
     cache_mod._refused.clear()
+
+
+def test_stat_index_bounded_and_merged(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stat index keeps at most LIVETOK_COUNT_CACHE_MAX_ENTRIES entries (the most
+    recently used), and two writers keep each other's."""
+    a, b = StatIndex(), StatIndex()
+    a.put_many([(_digest(i)[:8] + bytes(32), _digest(i)) for i in range(10)])
+    a.save()
+    b.put(_digest(100)[:8] + bytes(32), _digest(100))
+    b.save()
+    c = StatIndex()
+    assert len(c) == 11 and c.get(_digest(3)[:8] + bytes(32)) == _digest(3)
+    monkeypatch.setenv("LIVETOK_COUNT_CACHE_MAX_ENTRIES", "4")
+    c.put(_digest(200)[:8] + bytes(32), _digest(200))
+    c.save()
+    d = StatIndex()
+    assert len(d) == 4
+    assert d.get_many([_digest(i)[:8] + bytes(32) for i in (3, 200, 0)]) == [
+        _digest(3), _digest(200), None]
+    assert d.path is not None and os.path.getsize(d.path) == 8 + 4 + 32 + 8 + 32 + 4 * 72
 
 
 def test_cache_off(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -218,7 +254,7 @@ def tree(tmp_path: Path) -> Path:
 
 def test_scan_reasons_and_limits(tree: Path) -> None:
     items = list(scan(tree, limits=Limits(file_bytes=4096)))
-    got = sorted(str(i.path.relative_to(tree)) for i in items if isinstance(i, Candidate))
+    got = sorted(os.path.relpath(i.path, tree) for i in items if isinstance(i, Candidate))
     assert got == [".gitignore", "a.md", "livetok.toml", "notes/keep.md", "src/.gitignore",
                    "src/b.py"]
     why = {str(i.path.relative_to(tree)): i.reason for i in items if isinstance(i, Skipped)}
@@ -236,7 +272,7 @@ def test_scan_reasons_and_limits(tree: Path) -> None:
 
 def test_include_globs(tree: Path) -> None:
     (tree / "livetok.toml").write_text('include = ["src/**", "*.md"]\nexclude = ["a.md"]\n')
-    got = sorted(str(i.path.relative_to(tree)) for i in scan(tree) if isinstance(i, Candidate))
+    got = sorted(os.path.relpath(i.path, tree) for i in scan(tree) if isinstance(i, Candidate))
     assert got == ["notes/keep.md", "src/.gitignore", "src/b.py"]
     (tree / "livetok.toml").write_text('include = "nope"\nexclude = [3]\n')
     items = list(scan(tree))
@@ -268,14 +304,14 @@ def test_one_file_check_agrees_with_the_walk(tree: Path) -> None:
 def test_counts_equal_the_encoder(tree: Path, cache_dir: Path) -> None:
     (tree / "bin.dat").write_bytes(b"GIF89a\0\1\2")
     (tree / "latin.txt").write_bytes("caf\xe9".encode("latin-1"))
-    cands = [Candidate(tree / n, 0) for n in ("a.md", "bin.dat", "latin.txt", "src/b.py")]
+    cands = [Candidate(str(tree / n), 0) for n in ("a.md", "bin.dat", "latin.txt", "src/b.py")]
     encs = Encodings(["o200k_base", "r50k_base"])
-    out = {r.path.name: r for r in count_candidates(cands, encs, tree)}
+    out = {Path(r.path).name: r for r in count_candidates(cands, encs, tree)}
     assert isinstance(out["bin.dat"], Skipped) and out["bin.dat"].reason.startswith("binary")
     for name in ("a.md", "latin.txt", "b.py"):
         r = out[name]
         assert isinstance(r, Counted)
-        text = r.path.read_bytes().decode("utf-8", errors="replace")
+        text = Path(r.path).read_bytes().decode("utf-8", errors="replace")
         assert r.tokens == (len(get_encoding("o200k_base").encode(text)),
                             len(get_encoding("r50k_base").encode(text)))
     encs.save()
@@ -292,8 +328,8 @@ def test_a_piece_too_long_is_left_out_with_the_reason(tmp_path: Path, cache_dir:
     monkeypatch.setenv("LIVETOK_MAX_PIECE_CP", "1000")
     (tmp_path / "eq.txt").write_text("=" * 5000)
     (tmp_path / "ok.txt").write_text("fine text\n" * 500)
-    got = {r.path.name: r for r in count_candidates(
-        [Candidate(tmp_path / "eq.txt", 0), Candidate(tmp_path / "ok.txt", 0)],
+    got = {Path(r.path).name: r for r in count_candidates(
+        [Candidate(str(tmp_path / "eq.txt"), 0), Candidate(str(tmp_path / "ok.txt"), 0)],
         Encodings(["o200k_base"]), tmp_path)}
     assert isinstance(got["eq.txt"], Skipped) and "longer than 1,000" in got["eq.txt"].reason
     assert isinstance(got["ok.txt"], Counted)
@@ -311,12 +347,77 @@ def test_forked_counting_equals_counting_here(tmp_path: Path, cache_dir: Path,
     for i in range(40):
         p = tmp_path / f"f{i}.txt"
         p.write_text(" ".join(rng.choice(words) for _ in range(rng.randint(0, 400))))
-        cands.append(Candidate(p, 0))
+        cands.append(Candidate(str(p), 0))
     serial = {r.path: r for r in count_candidates(cands, Encodings(["o200k_base"], cache=False),
                                                   tmp_path, jobs=1)}
     forked = {r.path: r for r in count_candidates(cands, Encodings(["o200k_base"], cache=False),
                                                   tmp_path, jobs=2)}
     assert forked == serial and len(serial) == 40
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files the map reads from now on (counting's ``read_file`` spied on)."""
+    seen: list[str] = []
+    real = counting_mod.read_file
+
+    def spy(path: Path, root: Path, *args: Any) -> bytes:
+        seen.append(os.path.relpath(path, root))
+        return real(path, root, *args)
+
+    monkeypatch.setattr(counting_mod, "read_file", spy)
+    return seen
+
+
+def _files(m: WorkspaceMap) -> dict[str, tuple[int, ...]]:
+    return {os.path.relpath(p, m.root): tuple(n.tokens) for p, n in m.tree.files()}
+
+
+def test_the_stat_index_spares_reading_unchanged_files(tree: Path, cache_dir: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second map reads no file whose stat is known (the binary one included, still left
+    out); a file rewritten with the same size and its old mtime put back is read again (its
+    ctime moved), and counted anew."""
+    monkeypatch.setattr(cache_mod, "RACY_NS", -3600 * 10**9)  # (every file old enough)
+    (tree / "bin.dat").write_bytes(b"GIF89a\0\1\2")
+    first = WorkspaceMap(tree, Encodings(["o200k_base"]))
+    first.build()
+    seen = _reads(monkeypatch)
+    again = WorkspaceMap(tree, Encodings(["o200k_base"]))
+    again.build()
+    assert seen == [] and _files(again) == _files(first) and len(_files(first)) == 7
+    assert again.skipped[tree / "bin.dat"].startswith("binary")
+    again.tree._check()
+    # the same size, the same mtime: only the ctime tells (once the file system's clock
+    # has moved past the recorded one)
+    b = tree / "src" / "b.py"
+    st = os.stat(b)
+    probe = tree.parent / "probe"
+    while True:
+        probe.write_text("tick")
+        if os.stat(probe).st_ctime_ns > st.st_ctime_ns:
+            break
+    b.write_text("print(2)\n" if b.read_text() == "print(1)\n" else "print(1)\n")
+    os.utime(b, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(b).st_size == st.st_size and os.stat(b).st_mtime_ns == st.st_mtime_ns
+    third = WorkspaceMap(tree, Encodings(["o200k_base"]))
+    third.build()
+    assert seen == ["src/b.py"]
+    assert _files(third)["src/b.py"] == (len(get_encoding("o200k_base").encode("print(2)\n")),)
+
+
+def test_a_recently_changed_file_is_not_recorded(tree: Path, cache_dir: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The racy rule: a file changed less than RACY_NS before the map started is read again
+    next time (here every file: the window is an hour), its count from the count cache."""
+    monkeypatch.setattr(cache_mod, "RACY_NS", 3600 * 10**9)
+    first = WorkspaceMap(tree, Encodings(["o200k_base"]))
+    first.build()
+    assert first.encodings.stats.path is not None and len(first.encodings.stats) == 0
+    seen = _reads(monkeypatch)
+    again = WorkspaceMap(tree, Encodings(["o200k_base"]))
+    again.build()
+    assert sorted(seen) == sorted(_files(first)) and _files(again) == _files(first)
+    assert again.encodings._loaded == [None]  # every count from the count cache
 
 
 def test_map_refresh_follows_changes(tree: Path, cache_dir: Path) -> None:
