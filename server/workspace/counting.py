@@ -1,19 +1,25 @@
-"""Counting the files of a workspace map: the cache first, then the misses, on several cores.
+"""Counting the files of a workspace map: the stat index first, then the count caches, then
+the misses, on several cores.
 
-Each file is read once (:mod:`.classify`), its bytes hashed (SHA-256) and looked up in each
-encoding's :class:`~.cache.CountCache`; only the misses are encoded. A file's count is the
-count ``livetok count FILE`` prints: its bytes decoded as UTF-8 (undecodable bytes as U+FFFD)
-and ``len(encode(text))``; a text holding a pre-token longer than ``$LIVETOK_MAX_PIECE_CP``
-code points is refused as ``livetok count`` refuses it (a file of one 8 MB run of ``=`` would
-cost minutes to encode), and left out with the reason.
+A file whose ``stat`` the stat index knows (:class:`~.cache.StatIndex`: it did not change
+since it was read) is neither read nor hashed: its SHA-256 comes from the index and its
+counts from each encoding's :class:`~.cache.CountCache`. Any other file is read once
+(:mod:`.classify`), its bytes hashed (SHA-256) and looked up in the count caches; only the
+misses are encoded. A file's count is the count ``livetok count FILE`` prints: its bytes
+decoded as UTF-8 (undecodable bytes as U+FFFD) and ``len(encode(text))``; a text holding a
+pre-token longer than ``$LIVETOK_MAX_PIECE_CP`` code points is refused as ``livetok count``
+refuses it (a file of one 8 MB run of ``=`` would cost minutes to encode), and left out with
+the reason.
 
-The misses are counted in batches of at most :data:`BATCH_BYTES`, so memory stays bounded
-whatever the folder holds. A batch of :data:`PARALLEL_MIN_BYTES` or more is shared out to
-``jobs`` forked processes (:func:`livetok.server.forked.forked_map`, as ``livetok check`` and
-``livetok count -j`` do): they inherit the loaded encodings and the batch's bytes (nothing is
-sent but indexes), each takes groups of files of about :data:`_GROUP_BYTES` (one message
-per group, not per file), and only counts travel back. The encodings are loaded only when a
-file misses the cache: a run whose counts all come from it loads no vocabulary.
+The files to read go in batches of at most :data:`BATCH_BYTES`. A batch of
+:data:`PARALLEL_MIN_BYTES` or more is shared out to ``jobs`` forked processes
+(:func:`livetok.server.forked.forked_map`, as ``livetok check`` and ``livetok count -j``
+do): they inherit the loaded encodings and the count caches (nothing is sent but indexes),
+each takes groups of files of about :data:`_GROUP_BYTES` (one message per group, not per
+file) and reads, hashes and counts them itself, so reading overlaps counting and no process
+holds more than one file's bytes; only sizes, hashes and counts travel back. Such a batch
+loads the encodings before the fork; a smaller one loads them only when a file misses the
+cache, and a run whose counts all come from the caches loads no vocabulary.
 """
 
 from __future__ import annotations
@@ -145,70 +151,100 @@ class Counted(NamedTuple):
     tokens: tuple[int, ...]
 
 
-#: a cache miss: the candidate, its bytes, their SHA-256, its counts so far (None: to count)
-_Miss = tuple[Candidate, bytes, bytes, list[int | None]]
-#: what the forked processes inherit: the encodings, the misses, the groups (miss indexes)
-_Work = tuple[list[PieceEncoding | None], list[_Miss], list[list[int]], int]
+class _Read(NamedTuple):
+    """What reading one file gave: its size, the SHA-256 of its bytes (:data:`.cache.BINARY`
+    for a binary file), its count (or an error's message) per encoding, or why it was not
+    read (a ``str`` in place of the counts); and whether its stat may be recorded."""
+
+    size: int
+    digest: bytes
+    counts: tuple[int | str, ...] | str
+    recordable: bool
 
 
-def _count_group(work: _Work, g: int) -> list[list[int | str]]:
-    """The counts of group ``g``'s misses (an error's message in place of a count), in a
-    forked process or this one."""
-    encs, misses, groups, max_piece = work
-    out: list[list[int | str]] = []
-    for m in groups[g]:
-        _cand, data, _digest, known = misses[m]
-        text = data.decode("utf-8", errors="replace")
-        row: list[int | str] = []
-        for i, n in enumerate(known):
-            if n is not None:
-                row.append(n)
-                continue
-            enc = encs[i]
-            assert enc is not None  # loaded before the fork
-            try:
-                row.append(count_text(enc, text, max_piece))
-            except ValueError as exc:  # PieceTooLongError, a hostile tokenizer's bound
-                row.append(str(exc))
-        out.append(row)
-    return out
+class _Reader:
+    """Reads, hashes and counts the files of a map (:meth:`one`), in this process or in
+    forked ones that inherit it: the encodings needed are then loaded before the fork, and
+    the count caches are read as they were at the fork."""
+
+    def __init__(self, encs: Encodings, root: Path, limits: Limits, started_ns: int) -> None:
+        self.encs = encs
+        self.root = root
+        self.limits = limits
+        self.started_ns = started_ns
+        self.max_piece = max_piece_cp()
+
+    def one(self, cand: Candidate) -> _Read:
+        """Read ``cand``: bounded, binary or not, its SHA-256, its counts from the caches or
+        counted."""
+        try:
+            data = read_file(Path(cand.path), self.root, self.limits.file_bytes,
+                             MAX_FILE_BYTES_ENV)
+        except trust.UntrustedFile as exc:
+            return _Read(cand.size, b"", str(exc).split(": ", 1)[-1], False)
+        recordable = _unchanged(cand, len(data), self.started_ns)
+        if is_binary(data):
+            return _Read(len(data), BINARY, (), recordable)
+        digest = hashlib.sha256(data).digest()
+        text = None
+        counts: list[int | str] = []
+        for i, cache in enumerate(self.encs.caches):
+            n = cache.get(digest)
+            if n is None:
+                if text is None:
+                    text = data.decode("utf-8", errors="replace")
+                try:
+                    n = count_text(self.encs.encoding(i), text, self.max_piece)
+                except ValueError as exc:  # PieceTooLongError, a hostile tokenizer's bound
+                    counts.append(str(exc))
+                    continue
+            counts.append(n)
+        return _Read(len(data), digest, tuple(counts), recordable)
 
 
-def _groups(misses: list[_Miss], jobs: int) -> list[list[int]]:
-    """Miss indexes in groups of about :data:`_GROUP_BYTES` (smaller when few bytes, so that
+#: what the forked processes inherit: the files, the groups (file indexes), the reader
+_Work = tuple[list[Candidate], list[list[int]], _Reader]
+
+
+def _read_group(work: _Work, g: int) -> list[_Read]:
+    """:meth:`_Reader.one` of group ``g``'s files, in a forked process."""
+    cands, groups, reader = work
+    return [reader.one(cands[i]) for i in groups[g]]
+
+
+def _groups(cands: list[Candidate], jobs: int) -> list[list[int]]:
+    """File indexes in groups of about :data:`_GROUP_BYTES` (smaller when few bytes, so that
     every process gets several)."""
-    total = sum(len(m[1]) for m in misses)
+    total = sum(c.size for c in cands)
     size = max(1, min(_GROUP_BYTES, total // (4 * max(jobs, 1)) or 1))
     groups: list[list[int]] = [[]]
     held = 0
-    for i, m in enumerate(misses):
+    for i, c in enumerate(cands):
         if held >= size:
             groups.append([])
             held = 0
         groups[-1].append(i)
-        held += len(m[1])
+        held += c.size
     return groups
 
 
-def _count_misses(misses: list[_Miss], encs: Encodings, jobs: int) -> list[list[int | str]]:
-    """The counts of ``misses`` (each miss's row: a count or an error per encoding)."""
-    needed = sorted({i for m in misses for i, n in enumerate(m[3]) if n is None})
-    loaded: list[PieceEncoding | None] = [None] * len(encs)
-    for i in needed:
-        loaded[i] = encs.encoding(i)
-    total = sum(len(m[1]) for m in misses)
-    groups = _groups(misses, jobs)
-    work: _Work = (loaded, misses, groups, max_piece_cp())
+def _read_all(cands: list[Candidate], reader: _Reader, jobs: int) -> Iterator[_Read]:
+    """:meth:`_Reader.one` of each of ``cands``, in order: shared out to ``jobs`` forked
+    processes when there are bytes enough (each reads, hashes and counts its own files:
+    only the counts travel back), else here."""
+    total = sum(c.size for c in cands)
+    groups = _groups(cands, jobs)
     if jobs > 1 and total >= PARALLEL_MIN_BYTES and len(groups) > 1 \
             and sys.platform.startswith("linux"):
-        for i in needed:  # subtle: before the fork, so the processes share what it builds
-            enc = loaded[i]
-            assert enc is not None
-            enc.encode("preload the tables a first encode builds")
-        done = forked_map(_count_group, work, len(groups), jobs)
+        for i in range(len(reader.encs)):  # subtle: before the fork, so the processes share
+            reader.encs.encoding(i).encode("preload the tables a first encode builds")
+        done = forked_map(_read_group, (cands, groups, reader), len(groups), jobs)
         if done is not None:
-            return [row for group in done for row in group]
-    return [row for g in range(len(groups)) for row in _count_group(work, g)]
+            for group in done:
+                yield from group
+            return
+    for cand in cands:
+        yield reader.one(cand)
 
 
 def count_candidates(candidates: Iterable[Candidate], encs: Encodings, root: Path, *,
@@ -287,34 +323,31 @@ _BINARY_REASON = f"binary (a NUL byte in its first {SNIFF_BYTES:,} bytes)"
 def _read_and_count(cands: list[Candidate], encs: Encodings, root: Path, limits: Limits,
                     jobs: int, progress: Callable[[int], object] | None, started_ns: int
                     ) -> Iterator[Counted | Skipped]:
-    """Read and hash each of ``cands``, take its counts from the caches or count it; record
-    the stats that may be (:class:`.cache.StatIndex`)."""
-    misses: list[_Miss] = []
+    """Read and hash each of ``cands``, take its counts from the caches or count it
+    (:func:`_read_all`); remember the new counts and the stats that may be recorded
+    (:class:`.cache.StatIndex`)."""
     stats: list[tuple[bytes, bytes]] = []
-    for cand in cands:
-        try:
-            data = read_file(Path(cand.path), root, limits.file_bytes, MAX_FILE_BYTES_ENV)
-        except trust.UntrustedFile as exc:
-            yield Skipped(Path(cand.path), str(exc).split(": ", 1)[-1])
+    for cand, got in zip(cands, _read_all(cands, _Reader(encs, root, limits, started_ns), jobs)):
+        if progress is not None:
+            progress(got.size)
+        if isinstance(got.counts, str):
+            yield Skipped(Path(cand.path), got.counts)
             continue
-        binary = is_binary(data)
-        digest = BINARY if binary else hashlib.sha256(data).digest()
-        if _unchanged(cand, len(data), started_ns):
-            assert cand.stat is not None
-            stats.append((StatIndex.key_of(cand.stat), digest))
-        if binary:
+        if got.recordable and cand.stat is not None:
+            stats.append((StatIndex.key_of(cand.stat), got.digest))
+        if got.digest == BINARY:
             yield Skipped(Path(cand.path), _BINARY_REASON)
             continue
-        known = [c.get(digest) for c in encs.caches]
-        if all(n is not None for n in known):
-            if progress is not None:
-                progress(len(data))
-            yield Counted(cand.path, len(data), digest, tuple(n for n in known if n is not None))
+        error = next((n for n in got.counts if isinstance(n, str)), None)
+        if error is not None:
+            yield Skipped(Path(cand.path), f"not counted: {error}")
             continue
-        misses.append((cand, data, digest, known))
+        counts = tuple(int(n) for n in got.counts)
+        for cache, n in zip(encs.caches, counts):
+            if cache.get(got.digest) is None:  # (counted now: in another process, maybe)
+                cache.put(got.digest, n)
+        yield Counted(cand.path, got.size, got.digest, counts)
     encs.stats.put_many(stats)
-    if misses:
-        yield from _settle(misses, encs, jobs, progress)
 
 
 def _unchanged(cand: Candidate, size: int, started_ns: int) -> bool:
@@ -329,20 +362,3 @@ def _unchanged(cand: Candidate, size: int, started_ns: int) -> bool:
     except OSError:
         return False
     return StatIndex.key_of(again) == StatIndex.key_of(cand.stat)
-
-
-def _settle(misses: list[_Miss], encs: Encodings, jobs: int,
-            progress: Callable[[int], object] | None) -> Iterator[Counted | Skipped]:
-    """Count a batch of misses and remember the counts."""
-    rows = _count_misses(misses, encs, jobs)
-    for (cand, data, digest, _known), row in zip(misses, rows):
-        if progress is not None:
-            progress(len(data))
-        error = next((r for r in row if isinstance(r, str)), None)
-        if error is not None:
-            yield Skipped(Path(cand.path), f"not counted: {error}")
-            continue
-        counts = tuple(int(r) for r in row)
-        for cache, n in zip(encs.caches, counts):
-            cache.put(digest, n)
-        yield Counted(cand.path, len(data), digest, counts)
