@@ -156,8 +156,65 @@ export function formatComparedLine(c: ComparedCount): string {
   return `${c.encoding}: ${pluralTokens(c.tokens)} (exact${via})`;
 }
 
-/** Tooltip with the exact numbers behind the status text (and the compared counts). */
-export function formatStatusTooltip(count: TokenCount, contextWindow?: number | null): string {
+/** The workspace map's total of one folder (`livetok/workspaceCounts`, docs/protocol.md). */
+export interface FolderCount {
+  /** The folder as the tooltip names it: the workspace folder's name and the path below it. */
+  label: string;
+  tokens: number;
+  files: number;
+  encoding: string;
+  /** False while the server is still counting the map (the total is then partial). */
+  complete: boolean;
+}
+
+/**
+ * The tooltip's line for the active file's folder:
+ * `folder app/src/: 12,345 o200k_base tokens in 12 files · 9.6% of window`.
+ */
+export function formatFolderLine(folder: FolderCount, contextWindow?: number | null): string {
+  const files = `${formatCount(folder.files)} ${folder.files === 1 ? "file" : "files"}`;
+  const pct = formatPercent(folder.tokens, contextWindow);
+  return (
+    `folder ${folder.label}: ${formatCount(folder.tokens)} ${folder.encoding} tokens in ${files}` +
+    (pct === undefined ? "" : ` · ${pct} of window`) +
+    (folder.complete ? "" : " (still counting)")
+  );
+}
+
+/**
+ * Where the status bar finds the workspace map: the Tokens view (workspace.ts) publishes a
+ * lookup (file URI -> its folder's total) each time it fetches the map, `undefined` when there
+ * is none; each `TokenStatus` reads it and renders again on a change. One per extension
+ * (`folderTotals`), so that the view and the status bar need no wiring in extension.ts.
+ */
+export class FolderTotals {
+  private lookup: ((uri: string) => FolderCount | undefined) | undefined;
+  private readonly listeners = new Set<() => void>();
+
+  publish(lookup: ((uri: string) => FolderCount | undefined) | undefined): void {
+    this.lookup = lookup;
+    this.listeners.forEach((l) => l());
+  }
+
+  /** The total of the folder holding the file `uri`, when a map holds it. */
+  folderOf(uri: string): FolderCount | undefined {
+    return this.lookup?.(uri);
+  }
+
+  /** Call `listener` on each publish; returns the function that stops it. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+}
+
+export const folderTotals = new FolderTotals();
+
+/**
+ * Tooltip with the exact numbers behind the status text (and the compared counts, and the
+ * total of the document's folder from the workspace map when there is one).
+ */
+export function formatStatusTooltip(count: TokenCount, contextWindow?: number | null, folder?: FolderCount): string {
   const lines = [`livetok: ${formatCount(count.tokens)} ${count.encoding} tokens`];
   if (count.compare !== undefined && count.compare.length > 0) {
     lines.push("compared (livetok.compare):");
@@ -168,6 +225,9 @@ export function formatStatusTooltip(count: TokenCount, contextWindow?: number | 
   lines.push(`${formatCount(count.characters)} characters (document version ${count.version})`);
   if (contextWindow !== null && contextWindow !== undefined && contextWindow > 0) {
     lines.push(`context window: ${formatCount(contextWindow)} tokens`);
+  }
+  if (folder !== undefined) {
+    lines.push(formatFolderLine(folder, contextWindow));
   }
   lines.push("Click to pick the encoding.");
   return lines.join("\n");
@@ -227,6 +287,8 @@ export interface TokenStatusDeps {
   log?(message: string): void;
   /** Command run when the count item is clicked. */
   countCommand?: string;
+  /** The workspace map's folder totals for the tooltip (default: `folderTotals`). */
+  folderTotals?: FolderTotals;
 }
 
 /**
@@ -244,9 +306,13 @@ export class TokenStatus {
   // subtle: each selection request gets a number; a reply is shown only if no newer
   // selection has been made since, so a slow reply never overwrites a newer count.
   private selectionSeq = 0;
+  private readonly folders: FolderTotals;
+  private readonly stopFolders: () => void;
 
   constructor(private readonly deps: TokenStatusDeps) {
     this.debouncer = new Debouncer(deps.debounceMs, deps.timers ?? realTimers);
+    this.folders = deps.folderTotals ?? folderTotals;
+    this.stopFolders = this.folders.onChange(() => this.render());
     deps.countItem.command = deps.countCommand;
     deps.countItem.hide();
     deps.selectionItem.hide();
@@ -327,6 +393,7 @@ export class TokenStatus {
   }
 
   dispose(): void {
+    this.stopFolders();
     this.debouncer.cancel();
     this.deps.countItem.dispose();
     this.deps.selectionItem.dispose();
@@ -347,7 +414,7 @@ export class TokenStatus {
     }
     const window = this.deps.contextWindow();
     item.text = formatStatusText(count, window);
-    item.tooltip = formatStatusTooltip(count, window);
+    item.tooltip = formatStatusTooltip(count, window, this.folders.folderOf(count.uri));
     item.show();
   }
 

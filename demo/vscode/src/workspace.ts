@@ -3,11 +3,14 @@
 // or by name, refreshed when the server says a map changed (`livetok/didChangeWorkspaceCounts`).
 //
 // The tree's logic (sorting, labels, shares) is plain functions over the request's result;
-// the provider only turns nodes into VS Code tree items. subtle: this module imports only
-// `vscode`'s types; the extension passes the API in (`VscodeApi`), so the unit tests load it
-// under plain Node with a mock, as they do status.ts.
+// the provider only turns nodes into VS Code tree items. Each map fetched is published to the
+// status bar (status.ts `folderTotals`: the tooltip's total of the active file's folder).
+// subtle: this module imports only `vscode`'s types; the extension passes the API in
+// (`VscodeApi`), so the unit tests load it under plain Node with a mock, as they do status.ts.
 
 import type * as vscode from "vscode";
+
+import { FolderCount, FolderTotals, formatCount, formatPercent, folderTotals } from "./status";
 
 /** The part of the `vscode` module this view uses. */
 export type VscodeApi = Pick<typeof vscode, "window" | "commands" | "Uri" | "TreeItemCollapsibleState">;
@@ -50,15 +53,49 @@ export function sortNodes(nodes: readonly CountNode[], order: SortOrder): CountN
   return [...nodes].sort(order === "name" ? byName : (a, b) => b.tokens - a.tokens || byName(a, b));
 }
 
-/** `12,345 tokens · 9.6%` (the share of `contextWindow`, when there is one). */
+/** `12,345 tokens · 9.6%` (the share of `contextWindow`, when there is one: status.ts's rule). */
 export function describeNode(node: CountNode, contextWindow: number | null): string {
-  const count = `${node.tokens.toLocaleString("en-US")} tokens`;
-  if (contextWindow === null || contextWindow <= 0) {
-    return count;
+  const count = `${formatCount(node.tokens)} tokens`;
+  const share = formatPercent(node.tokens, contextWindow);
+  return share === undefined ? count : `${count} · ${share}`;
+}
+
+/** `uri` with its %-escapes decoded (the server's URIs and VS Code's escape differently). */
+function decoded(uri: string): string {
+  try {
+    return decodeURIComponent(uri);
+  } catch {
+    return uri;
   }
-  const share = (100 * node.tokens) / contextWindow;
-  const shown = share >= 10 ? share.toFixed(0) : share >= 0.1 ? share.toFixed(1) : share > 0 ? "<0.1" : "0";
-  return `${count} · ${shown}%`;
+}
+
+/**
+ * The map's total of the folder holding the file `fileUri` (its workspace folder's name and
+ * the path below it as the label), or `undefined` when no folder of the map holds it.
+ */
+export function folderCountOf(result: WorkspaceCounts, fileUri: string): FolderCount | undefined {
+  const file = decoded(fileUri);
+  const dir = file.slice(0, file.lastIndexOf("/"));
+  const within = (node: CountNode) => {
+    const u = decoded(node.uri);
+    return dir === u || dir.startsWith(`${u}/`);
+  };
+  const root = result.folders.find(within);
+  let node = root;
+  while (node !== undefined && decoded(node.uri) !== dir) {
+    node = node.children?.find((k) => k.kind === "folder" && within(k));
+  }
+  if (root === undefined || node === undefined) {
+    return undefined;
+  }
+  const below = dir.slice(decoded(root.uri).length + 1);
+  return {
+    label: `${root.name}/${below === "" ? "" : `${below}/`}`,
+    tokens: node.tokens,
+    files: node.files,
+    encoding: result.encoding,
+    complete: result.complete,
+  };
 }
 
 /** The hover text of a node. */
@@ -85,11 +122,13 @@ export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNod
   result: WorkspaceCounts | undefined;
   private readonly listeners: ((node: CountNode | undefined) => void)[] = [];
   private readonly seen = new WeakSet<object>();
+  private inflight: Promise<WorkspaceCounts | undefined> | undefined;
 
   constructor(
     private readonly api: VscodeApi,
     private readonly client: () => CountsClient | undefined,
     private readonly log: (message: string) => void,
+    private readonly totals: FolderTotals = folderTotals,
   ) {}
 
   /** `vscode.Event` without `vscode.EventEmitter` (a listener list is all it takes). */
@@ -98,10 +137,18 @@ export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNod
     return { dispose: () => void this.listeners.splice(this.listeners.indexOf(listener), 1) };
   };
 
-  /** Ask the server again (the next `getChildren` of the root fetches). */
+  /**
+   * Ask the server again: the next `getChildren` of the root fetches, and so does this call
+   * when a map was fetched before (the status bar's folder total stays current while the
+   * view is hidden).
+   */
   refresh(): void {
+    const had = this.result !== undefined;
     this.result = undefined;
     this.listeners.forEach((l) => l(undefined));
+    if (had) {
+      void this.fetch();
+    }
   }
 
   toggleSort(): SortOrder {
@@ -141,10 +188,18 @@ export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNod
     return sortNodes(top, this.order);
   }
 
-  private async fetch(): Promise<WorkspaceCounts | undefined> {
+  /** The map: the one held, the request on its way, or a new request. */
+  private fetch(): Promise<WorkspaceCounts | undefined> {
     if (this.result !== undefined) {
-      return this.result;
+      return Promise.resolve(this.result);
     }
+    if (this.inflight === undefined) {
+      this.inflight = this.load().finally(() => (this.inflight = undefined));
+    }
+    return this.inflight;
+  }
+
+  private async load(): Promise<WorkspaceCounts | undefined> {
     const c = this.client();
     if (c === undefined) {
       return undefined;
@@ -156,13 +211,17 @@ export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNod
     }
     const active = this.api.window.activeTextEditor?.document.uri;
     const params = active?.scheme === "file" ? { textDocument: { uri: active.toString() } } : {};
+    let result: WorkspaceCounts;
     try {
-      this.result = await c.sendRequest<WorkspaceCounts>(WORKSPACE_COUNTS_REQUEST, params);
+      result = await c.sendRequest<WorkspaceCounts>(WORKSPACE_COUNTS_REQUEST, params);
     } catch (err) {
       this.log(`livetok: the workspace map failed (${String(err)})`);
+      this.totals.publish(undefined);
       return undefined;
     }
-    return this.result;
+    this.result = result;
+    this.totals.publish((uri) => folderCountOf(result, uri));
+    return result;
   }
 }
 

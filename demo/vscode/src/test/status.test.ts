@@ -3,11 +3,13 @@ import { describe, test } from "node:test";
 
 import {
   Debouncer,
+  FolderTotals,
   Range,
   TokenCount,
   TokenStatus,
   formatComparedLine,
   formatCount,
+  formatFolderLine,
   formatPercent,
   formatSelectionText,
   formatStatusText,
@@ -132,7 +134,7 @@ describe("Debouncer", () => {
 });
 
 /** A TokenStatus wired to fakes; `replies` answers each requestCount in order. */
-function harness(opts: { window?: number | null; debounceMs?: number } = {}) {
+function harness(opts: { window?: number | null; debounceMs?: number; folders?: FolderTotals } = {}) {
   const countItem = new FakeItem();
   const selectionItem = new FakeItem();
   const timers = new FakeTimers();
@@ -147,6 +149,7 @@ function harness(opts: { window?: number | null; debounceMs?: number } = {}) {
     contextWindow: () => window,
     countCommand: "livetok.pickEncoding",
     log: (m) => logs.push(m),
+    folderTotals: opts.folders ?? new FolderTotals(),
     requestCount: (uri, r) => {
       const reply = deferred<TokenCount>();
       requests.push({ uri, range: r, reply });
@@ -227,6 +230,46 @@ describe("TokenStatus: document count", () => {
     h.status.onClose(A);
     assert.equal(h.countItem.visible, false);
     assert.equal(h.status.countFor(A), undefined);
+  });
+});
+
+describe("TokenStatus: the active file's folder in the workspace map", () => {
+  const folder = { label: "repo/src/", tokens: 12800, files: 12, encoding: "o200k_base", complete: true };
+
+  test("the folder line: its total, its files and its share of the window", () => {
+    assert.equal(formatFolderLine(folder, 128000), "folder repo/src/: 12,800 o200k_base tokens in 12 files · 10% of window");
+    assert.equal(formatFolderLine({ ...folder, files: 1, tokens: 1 }, null), "folder repo/src/: 1 o200k_base tokens in 1 file");
+    assert.equal(
+      formatFolderLine({ ...folder, complete: false }, 256000),
+      "folder repo/src/: 12,800 o200k_base tokens in 12 files · 5.0% of window (still counting)",
+    );
+    const lines = formatStatusTooltip(count(A, 5), 128000, folder).split("\n");
+    assert.deepEqual(lines.slice(-3), [
+      "context window: 128,000 tokens",
+      "folder repo/src/: 12,800 o200k_base tokens in 12 files · 10% of window",
+      "Click to pick the encoding.",
+    ]);
+  });
+
+  test("the tooltip follows what the map publishes, for the active file only", () => {
+    const folders = new FolderTotals();
+    const h = harness({ folders });
+    h.status.onCount(count(A, 10));
+    h.status.onActiveEditor(A);
+    assert.doesNotMatch(String(h.countItem.tooltip), /folder/); // no map yet
+    const asked: string[] = [];
+    folders.publish((uri) => (asked.push(uri), uri === A ? folder : undefined));
+    assert.match(String(h.countItem.tooltip), /^folder repo\/src\/: 12,800 o200k_base tokens in 12 files · 10% of window$/m);
+    assert.deepEqual(asked, [A]);
+    h.status.onCount(count(B, 10));
+    h.status.onActiveEditor(B);
+    assert.doesNotMatch(String(h.countItem.tooltip), /folder/); // not in the map
+    h.status.onActiveEditor(A);
+    folders.publish(undefined); // the map failed or went
+    assert.doesNotMatch(String(h.countItem.tooltip), /folder/);
+    h.status.dispose();
+    folders.publish(() => folder); // a disposed status renders no more
+    assert.doesNotMatch(String(h.countItem.tooltip), /folder/);
   });
 });
 

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
+import * as statusModule from "../status";
 import * as ws from "../workspace";
 import { makeVscodeMock } from "./fakes";
 
@@ -52,12 +53,74 @@ describe("workspace view", () => {
     assert.equal(p.getTreeItem(top[0]).description, "10 tokens · 10%");
     await p.getChildren();
     assert.equal(asked, 1);
+    // the server says the map changed: asked again at once (the status bar's folder total)
     handlers.get(ws.WORKSPACE_COUNTS_NOTIFICATION)?.({ folders: ["file:///r"] });
     assert.equal(changes, 1);
-    fail = true;
-    assert.deepEqual(await p.getChildren(), []);
+    await p.getChildren(); // (the same request, not a second one)
     assert.equal(asked, 2);
+    fail = true;
+    handlers.get(ws.WORKSPACE_COUNTS_NOTIFICATION)?.({ folders: ["file:///r"] });
+    assert.deepEqual(await p.getChildren(), []);
+    assert.equal(asked, 3);
     assert.match(logs.join("\n"), /workspace map failed/);
     assert.equal(p.toggleSort(), "name");
+  });
+});
+
+describe("the workspace map in the status bar", () => {
+  const dir = (name: string, uri: string, tokens: number, files: number, children: ws.CountNode[]): ws.CountNode => ({
+    name, uri, kind: "folder", tokens, files, bytes: 0, children,
+  });
+  const file = (uri: string, tokens: number): ws.CountNode => ({
+    name: uri.slice(uri.lastIndexOf("/") + 1), uri, kind: "file", tokens, files: 1, bytes: 0,
+  });
+  const result: ws.WorkspaceCounts = {
+    encoding: "o200k_base",
+    contextWindow: 1000,
+    complete: true,
+    folders: [
+      dir("repo", "file:///w/repo", 60, 3, [
+        file("file:///w/repo/a.md", 10),
+        dir("my docs", "file:///w/repo/my%20docs", 50, 2, [
+          file("file:///w/repo/my%20docs/x.md", 20),
+          dir("deep", "file:///w/repo/my%20docs/deep", 30, 1, [file("file:///w/repo/my%20docs/deep/y.md", 30)]),
+        ]),
+      ]),
+    ],
+  };
+
+  test("a file's folder total: the workspace folder, a folder below it, escapes as VS Code writes them", () => {
+    const at = (uri: string) => ws.folderCountOf(result, uri);
+    assert.deepEqual(at("file:///w/repo/a.md"), { label: "repo/", tokens: 60, files: 3, encoding: "o200k_base", complete: true });
+    assert.equal(at("file:///w/repo/my docs/x.md")?.label, "repo/my docs/");
+    assert.equal(at("file:///w/repo/my%20docs/new.md")?.tokens, 50); // a file not counted yet: its folder's
+    assert.deepEqual(at("file:///w/repo/my%20docs/deep/y.md"), { label: "repo/my docs/deep/", tokens: 30, files: 1, encoding: "o200k_base", complete: true });
+    assert.equal(at("file:///w/repo/build/out.txt"), undefined); // a folder the map does not hold
+    assert.equal(at("file:///w/other/a.md"), undefined);
+    assert.equal(at("file:///w/repository/a.md"), undefined); // a prefix of the name is not the folder
+  });
+
+  test("the provider publishes each map it fetches, and nothing when a fetch fails", async () => {
+    let fail = false;
+    const client = {
+      sendRequest: async <R>(): Promise<R> => {
+        if (fail) throw new Error("boom");
+        return result as R;
+      },
+      onNotification: () => undefined,
+    };
+    const totals = new statusModule.FolderTotals();
+    let published = 0;
+    totals.onChange(() => published++);
+    const p = new ws.WorkspaceCountsProvider(api, () => client, () => undefined, totals);
+    assert.equal(totals.folderOf("file:///w/repo/a.md"), undefined);
+    await p.getChildren();
+    assert.equal(published, 1);
+    assert.equal(totals.folderOf("file:///w/repo/my%20docs/deep/y.md")?.tokens, 30);
+    fail = true;
+    p.refresh();
+    await p.getChildren();
+    assert.equal(published, 2);
+    assert.equal(totals.folderOf("file:///w/repo/a.md"), undefined);
   });
 });
