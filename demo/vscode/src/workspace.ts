@@ -10,7 +10,10 @@
 
 import type * as vscode from "vscode";
 
-import { FolderCount, FolderTotals, formatCount, formatPercent, folderTotals } from "./status";
+import { FolderCount, FolderTotals, Timers, formatCount, formatPercent, folderTotals, realTimers } from "./status";
+
+/** How long the view waits before asking again when no server runs yet (it is starting). */
+export const RETRY_MS = 2000;
 
 /** The part of the `vscode` module this view uses. */
 export type VscodeApi = Pick<typeof vscode, "window" | "commands" | "Uri" | "TreeItemCollapsibleState">;
@@ -129,7 +132,9 @@ export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNod
     private readonly client: () => CountsClient | undefined,
     private readonly log: (message: string) => void,
     private readonly totals: FolderTotals = folderTotals,
+    private readonly timers: Timers = realTimers,
   ) {}
+  private retry: unknown = undefined;
 
   /** `vscode.Event` without `vscode.EventEmitter` (a listener list is all it takes). */
   readonly onDidChangeTreeData = (listener: (node: CountNode | undefined) => void): vscode.Disposable => {
@@ -202,6 +207,14 @@ export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNod
   private async load(): Promise<WorkspaceCounts | undefined> {
     const c = this.client();
     if (c === undefined) {
+      // the server is starting (or not there): the view asks again in a while, for as long
+      // as VS Code shows it (a hidden view asks for no children, and so stops asking)
+      if (this.retry === undefined) {
+        this.retry = this.timers.setTimeout(() => {
+          this.retry = undefined;
+          this.listeners.forEach((l) => l(undefined));
+        }, RETRY_MS);
+      }
       return undefined;
     }
     if (!this.seen.has(c)) {

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 
 import * as statusModule from "../status";
 import * as ws from "../workspace";
-import { makeVscodeMock } from "./fakes";
+import { FakeTimers, makeVscodeMock } from "./fakes";
 
 const vs = makeVscodeMock({});
 const api = vs.vscode as unknown as import("../workspace").VscodeApi;
@@ -122,5 +122,33 @@ describe("the workspace map in the status bar", () => {
     await p.getChildren();
     assert.equal(published, 2);
     assert.equal(totals.folderOf("file:///w/repo/a.md"), undefined);
+  });
+});
+
+describe("the view while the server starts", () => {
+  test("no server yet: an empty view that asks again once it runs", async () => {
+    const timers = new FakeTimers();
+    let running = false;
+    let asked = 0;
+    const client = {
+      sendRequest: async <R>(): Promise<R> => {
+        asked++;
+        return { encoding: "o200k_base", contextWindow: null, complete: true, folders: [] } as R;
+      },
+      onNotification: () => undefined,
+    };
+    const p = new ws.WorkspaceCountsProvider(api, () => (running ? client : undefined), () => undefined,
+      new statusModule.FolderTotals(), timers);
+    let changes = 0;
+    p.onDidChangeTreeData(() => changes++);
+    assert.deepEqual(await p.getChildren(), []);
+    assert.deepEqual(await p.getChildren(), []);
+    assert.equal(timers.size, 1); // one retry pending, however often VS Code asks
+    running = true;
+    timers.advance(ws.RETRY_MS);
+    assert.equal(changes, 1);
+    await p.getChildren();
+    assert.equal(asked, 1);
+    assert.equal(timers.size, 0);
   });
 });
