@@ -17,6 +17,12 @@ Peak memory is the largest resident set of the process and of its forked workers
 (``ru_maxrss``). The totals must be equal (livetok's map and tiktoken's count of the files
 livetok counted).
 
+Two more measures say where the cold ratio comes from: the **encode floor** (one process,
+one core: livetok's ``encode`` of the first ``--floor-files`` files against tiktoken's
+``encode_ordinary``, CPU seconds, nothing else timed) and a cold map with a larger piece memo
+(``LIVETOK_PIECE_CACHE=65536`` entries per generation instead of 16,384: the documented
+variable, set for that run only).
+
     .venv/bin/python benchmarks/bench_workspace.py [--runs 3] [--files 10000] [--quick]
 """
 
@@ -34,25 +40,33 @@ from typing import Any
 
 import _common as C
 
-#: the tiktoken reference: the vocabulary parsed from the file livetok reads (as
-#: ``load_tiktoken_bpe`` does), the files read and counted by tiktoken's own threads
-TIKTOKEN_SCRIPT = r"""
-import base64, gzip, json, os, resource, sys, time, tiktoken
-vocab, pat, listing, cores = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-with open(vocab, "rb") as f:
+from livetok.server.workspace.cache import RACY_NS
+
+#: the start of both tiktoken scripts: ``tk``, tiktoken's o200k_base built from the file
+#: livetok reads (the vocabulary path and pattern: ``sys.argv[1:3]``), parsed as
+#: ``load_tiktoken_bpe`` parses it
+TIKTOKEN_LOAD = r"""
+import base64, gzip, json, sys, time, tiktoken
+with open(sys.argv[1], "rb") as f:
     raw = f.read()
 if raw[:2] == b"\x1f\x8b":
     raw = gzip.decompress(raw)
 ranks = {base64.b64decode(t): int(r) for t, r in (ln.split() for ln in raw.splitlines() if ln)}
-enc = tiktoken.Encoding("o200k_base", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
-enc.encode_ordinary("warm up")
+tk = tiktoken.Encoding("o200k_base", pat_str=sys.argv[2], mergeable_ranks=ranks, special_tokens={})
+tk.encode_ordinary("warm up")
+"""
+
+#: the tiktoken reference: the files read and counted by tiktoken's own threads
+TIKTOKEN_SCRIPT = TIKTOKEN_LOAD + r"""
+import resource
+listing, cores = sys.argv[3], int(sys.argv[4])
 paths = open(listing, encoding="utf-8").read().splitlines()
 t0 = time.perf_counter()
 texts = []
 for p in paths:
     with open(p, "rb") as f:
         texts.append(f.read().decode("utf-8", errors="replace"))
-total = sum(map(len, enc.encode_ordinary_batch(texts, num_threads=cores)))
+total = sum(map(len, tk.encode_ordinary_batch(texts, num_threads=cores)))
 work = time.perf_counter() - t0
 print(json.dumps({"work": work, "tokens": total,
                   "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
@@ -77,6 +91,22 @@ print(json.dumps({"work": work, "tokens": m.tree.root.tokens[0], "files": m.tree
                   "rss": max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                              resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)}))
 """
+
+#: the encode floor: one process, one core, the same texts, CPU time of the encode alone
+FLOOR_SCRIPT = TIKTOKEN_LOAD + r"""
+from livetok.incremental import get_encoding
+lt = get_encoding("o200k_base")
+lt.encode("warm up")
+paths = open(sys.argv[3], encoding="utf-8").read().splitlines()[:int(sys.argv[4])]
+texts = [open(p, "rb").read().decode("utf-8", errors="replace") for p in paths]
+t = time.process_time(); a = sum(len(tk.encode_ordinary(x)) for x in texts); tk_s = time.process_time() - t
+t = time.process_time(); b = sum(len(lt.encode(x)) for x in texts); lt_s = time.process_time() - t
+print(json.dumps({"tiktoken": tk_s, "livetok": lt_s, "equal": a == b, "files": len(texts),
+                  "bytes": sum(len(x.encode()) for x in texts)}))
+"""
+
+#: the piece memo of the "larger piece memo" variant (entries per generation)
+BIG_PIECE_CACHE = 65_536
 
 #: runs a command and reports its wall time and the largest resident set of its processes
 WRAP = r"""
@@ -129,10 +159,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--size", type=int, default=5_000, help="code points a file")
+    ap.add_argument("--floor-files", type=int, default=1_000,
+                    help="files of the encode floor (one process, one core)")
     ap.add_argument("--quick", action="store_true", help="1,000 files, 1 run, no page")
     args = ap.parse_args()
     if args.quick:
-        args.files, args.runs = 1_000, 1
+        args.files, args.runs, args.floor_files = 1_000, 1, 200
     log = C.Log()
     info = C.machine_info()
     from livetok.server.parallel_open import available_cores
@@ -145,6 +177,9 @@ def main() -> None:
         repo = base / "repo"
         n_files, n_bytes = make_repo(repo, args.files, args.size)
         log(f"repository: {n_files:,} files, {n_bytes / 1e6:.1f} MB")
+        # the stat index records a file only once it is RACY_NS old (docs/workspace.md): a
+        # repository as a user reopens it, not one written a second ago
+        time.sleep(RACY_NS / 1e9 + 0.1)
         env = {**os.environ, "LIVETOK_COUNT_CACHE_DIR": str(base / "warm-cache")}
         # the files livetok counts: what the reference counts too
         listing = base / "files.txt"
@@ -152,7 +187,8 @@ def main() -> None:
                                     str(cores), str(listing)], env)["out"])
         assert first["files"] == n_files + 1, first["files"]  # and the .gitignore
         results: dict[str, list[dict[str, Any]]] = {k: [] for k in (
-            "tiktoken", "tiktoken command", "cold", "warm", "cold command", "warm command")}
+            "tiktoken", "tiktoken command", "cold", "warm", "cold command", "warm command",
+            "cold big memo", "floor")}
         for run in range(args.runs):
             r = wrapped([sys.executable, "-c", TIKTOKEN_SCRIPT, str(vocab), enc.pat_str,
                          str(listing), str(cores)], env)
@@ -170,11 +206,21 @@ def main() -> None:
             results["cold command"].append(r)
             r = wrapped(cli, env)
             results["warm command"].append(r)
+            big_env = {**env, "LIVETOK_COUNT_CACHE_DIR": str(base / f"cold-big-{run}"),
+                       "LIVETOK_PIECE_CACHE": str(BIG_PIECE_CACHE)}
+            r = wrapped([sys.executable, "-c", LIVETOK_SCRIPT, str(repo), str(cores)], big_env)
+            results["cold big memo"].append({**json.loads(r["out"]), "rss_all": r["rss"]})
+            r = wrapped([sys.executable, "-c", FLOOR_SCRIPT, str(vocab), enc.pat_str,
+                         str(listing), str(args.floor_files)], env)
+            results["floor"].append(json.loads(r["out"]))
             log(f"run {run + 1}: tiktoken {results['tiktoken'][-1]['work']:.2f} s, cold "
-                f"{results['cold'][-1]['work']:.2f} s, warm {results['warm'][-1]['work']:.2f} s")
+                f"{results['cold'][-1]['work']:.2f} s, warm {results['warm'][-1]['work']:.2f} s, "
+                f"cold (big memo) {results['cold big memo'][-1]['work']:.2f} s; floor "
+                f"{results['floor'][-1]['livetok']:.2f} s vs {results['floor'][-1]['tiktoken']:.2f} s")
         totals = {k: {x["tokens"] for x in v} for k, v in results.items()
-                  if k in ("tiktoken", "cold", "warm")}
-        equal = len(set().union(*totals.values())) == 1
+                  if k in ("tiktoken", "cold", "warm", "cold big memo")}
+        equal = len(set().union(*totals.values())) == 1 and all(
+            x["equal"] for x in results["floor"])
         md = page(results, totals, equal, n_files, n_bytes, cores, args)
     print("\n".join(md))
     if not args.quick:
@@ -186,10 +232,13 @@ def main() -> None:
 def page(results: dict[str, list[dict[str, Any]]], totals: dict[str, set[int]], equal: bool,
          n_files: int, n_bytes: int, cores: int, args: argparse.Namespace) -> list[str]:
     med = {k: C.median([x.get("work", x.get("wall", float("nan"))) for x in v])
-           for k, v in results.items()}
+           for k, v in results.items() if k != "floor"}
+    floor = {k: C.median([x[k] for x in results["floor"]]) for k in ("livetok", "tiktoken")}
+    floor_ratio = floor["livetok"] / floor["tiktoken"]
+    f0 = results["floor"][0]
     wall = {k: C.median([x["wall"] for x in v]) for k, v in results.items() if "command" in k}
     rss = {k: max(max(x.get("rss", 0), x.get("rss_all", 0)) for x in v) / 1024
-           for k, v in results.items()}
+           for k, v in results.items() if k != "floor"}
     ratio_cold = med["cold"] / med["tiktoken"]
     ratio_cmd = wall["cold command"] / wall["tiktoken command"]
     rows = [
@@ -200,6 +249,9 @@ def page(results: dict[str, list[dict[str, Any]]], totals: dict[str, set[int]], 
         ["livetok map, warm (cache of a cold run)", C.fmt_s(med["warm"]),
          C.fmt_s(wall["warm command"]), C.fmt_ratio(med["warm"] / med["tiktoken"]),
          f"{max(rss['warm'], rss['warm command']):,.0f} MB"],
+        [f"livetok map, cold, `LIVETOK_PIECE_CACHE={BIG_PIECE_CACHE}`", C.fmt_s(med["cold big memo"]),
+         "", C.fmt_ratio(med["cold big memo"] / med["tiktoken"]),
+         f"{rss['cold big memo']:,.0f} MB"],
     ]
     tok = next(iter(totals["tiktoken"])) if totals["tiktoken"] else 0
     return [
@@ -221,6 +273,14 @@ def page(results: dict[str, list[dict[str, Any]]], totals: dict[str, set[int]], 
         f"whole commands: {ratio_cmd:.2f}×.",
         f"- Warm work: **{C.fmt_s(med['warm'])}**, the whole `livetok count -r` command "
         f"{C.fmt_s(wall['warm command'])} (the goal: at most 1 s).",
+        f"- The encode floor (one process, one core, CPU time of the encode alone, the first "
+        f"{f0['files']:,} files, {f0['bytes'] / 1e6:.1f} MB): livetok "
+        f"{C.fmt_s(floor['livetok'])}, tiktoken {C.fmt_s(floor['tiktoken'])}: "
+        f"**{floor_ratio:.2f}×**. Both sides use every core, so the map's cold ratio cannot go "
+        "much below this one core's ratio: livetok's encoder is Python, tiktoken's Rust. With "
+        "a larger piece memo "
+        f"(`LIVETOK_PIECE_CACHE={BIG_PIECE_CACHE}`) the cold map took "
+        f"{med['cold big memo'] / med['tiktoken']:.2f}× tiktoken's work.",
         f"- {args.runs} runs of each, alternating; {cores} cores here (`jobs` = {cores} for "
         "livetok, `num_threads` = the same for tiktoken).",
         "",
@@ -239,9 +299,12 @@ def page(results: dict[str, list[dict[str, Any]]], totals: dict[str, set[int]], 
         "the process as a user runs it: `livetok count -r DIR --format json` (start, the "
         "vocabulary from livetok's cache, the map, the JSON), the tiktoken script (start, "
         "parsing the `.tiktoken` file, the count).",
-        "- **cold**: a fresh count cache folder (`LIVETOK_COUNT_CACHE_DIR`) for each run; "
-        "**warm**: the cache a cold run filled (the files are read and hashed again; nothing "
-        "is encoded, and `livetok count -r` loads no vocabulary).",
+        "- **cold**: a fresh count cache folder (`LIVETOK_COUNT_CACHE_DIR`) for each run: "
+        "the parent walks, the forked processes read, hash and count their files; "
+        "**warm**: the cache a cold run filled, files unchanged (their `stat` is in the stat "
+        "index: no file is read or hashed, nothing is encoded, and `livetok count -r` loads "
+        "no vocabulary). The repository is left 2 s after it is written before the first run "
+        "(the stat index's racy window, docs/workspace.md).",
         "- Peak memory: the largest `ru_maxrss` of the process and of its children (the "
         "forked counting processes), over the runs.",
         "- The machine is shared with other jobs (its load average is below): absolute "

@@ -1,6 +1,7 @@
 """The workspace token map in a real VS Code (issue 29 part 2): code-server driven by Chromium,
 as in ``test_editor_vscode.py`` (its ``Workbench``: the packaged ``.vsix``, the user's
-settings naming the server, nothing fetched from outside), on a small generated workspace.
+settings naming the server; ``test_vscode_install.session``: the page, nothing fetched from
+outside), on a small generated workspace.
 
 What it checks:
 
@@ -28,13 +29,16 @@ from typing import Iterator
 
 import pytest
 
+from livetok.server.lsp.views import _share
+
 from .._refs import tiktoken_ref
 # pytestmark: slow, and skipped without node and npm; importing the module skips this one too
 # without playwright, whose sync_api it imports
 from .test_editor_vscode import (  # noqa: F401 (pytestmark is read by pytest)
-    CHROMIUM_FLAGS, Workbench, chromium, code_server, pytestmark, status_text, sync_api, wait_until,
+    Workbench, chromium, code_server, pytestmark, status_text, wait_until,
 )
 from .test_vscode_extension import build_extension
+from .test_vscode_install import session
 
 #: the generated workspace's files besides the Workbench's own (notes.md, run-me.sh,
 #: .vscode/settings.json)
@@ -48,15 +52,10 @@ FILES = {
 CONTEXT_WINDOW = 128_000  # livetok.contextWindow's default
 
 
-def percent(tokens: int, window: int = CONTEXT_WINDOW) -> str:
-    """status.ts ``formatPercent``: tenths of a percent rounded half up, ``<0.1%`` for a few
-    tokens, whole percents from 10%."""
-    tenths = (2000 * tokens + window) // (2 * window)
-    if tokens > 0 and tenths == 0:
-        return "<0.1%"
-    if tenths < 100:
-        return f"{tenths // 10}.{tenths % 10}%"
-    return f"{(200 * tokens + window) // (2 * window):,}%"
+def percent(tokens: int) -> str:
+    """The share of the context window as every client shows it (status.ts ``formatPercent``
+    is the server's rule, ``views._share``)."""
+    return _share(tokens, CONTEXT_WINDOW)
 
 
 def expected(ws: Path) -> dict[str, int]:
@@ -78,8 +77,8 @@ def total(counts: dict[str, int], folder: str) -> int:
 
 @pytest.fixture(scope="module")
 def workbench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workbench]:
-    exe = code_server()
-    browser_exe = chromium()
+    """code-server on the generated workspace, a Chromium page on it (``notes.md`` open)."""
+    exe, browser_exe = code_server(), chromium()
     vsix = build_extension(tmp_path_factory)["vsix"]
     assert isinstance(vsix, Path) and vsix.is_file(), f"no .vsix at {vsix}"
     wb = Workbench(tmp_path_factory.mktemp("code-server-map"), vsix)
@@ -88,32 +87,9 @@ def workbench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workbench]:
         (wb.ws / rel).write_text(text, encoding="utf-8")
     # the server's count cache in the test's folder, not the user's
     wb.env["LIVETOK_COUNT_CACHE_DIR"] = str(wb.base / "count-cache")
-    try:
-        wb.install(exe)
-        wb.start(exe)
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=browser_exe, headless=True,
-                                         args=CHROMIUM_FLAGS)
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            local = (f"http://127.0.0.1:{wb.port}/", f"ws://127.0.0.1:{wb.port}/", "data:", "blob:")
-            outside: list[str] = []
-
-            def only_local(route) -> None:
-                if route.request.url.startswith(local):
-                    route.continue_()
-                else:
-                    outside.append(route.request.url)
-                    route.abort()
-            context.route("**/*", only_local)
-            wb.outside = outside
-            page = context.new_page()
-            page.goto(f"http://127.0.0.1:{wb.port}/?folder={wb.ws}")
-            page.wait_for_selector(".monaco-workbench", timeout=90_000)
-            wb.page = page
-            yield wb
-            browser.close()
-    finally:
-        wb.close()
+    wb.install(exe)
+    with session(wb, exe, browser_exe):
+        yield wb
 
 
 def tokens_pane(page):  # -> playwright Locator
@@ -190,4 +166,3 @@ def test_the_tokens_view_shows_the_tree_with_counts(workbench: Workbench) -> Non
 
     wait_until("the status bar's tooltip to give src/'s total", lambda: line in hover_text(), 30,
                lambda: f"hover: {hover_text()!r}")
-    assert wb.outside == [], f"the page asked for outside resources: {wb.outside[:5]}"
