@@ -200,14 +200,14 @@ class Document:
 
         Runtime complexity: as the constructor.
         """
-        doc = cls("", encoding, load=load)
-        bl = doc._bl
+        bl = byte_level(_checked(encoding))
         if bl is None:
             doc = cls("".join(blocks), encoding, load=load)
             if on_count is not None:
                 on_count(doc.token_count)
             return doc
         if on_count is None:
+            doc = cls("", encoding, load=load)
             for i, block in enumerate(blocks):
                 doc._build_bytelevel(bl, block)
                 if after_block is not None:
@@ -219,6 +219,9 @@ class Document:
                        for block in blocks]
             on_count(sum(len(ids) for per_block in encoded for per_piece in per_block
                          for ids in per_piece))
+            # subtle: made after the count, as the encoding's per-token tables (built for its
+            # first document, ~0.1 s for o200k_base) are not needed to count
+            doc = cls("", encoding, load=load)
             for i, block in enumerate(blocks):
                 per_block, encoded[i] = encoded[i], []
                 doc._add_blocks(bl, bl.iter_blocks(block, _BUILD_BLOCK), per_block)

@@ -4,8 +4,7 @@ Importing the language server (pygls, lsprotocol's ~1,000 attrs classes, the cor
 ~0.5 s, and the vocabulary more: an editor would wait that long for its ``initialize``
 answer. So ``livetok serve`` on stdio starts in two threads:
 
-1. ``livetok-start`` (:class:`Starter`) loads the default encoding and its per-token tables;
-   then, when told to (:meth:`Starter.go`), imports the server and makes it;
+1. ``livetok-start`` (:class:`Starter`) loads the default encoding; then, when told to (:meth:`Starter.go`), imports the server and makes it;
 2. the main thread reads the first message (:func:`read_first`) and, when it is an
    ``initialize`` request that looks well formed, answers it at once
    (:func:`initialize_result`: the capabilities the full server announces, computed here
@@ -220,18 +219,22 @@ class Starter(threading.Thread):
         self._make_server = make_server
         self._go = threading.Event()
         self._ready = threading.Event()
-        self._preloaded = threading.Event()
         self._server: LivetokServer | None = None
         self._error: BaseException | None = None
 
     def run(self) -> None:
-        try:  # what EarlyServer needs; a failure is its to tell
-            load_encoding(DEFAULT_ENCODING)
-            from livetok.server.lsp import documents, views  # noqa: F401
+        try:
+            from livetok.incremental import get_encoding
+
+            # what EarlyServer needs first (it waits for this load, not for another one);
+            # a failure is its to tell. The per-token tables a Document needs come after
+            # the first count (Document.from_blocks), not here: the threads share one
+            # interpreter lock, and the encode would wait for them
+            get_encoding(DEFAULT_ENCODING)
+            from livetok.server.lsp import documents  # noqa: F401  (EarlyServer's next need)
         except Exception:
             pass
         finally:
-            self._preloaded.set()
             self._go.wait()
         try:
             self._server = self._make_server()
@@ -240,11 +243,7 @@ class Starter(threading.Thread):
             return
         finally:
             self._ready.set()
-
-    def preloaded(self) -> None:
-        """Wait until the default encoding and its per-token tables are loaded (so that the
-        front does not build them a second time beside this thread)."""
-        self._preloaded.wait()
+        load_encoding(DEFAULT_ENCODING)  # and the tables a Document needs
 
     def go(self) -> None:
         """Start making the server (once the front has nothing it can do alone)."""
@@ -298,7 +297,7 @@ def serve_early(fd: int, framer: Framer, params: Any, unit: str,
 
     Runtime complexity: ``O(bytes read)`` plus the documents built and the requests answered.
     """
-    early = EarlyServer(params, unit, write, starter.preloaded)
+    early = EarlyServer(params, unit, write)
     frames: list[Frame] = []
     while True:
         frame = next(framer.frames(), None)
@@ -348,8 +347,7 @@ class EarlyServer:
     the full server.
     """
 
-    def __init__(self, params: Any, unit: str, write: Callable[[bytes], None],
-                 preloaded: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, params: Any, unit: str, write: Callable[[bytes], None]) -> None:
         options, root = None, None
         if isinstance(params, dict):  # relative paths read as the full server reads them
             options = params.get("initializationOptions")
@@ -361,7 +359,6 @@ class EarlyServer:
             self.settings = parse_settings(None)  # the server ignores them too
         self._unit = unit
         self._write = write
-        self._preloaded = preloaded
         #: the documents built, by URI
         self.documents: dict[str, EarlyDocument] = {}
 
@@ -414,7 +411,6 @@ class EarlyServer:
                 return False  # a workspace's tokenizer.json, not trusted: the server says so
             if not _built_in(name):
                 return False  # a tokenizer.json may take seconds: the server loads it aside
-            self._preloaded()
             enc = get_encoding(name)
         except Exception:  # the server reports it
             return False
