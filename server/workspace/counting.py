@@ -134,6 +134,13 @@ class Encodings:
             enc = self._loaded[i] = get_encoding(self.names[i])
         return enc
 
+    def widen_piece_caches(self, limit: int) -> None:
+        """The piece memo of each byte-level encoding loaded, widened to ``limit`` pieces per
+        generation (``Encoding.widen_piece_cache``). Runtime complexity: ``O(encodings)``."""
+        for enc in self._loaded:
+            if isinstance(enc, Encoding):
+                enc.widen_piece_cache(limit)
+
     def save(self) -> None:
         """Write the counts added to each cache and the stat index (:meth:`.CountCache.save`)."""
         for c in self.caches:
@@ -206,9 +213,17 @@ class _Reader:
 _Work = tuple[list[Candidate], list[list[int]], _Reader]
 
 
+#: pieces per generation of a counting process's piece memo: files of one repository share
+#: their words at distances a live document's memo forgets (counting half of a 10,000-file,
+#: 50 MB repository: 9.0 s of CPU with the default, 4.7 s with this; about 8 MB more)
+BULK_PIECE_CACHE = 1 << 16
+
+
 def _read_group(work: _Work, g: int) -> list[_Read]:
-    """:meth:`_Reader.one` of group ``g``'s files, in a forked process."""
+    """:meth:`_Reader.one` of group ``g``'s files, in a forked process (whose byte-level
+    encodings keep :data:`BULK_PIECE_CACHE` pieces)."""
     cands, groups, reader = work
+    reader.encs.widen_piece_caches(BULK_PIECE_CACHE)
     return [reader.one(cands[i]) for i in groups[g]]
 
 

@@ -107,3 +107,31 @@ def test_chunk_sums_kept_for_a_bounded_number_of_chunks(monkeypatch):
     doc.edit(100, 100, "inserted ")
     doc._check()
     assert doc.token_ids() == ref.encode_ordinary(doc.text)
+
+
+def test_a_widened_piece_cache_keeps_more_and_encodes_the_same():
+    """``Encoding.widen_piece_cache`` (bulk counting): the memo holds more pieces, never fewer
+    than it did, and the ids stay tiktoken's."""
+    from livetok.incremental.bytelevel.encoding import Encoding
+
+    base = get_encoding("cl100k_base")
+    assert isinstance(base, Encoding)
+    enc = Encoding(base.name, pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks,
+                   special_tokens=base.special_tokens)
+    narrow = enc._cache.limit
+    enc.widen_piece_cache(narrow * 4)
+    assert enc._cache.limit == narrow * 4
+    enc.widen_piece_cache(1)  # never narrower
+    assert enc._cache.limit == narrow * 4
+    def word(i: int) -> str:  # a distinct letters-only word (one piece each)
+        out = ""
+        while True:
+            out += "bcdfghjklmnpqrstvwxz"[i % 20]
+            i //= 20
+            if not i:
+                return " " + out + "a"
+
+    text = "".join(map(word, range(3 * narrow)))  # 3 narrow generations of new pieces
+    assert enc.encode(text) == tiktoken_ref("cl100k_base").encode_ordinary(text)
+    enc._cache._check()
+    assert enc._cache.size() == 3 * narrow  # all kept: the narrow memo would hold 2 at most
