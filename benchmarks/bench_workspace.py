@@ -19,9 +19,8 @@ livetok counted).
 
 Two more measures say where the cold ratio comes from: the **encode floor** (one process,
 one core: livetok's ``encode`` of the first ``--floor-files`` files against tiktoken's
-``encode_ordinary``, CPU seconds, nothing else timed) and a cold map with a larger piece memo
-(``LIVETOK_PIECE_CACHE=65536`` entries per generation instead of 16,384: the documented
-variable, set for that run only).
+``encode_ordinary``, CPU seconds, nothing else timed, with the piece memo a live document
+gets; the map's counting processes keep a larger one, ``counting.BULK_PIECE_CACHE``).
 
     .venv/bin/python benchmarks/bench_workspace.py [--runs 3] [--files 10000] [--quick]
 """
@@ -105,9 +104,6 @@ print(json.dumps({"tiktoken": tk_s, "livetok": lt_s, "equal": a == b, "files": l
                   "bytes": sum(len(x.encode()) for x in texts)}))
 """
 
-#: the piece memo of the "larger piece memo" variant (entries per generation)
-BIG_PIECE_CACHE = 65_536
-
 #: runs a command and reports its wall time and the largest resident set of its processes
 WRAP = r"""
 import json, resource, subprocess, sys, time
@@ -188,7 +184,7 @@ def main() -> None:
         assert first["files"] == n_files + 1, first["files"]  # and the .gitignore
         results: dict[str, list[dict[str, Any]]] = {k: [] for k in (
             "tiktoken", "tiktoken command", "cold", "warm", "cold command", "warm command",
-            "cold big memo", "floor")}
+            "floor")}
         for run in range(args.runs):
             r = wrapped([sys.executable, "-c", TIKTOKEN_SCRIPT, str(vocab), enc.pat_str,
                          str(listing), str(cores)], env)
@@ -206,19 +202,14 @@ def main() -> None:
             results["cold command"].append(r)
             r = wrapped(cli, env)
             results["warm command"].append(r)
-            big_env = {**env, "LIVETOK_COUNT_CACHE_DIR": str(base / f"cold-big-{run}"),
-                       "LIVETOK_PIECE_CACHE": str(BIG_PIECE_CACHE)}
-            r = wrapped([sys.executable, "-c", LIVETOK_SCRIPT, str(repo), str(cores)], big_env)
-            results["cold big memo"].append({**json.loads(r["out"]), "rss_all": r["rss"]})
             r = wrapped([sys.executable, "-c", FLOOR_SCRIPT, str(vocab), enc.pat_str,
                          str(listing), str(args.floor_files)], env)
             results["floor"].append(json.loads(r["out"]))
             log(f"run {run + 1}: tiktoken {results['tiktoken'][-1]['work']:.2f} s, cold "
-                f"{results['cold'][-1]['work']:.2f} s, warm {results['warm'][-1]['work']:.2f} s, "
-                f"cold (big memo) {results['cold big memo'][-1]['work']:.2f} s; floor "
+                f"{results['cold'][-1]['work']:.2f} s, warm {results['warm'][-1]['work']:.2f} s; floor "
                 f"{results['floor'][-1]['livetok']:.2f} s vs {results['floor'][-1]['tiktoken']:.2f} s")
         totals = {k: {x["tokens"] for x in v} for k, v in results.items()
-                  if k in ("tiktoken", "cold", "warm", "cold big memo")}
+                  if k in ("tiktoken", "cold", "warm")}
         equal = len(set().union(*totals.values())) == 1 and all(
             x["equal"] for x in results["floor"])
         md = page(results, totals, equal, n_files, n_bytes, cores, args)
@@ -249,9 +240,6 @@ def page(results: dict[str, list[dict[str, Any]]], totals: dict[str, set[int]], 
         ["livetok map, warm (cache of a cold run)", C.fmt_s(med["warm"]),
          C.fmt_s(wall["warm command"]), C.fmt_ratio(med["warm"] / med["tiktoken"]),
          f"{max(rss['warm'], rss['warm command']):,.0f} MB"],
-        [f"livetok map, cold, `LIVETOK_PIECE_CACHE={BIG_PIECE_CACHE}`", C.fmt_s(med["cold big memo"]),
-         "", C.fmt_ratio(med["cold big memo"] / med["tiktoken"]),
-         f"{rss['cold big memo']:,.0f} MB"],
     ]
     tok = next(iter(totals["tiktoken"])) if totals["tiktoken"] else 0
     return [
@@ -276,11 +264,10 @@ def page(results: dict[str, list[dict[str, Any]]], totals: dict[str, set[int]], 
         f"- The encode floor (one process, one core, CPU time of the encode alone, the first "
         f"{f0['files']:,} files, {f0['bytes'] / 1e6:.1f} MB): livetok "
         f"{C.fmt_s(floor['livetok'])}, tiktoken {C.fmt_s(floor['tiktoken'])}: "
-        f"**{floor_ratio:.2f}×**. Both sides use every core, so the map's cold ratio cannot go "
-        "much below this one core's ratio: livetok's encoder is Python, tiktoken's Rust. With "
-        "a larger piece memo "
-        f"(`LIVETOK_PIECE_CACHE={BIG_PIECE_CACHE}`) the cold map took "
-        f"{med['cold big memo'] / med['tiktoken']:.2f}× tiktoken's work.",
+        f"**{floor_ratio:.2f}×**, with the piece memo of a live document (livetok's encoder is "
+        "Python, tiktoken's Rust); the map's counting processes keep a larger memo "
+        "(`counting.BULK_PIECE_CACHE` pieces per generation), which the files of one "
+        "repository share words enough to use.",
         f"- {args.runs} runs of each, alternating; {cores} cores here (`jobs` = {cores} for "
         "livetok, `num_threads` = the same for tiktoken).",
         "",
