@@ -46,7 +46,8 @@ from typing import Any, Callable, NamedTuple, Sequence, TypeVar
 from .limits import size_limit
 
 __all__ = ["FORMAT", "CACHE_DIR_ENV", "CACHE_SWITCH_ENV", "MAX_ENTRIES_ENV", "MAX_BYTES_ENV",
-           "MAX_ENTRIES", "MAX_BYTES", "cache_dir", "cached", "cache_file", "folder_refusal"]
+           "MAX_ENTRIES", "MAX_BYTES", "cache_dir", "cached", "cache_file", "folder_refusal",
+           "write_private"]
 
 T = TypeVar("T")
 
@@ -357,28 +358,38 @@ def _write(path: str, code_key: bytes, source_key: bytes, value: Any, limits: _L
         return False
     header = _HEADER.pack(_MAGIC, FORMAT, code_key, source_key, len(payload),
                           hashlib.sha256(payload).digest())
-    folder = os.path.dirname(path)
-    tmp = None
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        # mkstemp: O_EXCL | O_NOFOLLOW, mode 0600; os.replace renames over a planted link
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".partial", dir=folder)
-        with os.fdopen(fd, "wb") as f:
-            f.write(header)
-            f.write(payload)
-        os.replace(tmp, path)
-        tmp = None
+        write_private(path, header, payload)
         return True
     except OSError as exc:
         logger.info("vocabulary cache %s: not written (%s); the next start reads the "
                     "vocabulary file again", path, exc.strerror or exc)
         return False
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+
+
+def write_private(path: str, *parts: bytes) -> None:
+    """Write ``parts`` to the file ``path`` atomically, readable by the user only: into a
+    temporary file beside it (``mkstemp``: created exclusively, not through a link, mode
+    0600; its folder made 0700 if missing), then renamed over ``path``, so that whatever was
+    planted there, a symlink included, is replaced, never followed. Raises ``OSError``; the
+    temporary file of a failed write is removed.
+
+    Runtime complexity: ``O(bytes written)``.
+    """
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".partial", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for part in parts:
+                f.write(part)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _prune(folder: str, newest: str, limits: _Limits) -> None:

@@ -38,7 +38,6 @@ import logging
 import os
 import stat
 import struct
-import tempfile
 import threading
 from typing import Any, ClassVar, Generic, Iterable, Sequence, TypeVar
 
@@ -46,7 +45,8 @@ from livetok.incremental.catalog import model_encoding
 from livetok.incremental.find import find_hf_tokenizer
 from livetok.incremental.limits import size_limit
 from livetok.incremental.registry import ALIASES, is_file_name, tokenizer_json_path
-from livetok.incremental.vocab_cache import CACHE_DIR_ENV, CACHE_SWITCH_ENV, cache_dir, folder_refusal
+from livetok.incremental.vocab_cache import (CACHE_DIR_ENV, CACHE_SWITCH_ENV, cache_dir,
+                                             folder_refusal, write_private)
 
 from livetok.server.version import livetok_version
 
@@ -267,28 +267,13 @@ class _Records(Generic[V]):
         payload = b"".join(pack(d, n) for d, n in self._entries.items())
         header = _HEADER.pack(_MAGIC, FORMAT, self._key, len(self._entries),
                               hashlib.sha256(payload).digest())
-        folder = os.path.dirname(self.path)
-        tmp = None
-        try:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            # mkstemp: O_EXCL, mode 0600; os.replace renames over a planted link, never follows it
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".partial", dir=folder)
-            with os.fdopen(fd, "wb") as f:
-                f.write(header)
-                f.write(payload)
-            os.replace(tmp, self.path)
-            tmp = None
+        try:  # replaces a planted file or link at the path, never follows it
+            write_private(self.path, header, payload)
             return True
         except OSError as exc:
             log.info("count cache %s: not written (%s); counted again next time", self.path,
                      exc.strerror or exc)
             return False
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
 
 
 class CountCache(_Records[int]):
