@@ -392,11 +392,13 @@ class _Table:
 
     def finish(self, *, total: bool) -> None:
         if self.json:
-            # one write: json.dump writes each of a big tree's ~30 pieces a node on its own
+            # one write (json.dump writes each of a big tree's ~30 pieces a node on its own);
+            # indented for a terminal, else compact: only then does json use its C encoder
+            # (a 10,000-file tree: ~0.3 s of indenting in Python)
             sys.stdout.write(json.dumps(
                 {"livetok-count": 1, "encodings": self.names, "files": self.files,
                  "trees": self.trees, "total": self.totals, "errors": self.errors},
-                indent=2, ensure_ascii=False) + "\n")
+                indent=2 if sys.stdout.isatty() else None, ensure_ascii=False) + "\n")
         elif total:
             self.line(self.totals, "total")
 
