@@ -186,7 +186,13 @@ class SessionProtocol(LivetokProtocol):
         if (data.get("method") != types.TEXT_DOCUMENT_DID_CHANGE or self.exited
                 or self._shutdown or not self.initialize_seen):
             return False
-        return sync.did_change_json(cast(LivetokServer, self._server), data.get("params"))
+        server = cast(LivetokServer, self._server)
+        try:
+            return sync.did_change_json(server, data.get("params"))
+        except Exception as exc:  # reported as a typed handler's failure is
+            log.exception("a notification handler failed: textDocument/didChange")
+            server.warn(_FAILED.format(f"{type(exc).__name__}: {exc}"))
+            return True
 
     # pygls's is a generator that first runs the server's own exit handler (livetok has none)
     @lsp_method(types.EXIT)

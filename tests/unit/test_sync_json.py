@@ -139,3 +139,26 @@ def test_random_keystrokes_through_the_session_stay_exact():
     od = server.store.get(URI)
     assert od.text() == text
     assert od.token_count == len(tiktoken_ref("o200k_base").encode(text))
+
+
+def test_a_failing_keystroke_is_reported_and_the_session_goes_on(monkeypatch):
+    """A failure in the JSON path is told to the user as a typed handler's failure is
+    (``report_server_error``), and the next messages are handled."""
+    server = _server()
+    warned: list[str] = []
+    monkeypatch.setattr(server, "warn", warned.append)
+
+    def broken(*args: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(sync, "apply_changes", broken)
+    change = {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": URI, "version": 2},
+        "contentChanges": [{"range": {"start": _pos(0, 0), "end": _pos(0, 0)}, "text": "x"}]}}
+    dispatch(server.protocol, json.dumps(change).encode())
+    assert warned == ["livetok: handling a notification failed (RuntimeError: boom); the "
+                      "server keeps running"]
+    monkeypatch.undo()
+    change["params"]["textDocument"]["version"] = 3
+    dispatch(server.protocol, json.dumps(change).encode())
+    assert server.store.get(URI).text() == "x" + TEXT
