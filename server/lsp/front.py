@@ -4,7 +4,8 @@ Importing the language server (pygls, lsprotocol's ~1,000 attrs classes, the cor
 ~0.5 s, and the vocabulary more: an editor would wait that long for its ``initialize``
 answer. So ``livetok serve`` on stdio starts in two threads:
 
-1. ``livetok-start`` (:class:`Starter`) loads the default encoding; then, when told to (:meth:`Starter.go`), imports the server and makes it;
+1. ``livetok-start`` (:class:`Starter`) loads the default encoding; then, when told to
+   (:meth:`Starter.go`), imports the server and makes it;
 2. the main thread reads the first message (:func:`read_first`) and, when it is an
    ``initialize`` request that looks well formed, answers it at once
    (:func:`initialize_result`: the capabilities the full server announces, computed here
@@ -193,9 +194,17 @@ def answer_first(frame: Frame | None, forced_unit: str | None,
     if result is None:
         return None
     sent = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-    body = json.dumps(sent, separators=(",", ":")).encode("utf-8")
-    write(b"Content-Length: %d\r\n%s\r\n%s" % (len(body), _CONTENT_TYPE, body))
+    write(framed(sent))
     return sent
+
+
+def framed(message: Mapping[str, Any]) -> bytes:
+    """``message`` as pygls writes it: JSON after a ``Content-Length`` header.
+
+    Runtime complexity: ``O(size of message)``.
+    """
+    body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    return b"Content-Length: %d\r\n%s\r\n%s" % (len(body), _CONTENT_TYPE, body)
 
 
 def load_encoding(name: str) -> None:
@@ -322,8 +331,10 @@ def serve_early(fd: int, framer: Framer, params: Any, unit: str,
 
 #: what :meth:`EarlyServer.handle` returns for a request it answered (its frame is dropped)
 ANSWERED = "answered"
-#: ``livetok/tokenCount`` (``protocol.TOKEN_COUNT``, here without importing pygls)
+#: ``protocol.TOKEN_COUNT`` and ``DID_CHANGE_TOKEN_COUNT``, here without importing pygls
+#: (``tests/e2e/test_startup.py`` checks they are the same)
 TOKEN_COUNT = "livetok/tokenCount"
+DID_CHANGE_TOKEN_COUNT = "livetok/didChangeTokenCount"
 #: the requests the front answers about the documents it built
 EARLY_REQUESTS = (TOKEN_COUNT, "textDocument/hover", "textDocument/codeLens")
 
@@ -389,10 +400,6 @@ class EarlyServer:
             return None
         return self._open(td["uri"], td["languageId"], td["version"], td["text"]) or None
 
-    def _send(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message, separators=(",", ":")).encode("utf-8")
-        self._write(b"Content-Length: %d\r\n%s\r\n%s" % (len(body), _CONTENT_TYPE, body))
-
     def _open(self, uri: str, language_id: str, version: int, text: str) -> bool:
         from livetok.incremental import get_encoding
         from livetok.server.lsp.documents import EarlyDocument, OpenDocument
@@ -416,9 +423,9 @@ class EarlyServer:
             return False
 
         def publish(tokens: int, characters: int) -> None:  # before the structure is built
-            self._send({"jsonrpc": "2.0", "method": "livetok/didChangeTokenCount",
+            self._write(framed({"jsonrpc": "2.0", "method": DID_CHANGE_TOKEN_COUNT,
                         "params": {"uri": uri, "version": version, "encoding": enc.name,
-                                   "tokens": tokens, "characters": characters}})
+                                   "tokens": tokens, "characters": characters}}))
 
         od = OpenDocument(uri, language_id, version, text, enc,
                           PositionCodec(cast("Unit", self._unit)), warn=log.info,
@@ -465,7 +472,7 @@ class EarlyServer:
                 result = views.lenses_json(views.code_lenses(od, self.settings, secs))
         except Exception:  # a position out of range, ...: the server answers with the error
             return False
-        self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        self._write(framed({"jsonrpc": "2.0", "id": message["id"], "result": result}))
         return True
 
 

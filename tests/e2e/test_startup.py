@@ -186,6 +186,15 @@ def test_front_counts_a_did_open_as_the_server_does(options, language):
     assert early is not None and early == _server_count(options, did_open)
 
 
+def test_front_names_the_server_s_methods():
+    from livetok.server.lsp import front, protocol
+
+    assert (front.TOKEN_COUNT, front.DID_CHANGE_TOKEN_COUNT) == (
+        protocol.TOKEN_COUNT, protocol.DID_CHANGE_TOKEN_COUNT)
+    assert set(front.EARLY_REQUESTS) <= {protocol.TOKEN_COUNT, "textDocument/hover",
+                                         "textDocument/codeLens"}
+
+
 def test_front_leaves_documents_it_cannot_be_sure_of_to_the_server(tmp_path):
     assert BUDGET_FILE_NAMES == CONFIG_NAMES
     (tmp_path / "ruled").mkdir()
