@@ -394,7 +394,7 @@ class _Table:
         if self.json:
             # one write (json.dump writes each of a big tree's ~30 pieces a node on its own);
             # indented for a terminal, else compact: only then does json use its C encoder
-            # (a 10,000-file tree: ~0.3 s of indenting in Python)
+            # (a 10,000-file tree: 1.7 s in the Python encoder, under cProfile)
             sys.stdout.write(json.dumps(
                 {"livetok-count": 1, "encodings": self.names, "files": self.files,
                  "trees": self.trees, "total": self.totals, "errors": self.errors},
