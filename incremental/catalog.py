@@ -426,7 +426,10 @@ def availability(model: Model) -> Availability:
         return Availability(True, model.encoding, where)
     try:  # subtle: loads it when it is somewhere the checks above do not look
         enc = registry.get_encoding(model.encoding)
-    except (VocabularyError, ImportError) as exc:
+    except (ValueError, ImportError, OSError) as exc:
+        # not here, or here but unreadable (VocabularyError and a model file's errors are
+        # ValueErrors): either way not available, and the message says why; a listing of
+        # the catalog never fails on one model
         return Availability(False, model.encoding, how=str(exc))
     return Availability(True, model.encoding, str(getattr(enc, "source", "") or model.source))
 

@@ -24,8 +24,8 @@ from typing import Any, Callable, TypeVar
 from .bytelevel.encoding import Encoding
 from .bytelevel.pretokenize import PATTERNS
 from . import vocab_cache
-from .find import (HF_PREFIX, find_hf_tokenizer, find_mistral_data, find_mistral_v1,
-                   find_vocabulary, list_hf_tokenizers, split_model_id)
+from .find import (HF_PREFIX, MISTRAL_V1_ENV, find_hf_tokenizer, find_mistral_data,
+                   find_mistral_v1, find_vocabulary, list_hf_tokenizers, split_model_id)
 from .load import (VocabularyError, check_byte_level, load_gpt2_files, load_tiktoken_file,
                    read_limited, vocabulary_limit)
 from .protocol import PieceEncoding, check_encoding
@@ -161,11 +161,14 @@ def _bert() -> Any:
 
 
 def _mistral() -> Any:
-    from .sentencepiece.encoding import SentencePieceEncoding, load_mistral_v1
+    from .sentencepiece.encoding import SentencePieceEncoding
 
     path = find_mistral_v1()
-    if path is None:
-        return load_mistral_v1()  # raises the error that says how to install the model
+    if path is None:  # a vocabulary that is not here, as for the other Mistral files
+        raise VocabularyError(
+            f"mistral-7b-v0.1 needs Mistral's tokenizer.model.v1 from the mistral-common "
+            f"package (Apache-2.0), which is not installed: pip install mistral-common (or "
+            f"set {MISTRAL_V1_ENV} to a tokenizer.model file)")
     return SentencePieceEncoding(_sentencepiece_model(str(path)), name="mistral-7b-v0.1",
                                  source=str(path))
 

@@ -225,6 +225,27 @@ def test_a_missing_package_says_which_to_install(monkeypatch: pytest.MonkeyPatch
                                    registry._mistral_sp("mistral-sp-241114"))
 
 
+def test_without_mistral_common_the_listing_still_answers(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Without mistral-common (the plain ``pip install``: issue 37 item 3), Mistral 7B v0.1
+    is not here, with how to get it, and ``list_encodings(models=True)`` answers instead of
+    raising the loader's error (tests/e2e/test_installed_alone.py runs the command there)."""
+    for module in (registry, catalog):
+        monkeypatch.setattr(module, "find_mistral_v1", lambda: None)
+        monkeypatch.setattr(module, "find_mistral_data", lambda filename: None)
+    monkeypatch.delenv("LIVETOK_MISTRAL_V1_FILE", raising=False)
+    registry.register_encoding("mistral-7b-v0.1", registry._mistral)  # forget a loaded one
+    try:
+        with pytest.raises(VocabularyError, match="pip install mistral-common"):
+            get_encoding("mistral-7b-v0.1")
+        found = availability(find_model("mistral-7b-v0.1"))  # type: ignore[arg-type]
+        assert not found.available and "pip install mistral-common" in found.how
+        names = list_encodings(models=True, found=False)
+        assert "gpt-4o" in names and "mistral-medium-2312" not in names
+    finally:
+        registry.register_encoding("mistral-7b-v0.1", registry._mistral)
+
+
 def test_a_model_whose_vocabulary_no_package_ships_asks_for_the_file() -> None:
     with pytest.raises(VocabularyError, match=r"text-davinci-003: the model's tokenizer is "
                        r"p50k_base: .*path='p50k_base.tiktoken'"):
