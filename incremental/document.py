@@ -698,7 +698,14 @@ class Document:
         # subtle: a changed piece can lie wholly left (or right) of the edit when the edit
         # changed only what its split read, so both sides are also clipped to [a, b)
         lstop = min(start, b)
-        l_lo = seq.piece_start_at(a) if a < lstop else None
+        # an end of the new piece that is no old piece boundary (the edit moved where a piece
+        # far from it ends: CJK then an inserted lower-case letter under o200k's cased-run
+        # alternatives) is still a place to glue at when an old token starts cleanly there:
+        # the old tokens between it and the edit are contiguous tokens of an old piece, so
+        # the tokenization of their own text (Remark 3), as Algorithm 1 needs
+        l_lo = (seq.piece_start_at(a) if a < lstop else None)
+        if l_lo is None and a < lstop:
+            l_lo = _clean_start_at(seq, a)
         left: Iterator[tuple[int, int, int]] = iter(())
         if l_lo is not None:
             l_hi = min(
@@ -710,6 +717,8 @@ class Document:
         ob = b - delta
         rstart = max(end, a - delta)
         r_hi = seq.piece_start_at(ob) if ob > rstart else None
+        if r_hi is None and ob > rstart:
+            r_hi = _clean_start_at(seq, ob)
         right: Iterator[tuple[int, int, int]] = iter(())
         if r_hi is not None and r_hi > 0:
             ti, ts = seq.locate(rstart)
@@ -767,6 +776,25 @@ class Document:
                 f"want {list(want_flags[max(0, k - 3):k + 4])}; text {text!r:.200}"
             )
         assert seq.total_counted == len(enc.encode(text)), "count differs from encode()"
+
+
+def _clean_start_at(seq: TokenSeq, cp: int) -> int | None:
+    """Index of the token that starts on a character boundary exactly at ``cp`` (a piece start
+    or not; ``total_tokens`` at the end), or None when no token boundary is there.
+
+    Runtime complexity: ``O(log C + load)``.
+    """
+    if cp >= seq.total_cp:
+        return seq.total_tokens if cp == seq.total_cp else None
+    j, st = seq.first_at_or_after(cp)
+    while j < seq.total_tokens and st == cp:
+        _, w, f = seq.get(j)
+        if f & CLEAN:
+            return j
+        if w:
+            return None
+        j += 1
+    return None
 
 
 def _checked(encoding: PieceEncoding) -> PieceEncoding:

@@ -102,13 +102,55 @@ def test_edits_stay_inside_the_line(W: ModuleType) -> None:
         length += len(ins) - (e - s)
 
 
-def test_changed_tokens(W: ModuleType) -> None:
-    assert W.changed_tokens([1, 2, 3], [1, 2, 3]) == 0
-    assert W.changed_tokens([], [5]) == 1
-    assert W.changed_tokens([7] * 10_000, [7] * 10_001) == 1  # the prefix and suffix overlap
-    old = list(range(20_000))
-    new = old[:9_000] + [-1, -2] + old[9_005:]
-    assert W.changed_tokens(old, new) == 5
+def _spans(W: ModuleType, toks: list[tuple[int, int, int]]) -> object:
+    from array import array
+
+    return W.Spans(array("l", [t[0] for t in toks]), array("l", [t[1] for t in toks]),
+                   array("l", [t[2] for t in toks]))
+
+
+def _by_position(old: list[tuple[int, int, int]], new: list[tuple[int, int, int]], start: int,
+                 end: int, inserted: int) -> int:
+    """Issue 35's definition, by brute force over sets: new tokens (id, start, end) that no old
+    token mapped into the new text's coordinates equals (or the old ones without an equal)."""
+    d = inserted - (end - start)
+    mapped = {(i, a, b) if b <= start else (i, a + d, b + d) for i, a, b in old
+              if b <= start or a >= end}
+    news = set(new)
+    return max(len(news - mapped), len(old) - len(mapped & news))
+
+
+def test_changed_tokens_by_position(W: ModuleType) -> None:
+    same = [(1, 0, 2), (2, 2, 4), (3, 4, 6)]
+    assert W.changed_tokens(_spans(W, same), _spans(W, same), 4, 4, 0) == 0
+    assert W.changed_tokens(_spans(W, []), _spans(W, [(5, 0, 1)]), 0, 0, 1) == 1
+    # a run of one token repeated, one more character: the ids are the same list but one,
+    # yet every token after the edit moved (issue 35, decision 1: not stored implicitly)
+    run = [(7, 2 * k, 2 * k + 2) for k in range(10_000)]
+    longer = [(7, 2 * k, 2 * k + 2) for k in range(10_000)] + [(8, 20_000, 20_001)]
+    assert W.changed_tokens(_spans(W, run), _spans(W, longer), 9_001, 9_001, 1) == \
+        _by_position(run, longer, 9_001, 9_001, 1) == 5_501
+
+
+def test_changed_tokens_match_the_definition_on_documents(W: ModuleType) -> None:
+    import random
+
+    from livetok.incremental import Document, get_encoding
+
+    rng = random.Random(35)
+    doc = Document("word " * 50 + "a" * 300 + " 1234567890" * 30 + " 日本語の文章" * 20,
+                   get_encoding("cl100k_base"))
+    for _ in range(150):
+        old = list(doc.iter_tokens())
+        s = rng.randrange(doc.length + 1)
+        e = min(doc.length, s + rng.choice((0, 0, 1, 3)))
+        ins = rng.choice(("", "a", "7", " ", "日", "xyz"))
+        before = W.token_spans(doc)
+        doc.edit(s, e, ins)
+        new = list(doc.iter_tokens())
+        want = _by_position([(i, a, b) for i, a, b in old], [(i, a, b) for i, a, b in new],
+                            s, e, len(ins))
+        assert W.changed_tokens(before, W.token_spans(doc), s, e, len(ins)) == want
 
 
 def test_doctests(W: ModuleType) -> None:
