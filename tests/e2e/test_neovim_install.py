@@ -16,6 +16,11 @@ uses and kept in ``~/.cache/livetok-test-data`` (keyed by ``pyproject.toml``'s r
 and the Python's version); ``tests/e2e/test_vscode_install.py`` uses it too. The install
 itself takes about 20 s (slow); the test without a Python runs no pip and is in the default
 run.
+
+Without a plugin manager (issue 37 item 4), `:help livetok-install`'s recipe links the plugin
+into a package directory of a fresh home: the default run checks that the linked plugin finds
+its checkout (``:LivetokInstall!`` without a Python, so no pip); the slow run installs through
+the link and counts (about 45 s here).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -34,10 +40,6 @@ import pytest
 from .._refs import tiktoken_ref
 from .test_server_neovim import find_nvim
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the Python the tests run on, outside any virtual environment: what a user's python3 is
@@ -232,3 +234,129 @@ def test_install_then_the_plugin_runs_the_installed_server(tmp_path):
     assert again["count"]["tokens"] == expected, again  # type: ignore[index]
     assert not any("installed" in m for m in again["messages"]), again["messages"]  # type: ignore[union-attr]
     assert marker.exists(), "the environment was made again"
+
+
+# -- without a plugin manager: the link recipe of `:help livetok-install` (issue 37 item 4) ----
+
+#: Lua run by -c before the recipe's commands: vim.notify's messages kept for the test
+CAPTURE = ("lua vim.g.livetok_test_messages = {}; vim.notify = function(m) "
+           "local t = vim.g.livetok_test_messages; table.insert(t, m); "
+           "vim.g.livetok_test_messages = t end")
+#: Lua that writes what the test reads: the checkout the plugin found, the messages
+REPORT = ("lua local f = io.open(vim.g.livetok_test_out, 'w'); f:write(vim.fn.json_encode("
+          "{ root = require('livetok.install').repo_root(), messages = vim.g.livetok_test_messages }"
+          ")); f:close()")
+#: the Lua of the start after the install: a user's first command, then its count
+AFTER = r"""
+local function finish(res)
+  local f = io.open(vim.g.livetok_test_out, 'w'); f:write(vim.fn.json_encode(res)); f:close()
+  vim.cmd('qa!')
+end
+vim.api.nvim_create_autocmd('VimEnter', { once = true, callback = function() vim.schedule(function()
+  local ok, err = pcall(function()
+    local Livetok = require('livetok')
+    vim.cmd('LivetokCount')  -- the first command sets livetok up with its defaults
+    local res = { first = Livetok.wait_for_count(0, 120000) }
+    local c = Livetok.client()
+    res.cmd = c and c.config.cmd
+    res.count = Livetok.count_sync(0, nil, 60000)
+    finish(res)
+  end)
+  if not ok then finish({ error = tostring(err) }) end
+end) end })
+"""
+
+
+def documented_link_recipe() -> list[str]:
+    """The three shell lines of `:help livetok-install`'s recipe without a plugin manager;
+    docs/editors.md names the same link."""
+    help_text = (ROOT / "demo" / "neovim" / "doc" / "livetok.txt").read_text(encoding="utf-8")
+    lines = re.findall(r"^    ((?:mkdir -p|ln -s|nvim -c) .*)$", help_text, re.M)
+    assert len(lines) == 3, lines
+    assert "~/.local/share/nvim/site/pack/livetok/start/livetok" in \
+        (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    return lines
+
+
+def link_recipe(home: Path, checkout: Path) -> Path:
+    """The recipe's ``mkdir -p`` and ``ln -s``, in the fresh home ``home`` (its
+    ``~/.local/share`` is ``$XDG_DATA_HOME``, ``home / "data"``): the link's path."""
+    mkdir, ln, _ = documented_link_recipe()
+    start = Path(mkdir.split()[-1].replace("~/.local/share", str(home / "data")))
+    link = Path(ln.split()[-1].replace("~/.local/share", str(home / "data")))
+    assert ln.split()[2] == "/path/to/livetok/demo/neovim" and link.parent == start
+    start.mkdir(parents=True)
+    link.symlink_to(checkout / "demo" / "neovim")
+    return link
+
+
+def run_recipe(home: Path, path: Path, extra_env: dict[str, str], timeout: float,
+               args: list[str]) -> dict[str, object]:
+    """Headless Neovim in the fresh home ``home`` (no init file: the plugin is found in the
+    package directory), ``PATH`` = ``path``, with ``args``; returns what it wrote."""
+    out = home / "out.json"
+    out.unlink(missing_ok=True)
+    env = {**os.environ, "PATH": str(path), "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
+           "XDG_DATA_HOME": str(home / "data"), "XDG_STATE_HOME": str(home / "state"),
+           "XDG_CACHE_HOME": str(home / "cache"), **extra_env}
+    for var in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "VIMINIT", "MYVIMRC"):
+        env.pop(var, None)
+    cmd = [find_nvim(), "--headless", "-i", "NONE", "-n",
+           "--cmd", f"let g:livetok_test_out = {json.dumps(str(out))}", *args]
+    proc = subprocess.run(cmd, capture_output=True, timeout=timeout, cwd=home, stdin=subprocess.DEVNULL,
+                          env=env)
+    assert out.exists(), f"nvim wrote no result (exit {proc.returncode}): {proc.stderr[-2000:]!r}"
+    res: dict[str, object] = json.loads(out.read_text(encoding="utf-8"))
+    assert "error" not in res, res
+    return res
+
+
+def recipe_args() -> list[str]:
+    """The recipe's ``nvim -c 'helptags ALL' -c 'LivetokInstall!' -c q``, with the test's
+    capture before and its report before the ``q``."""
+    *_, nvim_line = documented_link_recipe()
+    assert nvim_line == "nvim -c 'helptags ALL' -c 'LivetokInstall!' -c q", nvim_line
+    return ["-c", CAPTURE, "-c", "helptags ALL", "-c", "LivetokInstall!", "-c", REPORT, "-c", "qa!"]
+
+
+def test_the_link_recipe_finds_its_checkout(tmp_path):
+    """The plugin linked into a package directory finds the checkout the link points to (it
+    used to look beside the link and say "not inside a livetok checkout"); with no Python on
+    PATH the install then says what to install, and `:help livetok` has its tags."""
+    checkout = tmp_path / "livetok"
+    checkout.mkdir()
+    shutil.copytree(ROOT / "demo" / "neovim", checkout / "demo" / "neovim")
+    shutil.copy2(ROOT / "pyproject.toml", checkout / "pyproject.toml")
+    home = tmp_path / "home"
+    link_recipe(home, checkout)
+    res = run_recipe(home, bin_dir(tmp_path / "bin", None), {}, 120, recipe_args())
+    assert res["root"] == str(checkout.resolve()), res
+    messages = "\n".join(res["messages"])  # type: ignore[arg-type]
+    assert "not inside a livetok checkout" not in messages
+    assert [m for m in documented_messages() if ":LivetokInstall" in m][0] in res["messages"], res  # type: ignore[operator]
+    tags = (checkout / "demo" / "neovim" / "doc" / "tags").read_text(encoding="utf-8")
+    assert "\nlivetok-install\tlivetok.txt\t" in tags, tags
+
+
+@pytest.mark.slow
+def test_the_link_recipe_installs_and_counts(tmp_path):
+    """The whole recipe in a fresh home: link, ``helptags ALL``, ``:LivetokInstall!`` (pip,
+    offline from the wheelhouse); then a Neovim on a file, whose first ``:LivetokCount`` starts
+    the installed server and gets the exact count."""
+    wheels = wheelhouse()
+    checkout = checkout_copy(tmp_path / "livetok")
+    home = tmp_path / "home"
+    link_recipe(home, checkout)
+    path = bin_dir(tmp_path / "bin", BASE_PYTHON)
+    installed = run_recipe(home, path, pip_env(wheels), 900, recipe_args())
+    assert installed["root"] == str(checkout.resolve()), installed
+    env_dir = home / "data" / "nvim" / "livetok"
+    assert f"livetok: installed the language server in {env_dir}" in installed["messages"], installed  # type: ignore[operator]
+
+    doc = home / "notes.txt"
+    doc.write_text(TEXT, encoding="utf-8")
+    (home / "after.lua").write_text(AFTER, encoding="utf-8")
+    res = run_recipe(home, path, pip_env(wheels), 300, ["-c", f"luafile {home / 'after.lua'}", str(doc)])
+    assert res["cmd"] == [str(env_dir / "bin" / "livetok"), "serve"], res
+    expected = len(tiktoken_ref("o200k_base").encode_ordinary(TEXT))
+    assert res["count"]["tokens"] == expected, res  # type: ignore[index]

@@ -28,10 +28,11 @@ local PROBE = table.concat({
 }, '\n')
 
 --- The livetok checkout this plugin lives in (lua/livetok/install.lua is five folders down:
---- demo/neovim/lua/livetok/).
+--- demo/neovim/lua/livetok/). Links resolved first: without a plugin manager the plugin is a
+--- link in pack/*/start/ (`:help livetok-install`), and its checkout is where the link points.
 function I.repo_root()
   local here = debug.getinfo(1, 'S').source:sub(2)
-  return vim.fn.fnamemodify(here, ':p:h:h:h:h:h')
+  return vim.fn.fnamemodify(vim.fn.resolve(vim.fn.fnamemodify(here, ':p')), ':h:h:h:h:h')
 end
 
 --- The Pythons to try: g:livetok_python if set, then python3 and python3.X on PATH (Ubuntu
