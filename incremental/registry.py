@@ -200,25 +200,20 @@ def _mistral_file(name: str, filename: str) -> Path:
 
 
 def _tekken(name: str) -> Callable[[], Any]:
-    """The factory of a Tekken encoding: ``mistral-common``'s file, converted in memory to its
-    ``tokenizer.json`` form (:mod:`.hf.tekken`) and read as one
-    (:func:`.hf.reader.cached_tokenizer`: what the reader prepares of it is kept in the
-    vocabulary cache, :mod:`.vocab_cache`; a warm start reads no JSON). ``mistral-common`` is
-    not a dependency: without it the error says how to install it."""
+    """The factory of a Tekken encoding: ``mistral-common``'s file read as ``mistral-common``
+    encodes it (special-token strings in the text are text, issue 35 decision 4;
+    :func:`.hf.tekken.load_tekken`, its ranks kept in the vocabulary cache). Its HuggingFace
+    conversion is read by path (a ``tokenizer.json``). ``mistral-common`` is not a dependency:
+    without it the error says how to install it."""
     version = _TEKKEN[name]
 
     def build() -> Any:
-        import json
-
         path = _mistral_file(name, f"tekken_{version}.json")
-        from .hf import tekken
-        from .hf.reader import cached_tokenizer
+        from .hf.tekken import load_tekken
 
         limit = vocabulary_limit()
         raw = read_limited(path, limit, what="Tekken vocabulary", env="LIVETOK_MAX_VOCAB_BYTES")
-        return cached_tokenizer(f"tekken-{limit}", str(path), [raw],
-                                lambda: tekken.tekken_to_dict(json.loads(raw)), name=name,
-                                code=[tekken.__file__])
+        return load_tekken(name, str(path), raw)
 
     return build
 

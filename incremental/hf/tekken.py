@@ -1,10 +1,22 @@
-"""Mistral's Tekken vocabularies (``tekken_*.json`` of the Apache-2.0 ``mistral-common``) in
-HuggingFace's ``tokenizer.json`` form, built in memory.
+"""Mistral's Tekken vocabularies (``tekken_*.json`` of the Apache-2.0 ``mistral-common``): as
+``mistral-common`` encodes them (:func:`tekken_encoding`, the named encodings), and in
+HuggingFace's ``tokenizer.json`` form, built in memory (:func:`tekken_to_dict`).
 
 A Tekken file is Mistral's own format: a tiktoken-style list of ranked byte strings
 (base64), the pre-tokenizer's regex, and a count of special tokens that come first in the id
-space. :func:`tekken_to_dict` writes what ``transformers``' ``convert_tekken_tokenizer``
-writes: byte-level BPE with ``ignore_merges`` (tiktoken semantics), merges derived from the
+space.
+
+**mistral-common's semantics** (issue 35, decision 4: the library Mistral's models and API
+use). Its ``Tekkenizer`` is tiktoken on the ranks with no special tokens (``special_tokens={}``):
+every string in the text is text, ``[INST]`` or ``</s>`` included (as tiktoken's
+``encode_ordinary`` treats ``<|endoftext|>``), and each id is the rank plus the number of
+special tokens. :func:`tekken_encoding` is the byte-level
+:class:`~livetok.incremental.bytelevel.encoding.Encoding` of exactly that: the ranks shifted
+by that number (a constant shift keeps tiktoken's merge order, so the ids are
+``mistral-common``'s), the file's pattern, the special tokens known for ``decode`` only.
+
+**HuggingFace's semantics**: :func:`tekken_to_dict` writes what ``transformers``'
+``convert_tekken_tokenizer`` writes: byte-level BPE with ``ignore_merges`` (tiktoken semantics), merges derived from the
 ranks, the special tokens as added tokens with ids ``0..n_special-1`` and the ranks shifted
 after them. ``livetok.incremental.hf.tokenizer_from_dict`` then builds the encoding, and
 ``tests/_tokenizer_files.py`` writes the same dictionary as the pinned test file (so the
@@ -21,9 +33,11 @@ import base64
 import json
 from typing import Any, Mapping
 
+from ..bytelevel.encoding import Encoding
 from .models import bytes_to_unicode
 
-__all__ = ["tekken_ranks", "tekken_specials", "tekken_to_dict", "tekken_json_text"]
+__all__ = ["tekken_ranks", "tekken_specials", "tekken_to_dict", "tekken_json_text",
+           "tekken_encoding", "load_tekken"]
 
 #: Tekken v3 files without a ``special_tokens`` list (``tekken_240718.json``) get these first
 #: 20, then ``<SPECIAL_20>``..``<SPECIAL_999>`` (``mistral_common/tokens/tokenizers/tekken.py``)
@@ -125,3 +139,53 @@ def tekken_json_text(raw: bytes) -> str:
     Runtime complexity: as :func:`tekken_to_dict`.
     """
     return json.dumps(tekken_to_dict(json.loads(raw)), ensure_ascii=False, indent=1)
+
+
+def tekken_encoding(name: str, data: Mapping[str, Any], *, source: str = "") -> Encoding:
+    """The encoding of a parsed Tekken file as ``mistral-common``'s ``Tekkenizer.encode(text,
+    bos=False, eos=False)`` gives its ids (module docstring): tiktoken on the ranks shifted by
+    the number of special tokens, special-token strings in the text encoded as text.
+
+    Runtime complexity: ``O(vocabulary)``.
+    """
+    ranks, pattern, n_special = tekken_ranks(data)
+    specials = tekken_specials(data)
+    return Encoding(name, pat_str=pattern, source=source,
+                    mergeable_ranks={b: r + n_special for b, r in ranks.items()},
+                    special_tokens={t: i for i, t in enumerate(specials)})
+
+
+def _is_payload(v: object) -> bool:
+    return (isinstance(v, dict) and isinstance(v.get("ranks"), dict)
+            and isinstance(v.get("pattern"), str) and isinstance(v.get("specials"), list))
+
+
+def load_tekken(name: str, path: str, raw: bytes) -> Encoding:
+    """The named Tekken encoding (``mistral-common``'s semantics, :func:`tekken_encoding`) of
+    the file ``path`` whose bytes are ``raw``, its ranks kept in the vocabulary cache
+    (:mod:`..vocab_cache`: a warm start parses no JSON). A file that is not a Tekken
+    vocabulary is a one-line :class:`~livetok.incremental.load.VocabularyError`.
+
+    Runtime complexity: ``O(vocabulary)``.
+    """
+    from .. import vocab_cache
+    from ..load import VocabularyError, check_byte_level, check_ranks
+
+    def make() -> dict[str, Any]:
+        try:
+            data = json.loads(raw)
+            ranks, pattern, n_special = tekken_ranks(data)
+            specials = tekken_specials(data)
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            raise VocabularyError(
+                f"{path}: not a Tekken vocabulary ({type(exc).__name__}: {exc}); reinstall "
+                "mistral-common (pip install --force-reinstall mistral-common)") from None
+        shifted = {b: r + n_special for b, r in ranks.items()}
+        check_ranks(shifted, path)
+        check_byte_level(shifted, path)
+        return {"ranks": shifted, "pattern": pattern, "specials": specials}
+
+    got = vocab_cache.cached("tekken-ranks", path, [raw], make, valid=_is_payload,
+                             code=[__file__])
+    return Encoding(name, pat_str=got["pattern"], mergeable_ranks=got["ranks"], source=path,
+                    special_tokens={t: i for i, t in enumerate(got["specials"])})

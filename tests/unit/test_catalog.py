@@ -1,6 +1,6 @@
 """The model catalog (``incremental/catalog.py``, issue 29): every model it calls exact counts
 like its reference library on real text (OpenAI's against tiktoken, Mistral's against
-sentencepiece or HuggingFace ``tokenizers`` on the converted Tekken file, the Hugging Face
+sentencepiece or ``mistral-common``'s Tekken encode (``tests/_tekken_ref.py``), the Hugging Face
 models against ``tokenizers`` on the pinned test files, served from a fake local Hugging Face
 cache); a model whose tokenizer is missing is refused with how to get it and no network; an ≈
 model is refused under its name, with its stand-in and the reason; names resolve by alias,
@@ -103,12 +103,6 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 # -- the references ----------------------------------------------------------------------------
 
 
-def _tokenizers_ref(data: dict[str, Any]) -> Callable[[str], list[int]]:
-    tokenizers = pytest.importorskip("tokenizers")
-    tok = tokenizers.Tokenizer.from_str(json.dumps(data))
-    return lambda text: list(tok.encode(text, add_special_tokens=False).ids)
-
-
 def _reference(encoding: str) -> Callable[[str], list[int]]:
     """The reference library's encode for the tokenizer ``encoding`` (a model's), or a skip
     that says why there is none here."""
@@ -116,11 +110,11 @@ def _reference(encoding: str) -> Callable[[str], list[int]]:
         return tiktoken_ref("r50k_base" if encoding == "gpt2" else encoding).encode_ordinary
     if encoding.startswith("mistral-tekken-"):
         pytest.importorskip("mistral_common")
-        from livetok.incremental.hf import tekken
+        from .._tekken_ref import mistral_common_encode
 
         path = find_tekken(encoding.rsplit("-", 1)[1])
         assert path is not None
-        return _tokenizers_ref(tekken.tekken_to_dict(json.loads(path.read_bytes())))
+        return mistral_common_encode(path)[0]  # issue 35, decision 4
     if encoding.startswith("mistral-"):
         spm = pytest.importorskip("sentencepiece")
         source = getattr(get_encoding(encoding), "source", None)
@@ -285,12 +279,23 @@ def test_an_approximation_is_refused_under_the_model_name(name: str, tmp_path: P
     assert msg.startswith(f"{name}: livetok has no exact count for this model: ")
     assert model.why in msg and f"name its stand-in, {model.encoding}, instead" in msg
     assert model_encoding(name, approximate=True) == model.encoding
+    found = catalog.stand_in(name)  # what the command line and the editor count it with
+    assert found is not None and found.encoding == model.encoding and found.model == model
+    assert found.note.startswith(f"≈ {name}: counted with the stand-in {model.encoding}, not ")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
     if model.repo_id is not None:  # a stand-in that is not here: how to get it
         with pytest.raises(VocabularyError, match=r"stand-in \(≈\) is google/gemma-3-4b-it's "
                            r"tokenizer.json, which is not in the local Hugging Face cache; "
                            r"livetok never downloads"):
             model_encoding(name, approximate=True)
+
+
+def test_only_an_approximation_has_a_stand_in() -> None:
+    """Exact models, encodings and paths are counted as named (even a path that starts like
+    a model's name)."""
+    for name in ("gpt-4o", "llama-3.1-8b", "cl100k_base", "gpt-4", "claude-notes.json",
+                 "hf:org/claude-3"):
+        assert catalog.stand_in(name) is None, name
 
 
 def test_the_approximations_say_why() -> None:

@@ -257,62 +257,42 @@ _TEXT = ("Hello world! [INST] Mistral's Tekken: 12345 ünïcödé 你好世界 �
          "<s></s> [/INST] ") * 3
 
 
-# 240718 (Mistral Nemo) by default, 240911 under slow: the same conversion and reader on
-# another vocabulary
-def _pinned_conversion(name: str) -> Path | None:
-    """The pinned test file that is ``name``'s conversion (240718's: Mistral Nemo's, whose
-    SHA-256 test_tekken_conversion_is_the_pinned_file checks), or None."""
-    if name != "mistral-tekken-240718":
-        return None
-    try:
-        return tokenizer_file("mistral_nemo")
-    except pytest.skip.Exception:
-        return None
-
-
+# 240718 (Mistral Nemo) by default, 240911 under slow: the same reader on another vocabulary
 @pytest.mark.parametrize("name", ["mistral-tekken-240718",
                                   pytest.param("mistral-tekken-240911", marks=pytest.mark.slow)])
-def test_tekken_encodings_equal_huggingface(name: str) -> None:
-    """The named Tekken encodings count exactly like HF ``tokenizers`` on the same converted
-    dictionary (240718's conversion is the pinned test file's, so its SHA-256 vouches for it)."""
+def test_tekken_encodings_equal_mistral_common(name: str) -> None:
+    """The named Tekken encodings count exactly like ``mistral-common``'s Tekkenizer (issue 35,
+    decision 4: special-token strings in the text are text; ``tests/_tekken_ref.py``)."""
     pytest.importorskip("mistral_common")
-    tokenizers = pytest.importorskip("tokenizers")
-    from livetok.incremental.hf import tekken
+    from .._tekken_ref import mistral_common_encode
 
     path = find_tekken(registry._TEKKEN[name])
     assert path is not None
-    pinned = _pinned_conversion(name)
-    if pinned is not None:  # the conversion itself, read as HF reads it (5 s less to convert)
-        ref = tokenizers.Tokenizer.from_file(str(pinned))
-    else:
-        data = tekken.tekken_to_dict(json.loads(path.read_bytes()))
-        ref = tokenizers.Tokenizer.from_str(json.dumps(data))
+    ref, _ = mistral_common_encode(path)
     enc = get_encoding(name)
     assert enc.name == name
-    want = ref.encode(_TEXT, add_special_tokens=False).ids
+    want = ref(_TEXT)
     assert enc.encode(_TEXT) == want
     if name == "mistral-tekken-240718":
         assert get_encoding("mistral-nemo") is enc
         assert want[:2] == [22177, 4304]  # "Hello", " world" (ids after the 1,000 specials)
 
 
-def test_tekken_warm_start_neither_converts_nor_prepares(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The second build reads what the reader prepared from the vocabulary cache: no JSON
-    parse, no conversion, no rule table; and it encodes as the first."""
+def test_tekken_warm_start_reads_no_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second build reads the ranks from the vocabulary cache: no JSON parse; and it
+    encodes as the first."""
     pytest.importorskip("mistral_common")
     from livetok.incremental import vocab_cache
-    from livetok.incremental.hf import reader, tekken
+    from livetok.incremental.hf import tekken
 
     monkeypatch.setenv(vocab_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
     calls: list[str] = []
-    convert, prepare = tekken.tekken_to_dict, reader._prepare
-    monkeypatch.setattr(tekken, "tekken_to_dict", lambda d: calls.append("convert") or convert(d))
-    monkeypatch.setattr(reader, "_prepare", lambda d, s: calls.append("prepare") or prepare(d, s))
+    ranks = tekken.tekken_ranks
+    monkeypatch.setattr(tekken, "tekken_ranks", lambda d: calls.append("ranks") or ranks(d))
     first = registry._tekken("mistral-tekken-240718")()
-    assert calls == ["convert", "prepare"]
+    assert calls == ["ranks"]
     second = registry._tekken("mistral-tekken-240718")()
-    assert calls == ["convert", "prepare"], "the second build should come from the cache"
+    assert calls == ["ranks"], "the second build should come from the cache"
     assert second.encode(_TEXT) == first.encode(_TEXT)
 
 
