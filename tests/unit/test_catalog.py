@@ -9,7 +9,6 @@ case and prefix."""
 from __future__ import annotations
 
 import functools
-import json
 import socket
 from pathlib import Path
 from typing import Any, Callable
