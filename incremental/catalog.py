@@ -11,8 +11,10 @@ Model names are accepted wherever an encoding is: :func:`.registry.get_encoding`
 :func:`model_encoding` about a name it does not know (this module registers itself with
 :func:`.registry.register_models`: it imports :mod:`.models`, which imports the registry, so
 the registry cannot import it). An exact model loads its tokenizer; an ≈ one is refused with a
-message naming the stand-in, so that a count under a model's name is always exact; a model
-whose tokenizer is not here is refused with how to get it. Nothing is ever downloaded.
+message naming the stand-in, so that an encoding under a model's name is always exact (the
+command line and the editor count an ≈ model with its stand-in, :func:`stand_in`, and mark the
+count ≈); a model whose tokenizer is not here is refused with how to get it. Nothing is ever
+downloaded.
 
 >>> find_model("Llama-3.1-8B").encoding
 'hf:meta-llama/Llama-3.1-8B'
@@ -33,8 +35,8 @@ from .find import (HF_PREFIX, find_bert_uncased, find_hf_tokenizer, find_mistral
 from .load import VocabularyError
 from .models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
 
-__all__ = ["Model", "Availability", "MODELS", "find_model", "list_models", "availability",
-           "model_encoding", "close_model_names"]
+__all__ = ["Model", "Availability", "StandIn", "MODELS", "find_model", "list_models",
+           "availability", "model_encoding", "stand_in", "close_model_names"]
 
 
 @dataclass(frozen=True)
@@ -452,9 +454,11 @@ def model_encoding(name: str, *, approximate: bool = False) -> str | None:
         return None
     if not model.exact and not approximate:
         raise VocabularyError(
-            f"{name}: livetok has no exact count for this model: {model.why}. A model's "
-            f"name counts only when the count is exact; for the approximation (≈), name its "
-            f"stand-in, {model.encoding}, instead (`livetok models {model.name}`)")
+            f"{name}: livetok has no exact count for this model: {model.why}. An encoding "
+            f"under a model's name is always exact; for the approximation (≈), name its "
+            f"stand-in, {model.encoding}, instead, or ask catalog.stand_in({name!r}) (the "
+            f"command line's -e and the editor's livetok.compare count it so, marked ≈; "
+            f"`livetok models {model.name}`)")
     if model.repo_id is None:
         return model.encoding
     found = availability(model)
@@ -464,6 +468,47 @@ def model_encoding(name: str, *, approximate: bool = False) -> str | None:
             f"{name}: {model.title}'s {what} is {model.repo_id}'s tokenizer.json, which is "
             f"not in the local Hugging Face cache; {found.how}")
     return found.encoding
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """How a model the catalog marks ≈ is counted (:func:`stand_in`): ``encoding`` is the
+    stand-in's name (what :func:`.registry.get_encoding` loads), ``note`` one line that says
+    the count is ≈, with which stand-in and why."""
+
+    model: Model
+    encoding: str
+    note: str
+
+
+def stand_in(name: str) -> StandIn | None:
+    """For the name of a model the catalog marks ≈ (``claude-3.5-sonnet``, ``gemini-2.5-pro``),
+    its stand-in and the note to show beside its count; ``None`` for any other name (an exact
+    model, an encoding, a path). What the command line's ``-e`` and the editor's
+    ``livetok.compare`` count such a name with, marked ≈; :func:`.registry.get_encoding` still
+    refuses it, since an encoding carries no ≈ mark. A stand-in that is not here (Gemini's, a
+    gated Hugging Face model) is a :class:`.VocabularyError` saying how to get it.
+
+    >>> s = stand_in("claude-3.5-sonnet")
+    >>> s.encoding, s.note.split(":")[0]
+    ('cl100k_base', '≈ claude-3.5-sonnet')
+    >>> stand_in("gpt-4o") is None, stand_in("cl100k_base") is None
+    (True, True)
+
+    Runtime complexity: ``O(prefixes)``, plus file checks for a Hugging Face stand-in.
+    """
+    if (registry.is_file_name(name) or name in registry.ALIASES
+            or name in registry.list_encodings(found=False)):
+        return None  # what get_encoding reads as a file or an encoding, never as a model
+    model = find_model(name)
+    if model is None or model.exact:
+        return None
+    encoding = model_encoding(name, approximate=True)
+    assert encoding is not None  # a model's name
+    note = (f"≈ {name}: counted with the stand-in {model.encoding}, not the model's own "
+            f"tokenizer: {model.maker} has not published it (`livetok models {model.name}` "
+            "says more)")
+    return StandIn(model, encoding, note)
 
 
 def _listed() -> list[tuple[str, str]]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from livetok.incremental import Encoding, PieceEncoding, get_encoding
+from livetok.incremental.catalog import stand_in
 from livetok.incremental.load import MAX_VOCAB_BYTES, check_byte_level, size_limit
 from livetok.incremental.registry import tokenizer_json_path
 from livetok.incremental.stream import count_stream
@@ -306,10 +307,33 @@ def load_encoding(name: str, vocab: str | None, tokenizer: str | None = None) ->
     return enc
 
 
+def counted_with(names: Sequence[str]) -> list[str] | int:
+    """The encoding each of ``names`` is counted with: for a model the catalog marks ≈
+    (``-e claude-3.5-sonnet``) its stand-in, after a one-line note on stderr (its counts are
+    then printed marked ≈, as the editor's ``livetok.compare`` shows them), else the name; or
+    the exit status 2 after the one-line error when a stand-in is not here.
+
+    Runtime complexity: ``O(names)``.
+    """
+    out = []
+    for name in names:
+        try:
+            found = stand_in(name)
+        except INPUT_ERRORS as exc:
+            return input_error("count", exc)
+        if found is not None:
+            print(f"livetok count: {found.note}", file=sys.stderr)
+        out.append(name if found is None else found.encoding)
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     names = encoding_names("count", args)
     if isinstance(names, int):
         return names
+    counted = counted_with(names)
+    if isinstance(counted, int):
+        return counted
     jobs = default_jobs() if args.jobs is None else args.jobs
     if jobs < 1:
         print("livetok count: --jobs takes a number of processes, 1 or more", file=sys.stderr)
@@ -319,19 +343,19 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     if args.recursive:
-        return _run_tree(args, names, jobs)
+        return _run_tree(args, names, jobs, counted)
     encs: list[PieceEncoding] = []
-    for name in names:
+    for name, counted_name in zip(names, counted):
         try:
             tokenizer = name if args.tokenizer is not None and name == names[-1] else None
-            encs.append(load_encoding(name, args.vocab, tokenizer and args.tokenizer))
+            encs.append(load_encoding(counted_name, args.vocab, tokenizer and args.tokenizer))
         except INPUT_ERRORS as exc:
             return input_error("count", exc, args.vocab or args.tokenizer)
-    return _run_files(args, names, encs, jobs)
+    return _run_files(args, names, encs, jobs, counted)
 
 
 def _run_files(args: argparse.Namespace, names: list[str], encs: list[PieceEncoding],
-               jobs: int) -> int:
+               jobs: int, counted: list[str]) -> int:
     """``livetok count FILE...``: a row per file, a column per encoding."""
     status = 0
     files = args.files
@@ -343,7 +367,7 @@ def _run_files(args: argparse.Namespace, names: list[str], encs: list[PieceEncod
         print("livetok count: standard input is read once: give one -e to count it",
               file=sys.stderr)
         return 2
-    table = _Table(names, args.format, named=bool(args.files))
+    table = _Table(names, args.format, named=bool(args.files), counted=counted)
     for name in files:
         try:
             row = [count_file(enc, name, stream=args.stream, allow_bar=not args.no_progress,
@@ -362,10 +386,15 @@ def _run_files(args: argparse.Namespace, names: list[str], encs: list[PieceEncod
 
 class _Table:
     """What ``livetok count`` prints: ``wc``'s lines for one encoding; with several, a header
-    naming them and a column each; or, with ``--format json``, one object at the end."""
+    naming them and a column each; or, with ``--format json``, one object at the end.
+    ``counted``: the encoding each name is counted with (:func:`counted_with`); an ≈ model's
+    counts are marked ``≈``, and false in the JSON's ``exact``."""
 
-    def __init__(self, names: Sequence[str], fmt: str, *, named: bool = True) -> None:
+    def __init__(self, names: Sequence[str], fmt: str, *, named: bool = True,
+                 counted: Sequence[str] | None = None) -> None:
         self.names = list(names)
+        self.counted = list(names if counted is None else counted)
+        self.marks = ["" if c == n else "≈" for n, c in zip(self.names, self.counted)]
         self.json = fmt == "json"
         self.named = named
         self.widths = [max(10, len(n)) for n in self.names]
@@ -379,7 +408,7 @@ class _Table:
         if self._header:
             print(" ".join(n.rjust(w) for n, w in zip(self.names, self.widths)))
             self._header = False
-        cells = " ".join(f"{n:>{w}}" for n, w in zip(counts, self.widths))
+        cells = " ".join(f"{m + str(n):>{w}}" for n, m, w in zip(counts, self.marks, self.widths))
         print(f"{cells} {label}" if label else cells)
 
     def row(self, counts: Sequence[int], name: str) -> None:
@@ -396,7 +425,8 @@ class _Table:
             # indented for a terminal, else compact: only then does json use its C encoder
             # (a 10,000-file tree: 1.7 s in the Python encoder, under cProfile)
             sys.stdout.write(json.dumps(
-                {"livetok-count": 1, "encodings": self.names, "files": self.files,
+                {"livetok-count": 1, "encodings": self.names, "counted_with": self.counted,
+                 "exact": [not m for m in self.marks], "files": self.files,
                  "trees": self.trees, "total": self.totals, "errors": self.errors},
                 indent=2 if sys.stdout.isatty() else None, ensure_ascii=False) + "\n")
         elif total:
@@ -410,7 +440,7 @@ def _quiet(reason: str) -> bool:
                               "a symbolic link to a folder"))
 
 
-def _run_tree(args: argparse.Namespace, names: list[str], jobs: int) -> int:
+def _run_tree(args: argparse.Namespace, names: list[str], jobs: int, counted: list[str]) -> int:
     """``livetok count -r FOLDER...``: each folder's map as a tree with totals."""
     if args.vocab is not None:
         print("livetok count: -r counts with named encodings (their counts are cached by "
@@ -421,10 +451,10 @@ def _run_tree(args: argparse.Namespace, names: list[str], jobs: int) -> int:
               "livetok count -r .", file=sys.stderr)
         return 2
     try:
-        encs = Encodings(names, cache=not args.no_cache)
+        encs = Encodings(counted, cache=not args.no_cache)
     except INPUT_ERRORS as exc:
         return input_error("count", exc, args.tokenizer)
-    table = _Table(names, args.format)
+    table = _Table(names, args.format, counted=counted)
     status = 0
     loaded: list[PieceEncoding] | None = None
     for name in args.files:

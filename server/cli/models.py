@@ -107,8 +107,10 @@ def _table(rows: list[dict[str, Any]]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)) + "  " + line[-1]
              for line in [head, *cells]]
     lines.append("")
-    lines.append("Approximations (≈): livetok has no exact count for these; -e MODEL refuses "
-                 "them, -e STAND-IN counts with the stand-in:")
+    lines.append(_note("", "Approximations (≈): livetok has no exact count for these; "
+                       "`livetok count -e MODEL` counts with the stand-in and marks the count ≈ "
+                       "(the library's get_encoding(MODEL) refuses them: catalog.stand_in(MODEL) "
+                       "names the stand-in):"))
     lines += [_note(f"  ≈ {r['model']}: ", f"stand-in {r['encoding']}. {r['reason']}")
               for r in rows if not r["exact"]]
     missing: dict[str, list[str]] = {}  # what to do -> the models it gets, in order

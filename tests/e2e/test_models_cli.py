@@ -142,10 +142,42 @@ def test_count_with_a_model_name(tmp_path: Path) -> None:
     assert "`huggingface-cli download meta-llama/Meta-Llama-3-8B tokenizer.json`" in r.stderr
     assert not list((tmp_path / "empty").iterdir())
 
-    r = livetok("count", "-e", "claude-sonnet-4", str(f))
-    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
-    assert "no exact count for this model" in r.stderr
-    assert "name its stand-in, cl100k_base, instead" in r.stderr
+
+
+def test_an_approximation_counts_with_its_stand_in_marked(tmp_path: Path) -> None:
+    """``-e claude-3.5-sonnet`` (issue 37 item 7): as the editor's ``livetok.compare``, the
+    count of the stand-in, marked ≈, with a one-line note naming it; JSON says exact false.
+    Refused only when the stand-in is not here (Gemini's, from the Hugging Face cache)."""
+    text = real_text(5_000) + " 中文 😀\n"
+    f = tmp_path / "a.txt"
+    f.write_text(text, encoding="utf-8")
+    want = len(tiktoken_ref("cl100k_base").encode_ordinary(text))
+    note = ("livetok count: ≈ claude-3.5-sonnet: counted with the stand-in cl100k_base, not "
+            "the model's own tokenizer: Anthropic has not published it (`livetok models "
+            "claude-3.5-sonnet` says more)\n")
+    r = livetok("count", "-e", "claude-3.5-sonnet", str(f))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [f"≈{want}", str(f)] and r.stderr == note
+
+    r = livetok("count", "-e", "claude-3.5-sonnet", "-e", "gpt-4o", "--format", "json", str(f))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert (out["encodings"], out["counted_with"], out["exact"]) == (
+        ["claude-3.5-sonnet", "gpt-4o"], ["cl100k_base", "gpt-4o"], [False, True])
+    assert out["files"][0]["tokens"][0] == want
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "a.txt").write_text(text, encoding="utf-8")
+    r = livetok("count", "-r", "--no-cache", "-e", "Claude-Opus-4", str(folder))
+    assert r.returncode == 0, r.stderr
+    assert f"≈{want} {folder}/a.txt" in [" ".join(line.split()) for line in r.stdout.splitlines()]
+    assert "≈ Claude-Opus-4: counted with the stand-in cl100k_base" in r.stderr
+
+    r = livetok("count", "-e", "gemini-2.5-pro", str(f), env=_hub(tmp_path / "empty"))
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1
+    assert "stand-in (≈) is google/gemma-3-4b-it's tokenizer.json, which is not in the local " \
+           "Hugging Face cache; livetok never downloads" in r.stderr
 
 
 def test_the_command_module_examples() -> None:
