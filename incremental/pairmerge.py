@@ -40,7 +40,7 @@ from __future__ import annotations
 import sys
 from heapq import heapify, heappop, heappush
 from itertools import accumulate, repeat
-from operator import add
+from operator import add, ne
 from typing import Mapping
 
 from .glue import glue_chunks
@@ -56,6 +56,8 @@ SCAN_MAX = 48
 #: longer pieces take :func:`merge_runs` when one symbol fills 3/4 of them: up to this many
 #: symbols without a bound, longer ones for ``2 log2 n + 8`` steps, then the other loops
 RUN_SCAN_MAX = 256
+#: :func:`merge_runs`' step bound grows with the runs of a long piece, up to this many
+RUNS_MAX = 8
 #: pieces from this many symbols on are merged by chunks of ``GLUE_CHUNK`` glued at their
 #: seams (:func:`merge_glued`), a side taking at most ``GLUE_CAP`` tokens before giving up
 GLUE_FROM = 8192
@@ -81,11 +83,11 @@ def merge(ids: list[int], rules: Mapping[int, int], m: int, lens: list[int] | No
     if n <= SCAN_MAX:
         merge_scan(ids, lens, rules, m)
         return
-    if ids.count(ids[n >> 1]) * 4 >= 3 * n:
+    # (three samples: one other symbol in the middle of a run must not hide the run)
+    if any(ids.count(c) * 4 >= 3 * n for c in {ids[n >> 2], ids[n >> 1], ids[3 * n >> 2]}):
         work = ids[:]
         work_lens = None if lens is None else lens[:]
-        if merge_runs(work, rules, m, 0 if n <= RUN_SCAN_MAX else 2 * n.bit_length() + 8,
-                      work_lens):
+        if merge_runs(work, rules, m, 0 if n <= RUN_SCAN_MAX else _run_steps(ids), work_lens):
             ids[:] = work
             if lens is not None and work_lens is not None:
                 lens[:] = work_lens
@@ -99,6 +101,18 @@ def merge(ids: list[int], rules: Mapping[int, int], m: int, lens: list[int] | No
             ids[:] = [t for _, _, t in out]
             return
     merge_heap(ids, lens, rules, m)
+
+
+def _run_steps(ids: list[int]) -> int:
+    """The step bound of :func:`merge_runs` on a long piece: ``2 log2 n + 8`` per run of
+    equal symbols, for up to :data:`RUNS_MAX` runs (a run with a few other symbols in it,
+    as a line of ``a`` after a keystroke: each level of the halving takes one bulk step per
+    run and a few single merges at its edges).
+
+    Runtime complexity: ``O(n)`` C work.
+    """
+    runs = 1 + sum(map(ne, ids, ids[1:]))
+    return (2 * len(ids).bit_length() + 8) * min(runs, RUNS_MAX)
 
 
 def merge_scan(ids: list[int], lens: list[int] | None, rules: Mapping[int, int], m: int) -> None:

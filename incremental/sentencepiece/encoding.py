@@ -80,6 +80,8 @@ cuts of (b) the glue is wrong (measured, v7): replacing the ``x`` of ``([`` * 30
 from __future__ import annotations
 
 import os
+from itertools import accumulate, compress, count
+from operator import add, not_
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -91,6 +93,7 @@ from ..glue import GLUE_MIN_CP
 from ..stream import EncodeStreamMixin
 from ..text import require_str, sanitize
 from .bpe import sp_bpe
+from .pairs import SentencePiecePairs
 from .model_proto import (
     ModelProtoError,
     ModelType,
@@ -112,6 +115,9 @@ __all__ = [
 SPACE = "\u2581"
 #: coarse words longer than this are encoded piece by piece (finest split) instead of whole
 _LONG_WORD = 64
+#: strings longer than this take the pair engine (:mod:`.pairs`), shorter ones the heap
+#: (both exact; the pair table is compiled only when a long string comes)
+_PAIRS_FROM = 64
 
 
 class PieceIdError(IndexError, ValueError):
@@ -242,6 +248,10 @@ class SentencePieceEncoding(EncodeStreamMixin):
             i for i, t in enumerate(self._types) if t == PieceType.UNUSED
         )
         self._byte_ids = _byte_ids(self._reserved, self._types, name) if self.byte_fallback else []
+        #: the vocabulary on the pair engine (:mod:`.pairs`), compiled on the first long
+        #: string (~0.5 s for Mistral's 32,000 pieces); None where ties keep the heap
+        self._pair_table: SentencePiecePairs | None = None
+        self._pairs_compiled = False
         self._byte_of = {bid: b for b, bid in enumerate(self._byte_ids)}
         # joinable character pairs: adjacent characters inside some formable piece
         pairs: set[str] = set()
@@ -264,6 +274,10 @@ class SentencePieceEncoding(EncodeStreamMixin):
         self._ud_re = regex.compile("|".join(regex.escape(p) for p in ud)) if ud else None
         #: Algorithm 1 stays exact unless a glued piece could be one user-defined match
         self.supports_glue = not ud or len(ud[0]) < GLUE_MIN_CP
+        #: :class:`~livetok.incremental.protocol.QuietEncoding` (:meth:`quiet`): a boundary is
+        #: decided by the two characters around it, so ``M = 2`` (0: not offered, with
+        #: user-defined pieces, whose matches the scan decides further away)
+        self.quiet_margin = 0 if ud else 2
         self.max_piece_len = max(len(p) for p in self._piece_ids) if self._piece_ids else 1
         # Coarse words: a whitespace run starts a new word when no formable piece has the
         # space symbol after another character (checked here, true for Llama/Mistral); the
@@ -281,6 +295,9 @@ class SentencePieceEncoding(EncodeStreamMixin):
         self._cache: GenerationalCache[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]]
         self._cache = GenerationalCache()
         self._cut_cache: GenerationalCache[str, tuple[int, ...]] = GenerationalCache()
+        #: the last long piece encoded (not cached): a document asks for its ids, then for
+        #: their lengths (``token_cp_lens``)
+        self._last_long: tuple[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]] | None = None
         self.n_vocab = n
 
     # -- vocabulary ---------------------------------------------------------------------------
@@ -340,7 +357,15 @@ class SentencePieceEncoding(EncodeStreamMixin):
     def _ids_and_lens(self, norm: str) -> tuple[list[int], list[int]]:
         """Ids of a normalized string and the normalized code points each id covers."""
         if self._ud_re is None:
-            spans = sp_bpe(norm, self._piece_ids, self._neg_scores, self._unused)
+            table = self._pairs_for(norm)
+            if table is not None:
+                sym_ids, sym_lens = table.symbols(norm)
+                if max(sym_ids, default=0) < table.n_vocab:
+                    return sym_ids, sym_lens  # (no unknown character: the ids are final)
+                ends = list(accumulate(sym_lens, initial=0))
+                spans = list(zip(ends, ends[1:]))
+            else:
+                spans = self._bpe(norm)
         else:
             spans = self._ud_spans(norm, self._ud_re)
         ids: list[int] = []
@@ -389,7 +414,23 @@ class SentencePieceEncoding(EncodeStreamMixin):
             spans.extend((at + a, at + b) for a, b in self._bpe(norm[at:]))
         return spans
 
+    def _pairs_for(self, s: str) -> SentencePiecePairs | None:
+        """The pair table (:mod:`.pairs`) for a string longer than ``_PAIRS_FROM``, compiled
+        on first use; None for shorter strings and for models it does not fit."""
+        if len(s) <= _PAIRS_FROM:
+            return None
+        if not self._pairs_compiled:
+            self._pair_table = SentencePiecePairs.compile(
+                self._piece_ids, self._neg_scores, self._unused)
+            self._pairs_compiled = True
+        return self._pair_table
+
     def _bpe(self, s: str) -> list[tuple[int, int]]:
+        """The final symbols of ``s``: the pair engine (:mod:`.pairs`) when the model
+        compiles to it, else the priority queue (:func:`.bpe.sp_bpe`)."""
+        table = self._pairs_for(s)
+        if table is not None:
+            return table.spans(s)
         return sp_bpe(s, self._piece_ids, self._neg_scores, self._unused)
 
     def _encode_piece_cached(self, piece: str, at_text_start: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -397,6 +438,9 @@ class SentencePieceEncoding(EncodeStreamMixin):
         hit = self._cache.recall(key)
         if hit is not None:
             return hit
+        last = self._last_long
+        if last is not None and last[0] == key:
+            return last[1]  # a long piece asked again (its ids, then its lengths)
         norm = self.normalize(sanitize(piece), at_text_start=at_text_start)
         ids, lens = self._ids_and_lens(norm)
         if at_text_start and self.add_dummy_prefix and lens:
@@ -405,6 +449,8 @@ class SentencePieceEncoding(EncodeStreamMixin):
         hit = (tuple(ids), tuple(lens))
         if len(piece) <= _LONG_WORD:
             self._cache.put(key, hit)
+        else:
+            self._last_long = (key, hit)
         return hit
 
     def encode_piece(self, piece: str, *, at_text_start: bool = False) -> list[int]:
@@ -534,10 +580,9 @@ class SentencePieceEncoding(EncodeStreamMixin):
         cuts = self._cut_cache.recall(word)
         if cuts is None:
             joinable = self._joinable
-            pairs = self._raw_pairs
             cl = [0]
-            for i in range(1, len(word)):
-                if word[i - 1 : i + 1] not in pairs and not joinable(word[i - 1], word[i]):
+            for i in self._unpaired(word, 0, len(word)):
+                if not joinable(word[i - 1], word[i]):
                     cl.append(i)
             cl.append(len(word))
             if self._ud_re is not None:
@@ -579,13 +624,43 @@ class SentencePieceEncoding(EncodeStreamMixin):
         n = len(text)
         stop = min(n, max(limit, start + 1))
         joinable = self._joinable
-        pairs = self._raw_pairs
-        i = start + 1
-        while i < stop:
-            if text[i - 1 : i + 1] not in pairs and not joinable(text[i - 1], text[i]):
-                return i + 1
-            i += 1
+        a, step = start + 1, 64
+        while a < stop:
+            b = min(stop, a + step)
+            for i in self._unpaired(text, a - 1, b):
+                if not joinable(text[i - 1], text[i]):
+                    return i + 1
+            a, step = b, step * 2
         return n + 1 if stop == n else stop
+
+    def quiet(self, text: str) -> bool:
+        """``QuietEncoding.quiet``: no position ``M`` or more from the ends of ``text`` is a
+        piece boundary. *Locality*: without user-defined pieces a boundary is a pair that is
+        not joinable (the coarse split's cuts before a whitespace run are such pairs: the
+        coarse split is used only when no piece has the space symbol after another
+        character), a function of the two characters around it; the horizon is the piece's
+        end plus one.
+
+        Runtime complexity: ``O(len(text))``, in C but for the candidate pairs.
+        """
+        m = self.quiet_margin
+        if m <= 0:
+            return False
+        joinable = self._joinable
+        return not any(not joinable(text[i - 1], text[i])
+                       for i in self._unpaired(text, m - 1, len(text) - m + 1))
+
+    def _unpaired(self, text: str, lo: int, hi: int) -> Iterator[int]:
+        """The positions ``i`` in ``[lo + 1, hi)`` whose pair ``text[i - 1:i + 1]`` occurs in
+        no piece as the raw text spells it (where a cut may be: :meth:`_joinable` decides),
+        in increasing order, found by C iteration (a long word costs no Python step per
+        character).
+
+        Runtime complexity: ``O(hi - lo)``.
+        """
+        return compress(count(lo + 1), map(not_, map(self._raw_pairs.__contains__,
+                                                     map(add, text[lo:hi - 1],
+                                                         text[lo + 1:hi]))))
 
     # -- invariants -----------------------------------------------------------------------------
 
