@@ -9,7 +9,10 @@ and marks the document *busy* until it is done:
   document's backlog and runs, in arrival order, when the work is done; a request's answer is
   computed at its place in the backlog, so it sees exactly the changes sent before it, as
   when nothing is busy;
-- messages about other documents are handled at once.
+- messages about other documents are handled at once;
+- a document's ``didChange`` messages that wait next to each other in its backlog are merged
+  (``defer(..., merges=True)``): before any other message of the backlog runs, ``settle(uri)``
+  applies the changes gathered so far, in one batch (``pending.py``).
 
 Python threads share one interpreter lock: the worker gives it up every few milliseconds
 (``sys.getswitchinterval``) except inside one long C call (the regex split of a whole paste),
@@ -107,8 +110,11 @@ class Background:
     Every method runs on the event loop's thread, except the ``work`` given to :meth:`start`.
     """
 
-    def __init__(self) -> None:
-        self._backlog: dict[str, deque[Callable[[], None]]] = {}
+    def __init__(self, settle: Callable[[str], None] | None = None) -> None:
+        #: ``(fn, merges)`` per busy document, in arrival order
+        self._backlog: dict[str, deque[tuple[Callable[[], None], bool]]] = {}
+        #: run before a deferred message that does not merge (see the module's docstring)
+        self._settle = settle
         self._jobs: dict[str, _Job[Any]] = {}  # each job has its own result type
         self._worker = _Worker()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -130,9 +136,10 @@ class Background:
     def busy_uris(self) -> list[str]:
         return list(self._backlog)
 
-    def defer(self, uri: str, fn: Callable[[], None]) -> None:
-        """Run ``fn()`` after the work on ``uri`` and after what was deferred before it."""
-        self._backlog[uri].append(fn)
+    def defer(self, uri: str, fn: Callable[[], None], *, merges: bool = False) -> None:
+        """Run ``fn()`` after the work on ``uri`` and after what was deferred before it;
+        ``merges``: ``fn`` gathers a didChange with those around it (no ``settle`` before it)."""
+        self._backlog[uri].append((fn, merges))
 
     def start(self, uri: str, work: Callable[[], T], done: Callable[[T], None]) -> bool:
         """Run ``work()`` in the worker, then ``done(result)`` on the event loop, then the backlog.
@@ -174,7 +181,16 @@ class Background:
     def _drain(self, uri: str) -> None:
         backlog = self._backlog.pop(uri, deque())
         while backlog:
-            fn = backlog.popleft()
+            fn, merges = backlog[0]
+            if not merges and self._settle is not None:
+                try:
+                    self._settle(uri)  # the changes gathered before it, applied
+                except Exception:
+                    log.exception("applying the changes of %s failed", uri)
+                if uri in self._backlog:  # they went to the worker: fn waits for them
+                    self._backlog[uri].extendleft(reversed(backlog))
+                    return
+            backlog.popleft()
             try:
                 fn()
             except Exception:

@@ -34,6 +34,7 @@ from livetok.incremental import Document, PieceEncoding, sanitize
 from livetok.server.lsp.lineindex import LineIndex
 from livetok.server.parallel_open import PARALLEL_MIN_CHARS, parallel_block_tokens
 from livetok.server.lsp.positions import LineCol, PositionCodec, PositionError
+from livetok.server.lsp.region import EditRegion
 
 if TYPE_CHECKING:
     from livetok.server.budgets.markdown import Section
@@ -247,6 +248,13 @@ class OpenDocument:
         #: choice keeps the document as it is); ``encoding`` may be the default after a failure
         self.choice = choice
         self.codec = codec or PositionCodec("utf-16")
+        #: the changes of the batch being applied that the core has not been given yet
+        self._region: EditRegion | None = None
+        #: the recovery messages of the batch being applied: ``kind -> (first, how many)``
+        self._notes: dict[str, tuple[str, int]] = {}
+        #: seconds the last batch of changes took (``pending.py`` sends a slow document's
+        #: next batch to the worker thread)
+        self.apply_seconds = 0.0
         self._factory = document_factory
         self._warn = warn
         #: ``livetok.maxDocumentSize``: longer texts are tracked but not tokenized
@@ -384,7 +392,14 @@ class OpenDocument:
         return self.lines.length
 
     def read(self, start_cp: int, end_cp: int) -> str:
-        """``text[start_cp:end_cp]``. Runtime complexity: ``O(log n + (end - start))``."""
+        """``text[start_cp:end_cp]`` (while a batch is applied: of the text with the changes
+        applied so far). Runtime complexity: ``O(log n + (end - start))``."""
+        if self._region is not None:
+            return self._region.read(start_cp, end_cp)
+        return self._read_base(start_cp, end_cp)
+
+    def _read_base(self, start_cp: int, end_cp: int) -> str:
+        """``text[start_cp:end_cp]`` of the text the core (or the broken text) holds."""
         if self.doc is not None:
             return self.doc.slice(start_cp, end_cp)
         assert self._broken_text is not None
@@ -459,47 +474,80 @@ class OpenDocument:
     # -- changes -----------------------------------------------------------------------------
 
     def apply(self, changes: Sequence[TextChange], version: int) -> list[Patch]:
-        """Keystroke step 2: apply a ``didChange``'s changes in order and adopt ``version``.
+        """Keystroke step 2: apply ``changes`` (one ``didChange``'s, or several merged,
+        ``pending.py``) in order and adopt ``version``.
 
-        A range change becomes a code point span (:meth:`_change_span`), goes to
-        ``Document.edit`` (step 3) and to the line index; a full-text change rebuilds.
-        Returns the changes as code point patches (for trace recording).
+        Each range change becomes a code point span (:meth:`_change_span`) and goes to the line
+        index; the changes that fall near each other are gathered into one replacement
+        (:meth:`_replacements`, ``region.py``) that goes to ``Document.edit`` (step 3) once, so
+        the core re-tokenizes the union of their windows once; a full-text change rebuilds.
+        Ranges clamped or swapped are logged once per batch, with their number. Returns the
+        changes as code point patches (for trace recording).
 
-        The core is reached once per change, by the edit; its result gives the new count.
+        The core is reached once per replacement, by the edit; its result gives the new count.
 
         Runtime complexity: per range change ``O(log n + len(text) + B + n / B)`` for the line
-        index plus the core's edit; a full-text change rebuilds, ``O(n)``.
+        index (plus the region's string work, ``region.py``), plus one core edit per
+        replacement; a full-text change rebuilds, ``O(n)``.
         """
         if version <= self.version:
             self._warn(
                 f"{self.uri}: version {version} does not increase on {self.version}; "
                 "applying the change anyway (the client's text is the reference)"
             )
-        patches = []
+        patches: list[Patch] = []
+        self._notes = {}
+        try:
+            for start, end, text in self._replacements(changes, patches):
+                if self.doc is not None:
+                    try:
+                        self.token_count = self.doc.edit(start, end, text).token_count
+                    except Exception as exc:  # rebuilds the compared documents too
+                        self._recover(self.doc, start, end, text, exc)
+                    else:
+                        if self.compared:  # livetok.compare: the same edit in each
+                            self._edit_compared(start, end, text)
+                else:
+                    assert self._broken_text is not None
+                    self._broken_text = self._broken_text[:start] + text + self._broken_text[end:]
+        finally:
+            self._region = None
+            self.version = version
+            if self._notes:
+                self._tell_notes()
+        return patches
+
+    def _replacements(self, changes: Sequence[TextChange], patches: list[Patch],
+                      ) -> Iterator[tuple[int, int, str]]:
+        """The changes as replacements of the text the core holds, ``(start, end, text)``,
+        each yielded when the next change is far from it (or at the end); the caller gives
+        each to the core before this goes on. Meanwhile :meth:`read` reads through the open
+        region. The line index and ``patches`` follow every change."""
+        region: EditRegion | None = None
+        single = len(changes) == 1  # the keystroke: no region needed
         for change in changes:
             text = change.text
-            if change.range is None:
+            if change.range is None:  # the whole text: what the region held is replaced too
+                self._region = region = None
                 patches.append(Patch(0, self.lines.length, text))
                 self._rebuild(text)
                 continue
             start, end, line = self._change_span(change.range)
+            if region is not None and not region.near(start, end):
+                yield region.replacement()
+                self._region = region = None
             # typing inside a line needs nothing read beside the edit (the common case)
             breaks = "\n" in text or "\r" in text
             in_line = not breaks and (line >= 0 or self.lines.within_line(start, end))
             if not in_line:
                 before = self.read(start - 1, start) if start > 0 else ""
                 after = self.read(end, end + 1) if end < self.lines.length else ""
-            if self.doc is not None:
-                try:
-                    self.token_count = self.doc.edit(start, end, text).token_count
-                except Exception as exc:  # rebuilds the compared documents too
-                    self._recover(self.doc, start, end, text, exc)
-                else:
-                    if self.compared:  # livetok.compare: the same edit in each
-                        self._edit_compared(start, end, text)
+            if single:
+                pass
+            elif region is None:
+                self._region = region = EditRegion(self._read_base, start, end, text)
             else:
-                assert self._broken_text is not None
-                self._broken_text = self._broken_text[:start] + text + self._broken_text[end:]
+                region.replace(start, end, text)
             if in_line and line >= 0:
                 self.lines.resize_line(line, len(text) - (end - start), text)
             elif in_line:
@@ -507,8 +555,22 @@ class OpenDocument:
             else:
                 self.lines.replace(start, end, text, before=before, after=after)
             patches.append(Patch(start, end - start, text))
-        self.version = version
-        return patches
+            if single:
+                yield start, end, text
+        if region is not None:
+            yield region.replacement()
+
+    def _note(self, kind: str, message: str) -> None:
+        """Keep a recovery message of the batch being applied: told once per kind, with how
+        many changes it concerned (:meth:`_tell_notes`)."""
+        seen = self._notes.get(kind)
+        self._notes[kind] = (message, 1) if seen is None else (seen[0], seen[1] + 1)
+
+    def _tell_notes(self) -> None:
+        for message, n in self._notes.values():
+            self._warn(message if n == 1 else f"{message} (and {n - 1:,} more change(s) of "
+                       "this didChange batch alike)")
+        self._notes = {}
 
     def compare_counts(self, compare: Sequence[Compared],
                        text: str | None = None) -> list[ComparedCount]:
@@ -594,15 +656,13 @@ class OpenDocument:
                 return start, end, sl if inside else -1
         last = self.lines.line_count - 1
         if sl > last or el > last:
-            self._warn(
-                f"{self.uri}: change range {rng} runs past the last line ({last}); "
-                "clamped to the end of the document"
-            )
+            self._note("clamped", f"{self.uri}: change range {rng} runs past the last line "
+                       f"({last}); clamped to the end of the document")
         to_cp = self.codec.to_cp
         start = to_cp(self.lines, self.read, sl, sc, clamp=True)
         end = start if (el, ec) == (sl, sc) else to_cp(self.lines, self.read, el, ec, clamp=True)
         if start > end:
-            self._warn(f"{self.uri}: change range {rng} is reversed; swapped")
+            self._note("reversed", f"{self.uri}: change range {rng} is reversed; swapped")
             start, end = end, start
         return start, end, -1
 
@@ -614,7 +674,9 @@ class OpenDocument:
                    "rebuilding the document from its text")
         try:
             old = doc.text
-            assert len(old) == self.length, "core text length differs from the line index"
+            # the line index holds the edit already
+            assert len(old) - (end - start) + len(new_text) == self.length, \
+                "core text length differs from the line index"
         except Exception:
             # subtle: the core's text is unusable too; nothing else holds the text, so the
             # document can only be re-synchronised by the client

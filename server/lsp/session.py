@@ -79,6 +79,7 @@ from livetok.server.lsp.documents import (
     Patch,
     return_free_memory,
 )
+from livetok.server.lsp.pending import PendingChanges
 from livetok.server.lsp.positions import PositionCodec, Unit
 from livetok.server.lsp.protocol import DID_CHANGE_TOKEN_COUNT, LivetokProtocol
 from livetok.server.lsp.trace_recorder import TraceRecorder
@@ -174,6 +175,9 @@ class SessionProtocol(LivetokProtocol):
             else:  # LSP: notifications before initialize are dropped
                 log.info("dropped %s: it came before initialize", method)
             return
+        pending = cast(LivetokServer, self._server).pending
+        if pending and method != types.EXIT:
+            pending.apply_all()  # every message sees the changes sent before it (pending.py)
         super().handle_message(message)
 
     def take_notification(self, data: dict[str, Any]) -> bool:
@@ -276,7 +280,9 @@ class LivetokServer(LanguageServer):
         #: latest :data:`_MAX_SHOWN_FAILURES` names only (a client naming ever new unknown
         #: encodings must not grow the server)
         self._shown_failures: dict[str, None] = {}
-        self.background = Background()
+        #: didChanges read and not applied yet (``pending.py``)
+        self.pending = PendingChanges(self)
+        self.background = Background(settle=self.pending.apply)
         #: didOpens being built in the worker thread: ``uri -> characters``, counted toward
         #: :attr:`max_open_chars` before they are in the store
         self._opening: dict[str, int] = {}
@@ -331,9 +337,10 @@ class LivetokServer(LanguageServer):
         self.warn(_FAILED.format(error))
 
     def later(self, uri: str, handler: Callable[[LivetokServer, Any], object],
-              params: Any) -> None:
+              params: Any, *, merges: bool = False) -> None:
         """Run ``handler(self, params)`` after the background work on ``uri``, at its place
-        in that document's backlog; a failure is reported as pygls reports a handler's."""
+        in that document's backlog; a failure is reported as pygls reports a handler's.
+        ``merges``: a didChange, merged with those next to it (``Background.defer``)."""
 
         def run() -> None:
             try:
@@ -342,7 +349,7 @@ class LivetokServer(LanguageServer):
                 log.exception("a deferred %s failed", handler.__name__)
                 self.warn(_FAILED.format(f"{type(exc).__name__}: {exc}"))
 
-        self.background.defer(uri, run)
+        self.background.defer(uri, run, merges=merges)
 
     # -- documents -------------------------------------------------------------------------------
 
@@ -556,6 +563,8 @@ class LivetokServer(LanguageServer):
         why = self._not_kept.get(uri)
         if why is not None:
             raise DocumentUnavailable(why)
+        if self.pending:  # the changes sent before the request, applied (pending.py)
+            self.pending.apply(uri, inline=True)
         return self.store.get(uri)
 
     def close(self, uri: str) -> None:
@@ -564,6 +573,9 @@ class LivetokServer(LanguageServer):
 
         Runtime complexity: ``O(1)``; ``O(heap)`` for a document of :data:`_TRIM_CHARS` or more.
         """
+        if self.recorder is not None:  # the trace's text has every change recorded
+            self.pending.apply(uri, inline=True)
+        self.pending.drop(uri)
         od = self.store.remove(uri)
         self._dirty.pop(uri, None)
         self._not_kept.pop(uri, None)
@@ -586,6 +598,7 @@ class LivetokServer(LanguageServer):
         """
         big = self.store.chars >= _TRIM_CHARS
         self.store = DocumentStore()
+        self.pending.clear()
         self._dirty.clear()
         self._published.clear()
         self._opening.clear()
@@ -766,26 +779,40 @@ class LivetokServer(LanguageServer):
         elif compare:
             self._recompare(od)
 
+    def refuse_change(self, params: Any, reason: str) -> None:
+        """A ``didChange`` the converter refused (``sync.read_did_change``): reported as a
+        notification that failed to decode is (:meth:`_on_invalid_notification`)."""
+        hook = self.protocol.on_invalid_notification
+        if hook is not None:
+            hook(types.TEXT_DOCUMENT_DID_CHANGE, params, reason)
+
     def _on_invalid_notification(self, method: str, params: Any, reason: str) -> None:
-        """A notification that failed to decode: a lost change leaves its document out of sync."""
-        self.warn(f"livetok: ignored {method} with invalid params ({reason})")
-        if method != types.TEXT_DOCUMENT_DID_CHANGE or not isinstance(params, dict):
-            return
-        td = params.get("textDocument")
+        """A notification that failed to decode: a lost change leaves its document out of
+        sync (its text kept as it was, its requests refused until a full-text change or a
+        reopen). Logged each time; the client is told once per document going out of sync
+        (20,000 bad changes are one message)."""
+        log.warning("livetok: ignored %s with invalid params (%s)", method, reason)
+        td = params.get("textDocument") if isinstance(params, dict) else None
         uri = td.get("uri") if isinstance(td, dict) else None
-        if not isinstance(uri, str):
+        if method != types.TEXT_DOCUMENT_DID_CHANGE or not isinstance(uri, str):
+            self.warn(f"livetok: ignored {method} with invalid params ({reason})")
             return
 
         def mark() -> None:
             od = self.store.find(uri)
             if od is None:
+                self.warn(f"livetok: ignored {method} with invalid params ({reason})")
                 return
+            if od.out_of_sync is not None:
+                return  # told already (and logged above)
             od.out_of_sync = f"a didChange could not be decoded: {reason}"
-            self.warn(f"livetok: {od.uri} is out of sync until a full-text change or reopen")
+            self.warn(f"livetok: ignored {method} of {od.uri} with invalid params ({reason}); "
+                      "the document is out of sync until a full-text change or reopen")
 
         if self.background.busy(uri):
             self.background.defer(uri, mark)
         else:
+            self.pending.apply(uri)  # the changes before it stay applied
             mark()
 
     def preload_encoding(self, name: str) -> None:

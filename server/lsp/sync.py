@@ -10,6 +10,7 @@ state of :class:`.session.LivetokServer`. A keystroke starts here, at :func:`did
 from __future__ import annotations
 
 import functools
+import json
 import threading
 import time
 from typing import TYPE_CHECKING, Any, cast
@@ -73,6 +74,7 @@ def initialized(ls: LivetokServer, params: types.InitializedParams) -> None:
 @feature(types.SHUTDOWN)
 def shutdown(ls: LivetokServer, params: None) -> None:
     ls.background.finish_all()  # documents still being tokenized, and what waits on them
+    ls.pending.apply_all(inline=True)  # changes merged meanwhile (pending.py)
     ls.publish()  # counts still pending go out before the shutdown answer
     ls.save_traces()
 
@@ -163,93 +165,133 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
 
 @feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: LivetokServer, params: types.DidChangeTextDocumentParams) -> None:
-    """A ``didChange`` that :func:`did_change_json` left to lsprotocol's typing (it is then
-    valid): its changes as :class:`TextChange`, to :func:`apply_changes`."""
+    """A ``didChange`` that lsprotocol typed (the session reads every ``didChange`` from its
+    JSON, :func:`did_change_json`; this is for one dispatched otherwise): back to its JSON and
+    through the same converter, :func:`read_did_change`."""
+    did_change_json(ls, ls.protocol._converter.unstructure(params))
+
+
+#: LSP's ``integer`` and ``uinteger`` (a version, a line, a column)
+_INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
+
+
+#: the members of a range, in ``TextChange.range``'s order
+_SPAN_NAMES = ("start.line", "start.character", "end.line", "end.character")
+
+
+class ChangeRefused(ValueError):
+    """A ``didChange`` whose params are not what LSP says; the message names the field."""
+
+
+def _integer(value: Any, where: str, low: int = 0) -> int:
+    if type(value) is not int or not low <= value <= _INT_MAX:
+        kind = "an integer" if low < 0 else "an integer >= 0"
+        raise ChangeRefused(f"{where} must be {kind} up to {_INT_MAX}, not {_shown(value)}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    """A short, escaped excerpt of a refused value (what the client wrote is untrusted)."""
+    text = json.dumps(value, ensure_ascii=True) if value is None or isinstance(
+        value, (bool, int, float, str)) else type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def read_did_change(params: Any) -> tuple[str, int, list[TextChange], int]:
+    """The one converter of a ``didChange``'s params (JSON values) into ``(uri, version,
+    changes, inserted)``; :class:`ChangeRefused` says which field is not what LSP says: a
+    ``text`` that is not a string, a ``line`` or ``character`` that is not an integer from 0
+    to 2^31 - 1 (``"1"``, ``1.5``, ``true``), a ``version`` outside LSP's ``integer``.
+    Members LSP does not define are ignored; ``rangeLength`` (deprecated) is checked, not read.
+
+    Runtime complexity: ``O(changes)``.
+    """
+    td = params.get("textDocument") if type(params) is dict else None
+    if type(td) is not dict:
+        raise ChangeRefused("params.textDocument must be an object")
+    uri = td.get("uri")
+    if type(uri) is not str:
+        raise ChangeRefused(f"textDocument.uri must be a string, not {_shown(uri)}")
+    version = td.get("version")
+    if type(version) is not int or not _INT_MIN <= version <= _INT_MAX:
+        raise ChangeRefused(f"textDocument.version must be an integer from {_INT_MIN} to "
+                            f"{_INT_MAX}, not {_shown(version)}")
+    raw = params.get("contentChanges")
+    if type(raw) is not list:
+        raise ChangeRefused(f"contentChanges must be an array, not {_shown(raw)}")
     changes = []
     inserted = 0
-    for c in params.content_changes:
-        if isinstance(c, types.TextDocumentContentChangeWholeDocument):
-            changes.append(TextChange(c.text))
-        else:
-            s, e = c.range.start, c.range.end
-            changes.append(TextChange(c.text, (s.line, s.character, e.line, e.character)))
-        inserted += len(c.text)
-    td = params.text_document
-    if not apply_changes(ls, td.uri, td.version, changes, inserted):
-        ls.later(td.uri, did_change, params)
-
-
-#: the keys of a content change with a range (``rangeLength`` is deprecated and not read)
-_RANGE_CHANGE_KEYS = frozenset({"range", "text", "rangeLength"})
+    for i, c in enumerate(raw):
+        text = c.get("text") if type(c) is dict else None
+        if type(text) is not str:
+            raise ChangeRefused(f"contentChanges[{i}].text must be a string, not "
+                                f"{_shown(text) if type(c) is dict else _shown(c)}")
+        inserted += len(text)
+        if "range" not in c:
+            changes.append(TextChange(text))
+            continue
+        rng = c["range"]
+        where = f"contentChanges[{i}].range"
+        start = rng.get("start") if type(rng) is dict else None
+        end = rng.get("end") if type(rng) is dict else None
+        if type(start) is not dict or type(end) is not dict:
+            raise ChangeRefused(f"{where} must be an object with start and end positions")
+        if "rangeLength" in c:
+            _integer(c["rangeLength"], f"contentChanges[{i}].rangeLength")
+        span = (start.get("line"), start.get("character"), end.get("line"), end.get("character"))
+        for v in span:
+            if type(v) is not int or not 0 <= v <= _INT_MAX:  # said by _integer
+                for name, w in zip(_SPAN_NAMES, span):
+                    _integer(w, f"{where}.{name}")
+        changes.append(TextChange(text, cast("tuple[int, int, int, int]", span)))
+    return uri, version, changes, inserted
 
 
 def did_change_json(ls: LivetokServer, params: Any) -> bool:
     """Keystroke step 1: a ``didChange`` read from its JSON, before lsprotocol types it
     (``SessionProtocol.take_notification``: lsprotocol's typing and pygls's dispatch took
-    about a quarter of a keystroke's time in the server). Its changes, as
-    :class:`TextChange`, go to :func:`apply_changes` (then step 2, ``OpenDocument.apply``).
-    Params that are not plainly well formed return False: they take the typed path
-    (:func:`did_change`), whose validation reports them.
+    about a quarter of a keystroke's time in the server, and lsprotocol converts what it
+    should refuse: ``"text": null`` became the text ``"None"``). :func:`read_did_change`
+    converts it; its changes, as :class:`TextChange`, go to :func:`apply_changes` (then step
+    2, ``OpenDocument.apply``). A refused one changes nothing: the session logs why and marks
+    its document out of sync (``LivetokServer.refuse_change``). Always True: handled.
 
     Runtime complexity: ``O(changes)`` besides :func:`apply_changes`.
     """
-    td = params.get("textDocument") if type(params) is dict else None
-    if type(td) is not dict:
-        return False
-    uri, version, raw = td.get("uri"), td.get("version"), params.get("contentChanges")
-    if type(uri) is not str or type(version) is not int or type(raw) is not list:
-        return False
-    changes = []
-    inserted = 0
-    for c in raw:
-        text = c.get("text") if type(c) is dict else None
-        if type(text) is not str:
-            return False
-        inserted += len(text)
-        if len(c) == 1:
-            changes.append(TextChange(text))
-            continue
-        rng = c.get("range")
-        if type(rng) is not dict or not c.keys() <= _RANGE_CHANGE_KEYS:
-            return False
-        start, end = rng.get("start"), rng.get("end")
-        if type(start) is not dict or type(end) is not dict:
-            return False
-        span = (start.get("line"), start.get("character"), end.get("line"), end.get("character"))
-        for v in span:
-            if type(v) is not int or v < 0:
-                return False
-        changes.append(TextChange(text, cast("tuple[int, int, int, int]", span)))
-    if not apply_changes(ls, uri, version, changes, inserted):
-        ls.later(uri, did_change_json, params)
+    try:
+        uri, version, changes, inserted = read_did_change(params)
+    except ChangeRefused as exc:
+        ls.refuse_change(params, str(exc))
+        return True
+    apply_changes(ls, uri, version, changes, inserted)
     return True
 
 
 def apply_changes(ls: LivetokServer, uri: str, version: int, changes: list[TextChange],
-                  inserted: int) -> bool:
-    """``changes`` (``inserted`` code points in all) go to ``OpenDocument.apply`` (keystroke
-    step 2; a huge paste in the worker thread); :meth:`LivetokServer.applied` then has the new
-    count published (step 5). False, doing nothing, while the document is being built (the
-    caller defers the message).
+                  inserted: int) -> None:
+    """``changes`` (``inserted`` code points in all) join the document's pending batch
+    (``pending.py``), applied by ``OpenDocument.apply`` (keystroke step 2; a huge paste or a
+    slow document's batch in the worker thread) once the messages read so far are handled;
+    :meth:`LivetokServer.applied` then has the new count published (step 5). While the
+    document is busy the message waits in its backlog, where it merges with the
+    ``didChange`` messages next to it.
 
     Runtime complexity: ``O(changes)`` besides ``OpenDocument.apply``.
     """
     if ls.background.busy(uri):
-        return False
+        ls.later(uri, _apply_later, (uri, version, changes, inserted), merges=True)
+        return
     od = ls.store.find(uri)
     if od is None:
         if uri not in ls._not_kept:  # one not kept was said so once
             ls.warn(f"livetok: didChange for {uri}, which is not open; ignored "
                     "(send textDocument/didOpen first)")
-        return True
-    before = od.lines.length
-    # a huge paste is tokenized in the worker thread, like a big didOpen
-    if (inserted >= ls.settings.progress_threshold
-            and ls.background.start(uri, functools.partial(od.apply, changes, version),
-                                    functools.partial(ls.applied, od, before))):
-        return True
-    ls.applied(od, before, od.apply(changes, version))
-    return True
+        return
+    ls.pending.add(od, version, changes, inserted)
+
+
+def _apply_later(ls: LivetokServer, args: tuple[str, int, list[TextChange], int]) -> None:
+    apply_changes(ls, *args)
 
 
 @feature(types.TEXT_DOCUMENT_DID_CLOSE)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from typing import Any
 
 import pytest
@@ -56,20 +57,17 @@ PLAIN = [
     [{"range": {"start": _pos(0, 12), "end": _pos(0, 14)}, "text": "🙂"},  # UTF-16 columns
      {"range": {"start": _pos(3, 99), "end": _pos(9, 0)}, "text": "!"}],  # clamped, logged
     [{"range": {"start": _pos(0, 1), "end": _pos(0, 1), "x": 2}, "text": "x"}],  # not read
-]
-#: valid for lsprotocol, but not plainly: the typed path takes them
-NOT_PLAIN = [
+    # members LSP does not define are ignored, by both paths
     [{"range": {"start": _pos(0, 1), "end": _pos(0, 1)}, "text": "x", "foo": 1}],
-    [{"range": {"start": {"line": True, "character": 1}, "end": _pos(1, 1)}, "text": "x"}],
     [{"text": "whole", "foo": 1}],
 ]
 
 
-@pytest.mark.parametrize("changes", PLAIN + NOT_PLAIN)
+@pytest.mark.parametrize("changes", PLAIN)
 def test_the_json_path_does_what_the_typed_handler_does(changes):
     params = {"textDocument": {"uri": URI, "version": 2}, "contentChanges": changes}
-    assert sync.did_change_json(_server(), json.loads(json.dumps(params))) == (changes in PLAIN)
-    sent, typed = _server(), _server()  # through the session (either path), and typed
+    assert sync.did_change_json(_server(), json.loads(json.dumps(params))) is True
+    sent, typed = _server(), _server()  # through the session, and typed
     dispatch(sent.protocol, json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange",
                                         "params": params}).encode())
     _typed(typed, params)
@@ -78,23 +76,108 @@ def test_the_json_path_does_what_the_typed_handler_does(changes):
     assert sent.store.get(URI).version == typed.store.get(URI).version == 2
 
 
+def _change(**over: Any) -> dict[str, Any]:
+    change: dict[str, Any] = {"range": {"start": _pos(1, 1), "end": _pos(1, 1)}, "text": "x"}
+    change.update(over)
+    return change
+
+
+#: issue 34 row 11: what lsprotocol's typing converted instead of refusing (``"text": null``
+#: inserted "None", a list its repr, ``"1"``/``1.5``/``true`` became line 1), and a version
+#: past LSP's integer that the JSON path applied; each with the field the refusal names
+MALFORMED = [
+    ({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [_change(text=None)]},
+     "contentChanges[0].text"),
+    ({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [_change(text=["a", "b"])]},
+     "contentChanges[0].text"),
+    ({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": 5}]},
+     "contentChanges[0].text"),
+    ({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
+        _change(range={"start": {"line": "1", "character": 1}, "end": _pos(1, 1)})]},
+     "range.start.line"),
+    ({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
+        _change(range={"start": _pos(1, 1), "end": {"line": 1.5, "character": 1}})]},
+     "range.end.line"),
+    ({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
+        _change(range={"start": {"line": True, "character": 1}, "end": _pos(1, 1)})]},
+     "range.start.line"),
+    ({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
+        _change(range={"start": _pos(1, -1), "end": _pos(1, 1)})]},
+     "range.start.character"),
+    ({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
+        _change(range={"start": _pos(1, 1 << 31), "end": _pos(1, 1)})]},
+     "range.start.character"),
+    ({"textDocument": {"uri": URI, "version": 1 << 31}, "contentChanges": [_change()]},
+     "textDocument.version"),
+    ({"textDocument": {"uri": URI, "version": "2"}, "contentChanges": [_change()]},
+     "textDocument.version"),
+    ({"textDocument": {"uri": URI, "version": 2}, "contentChanges": {}}, "contentChanges"),
+    ({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
+        _change(range=None)]}, "range"),
+    ({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
+        _change(rangeLength=-1)]}, "rangeLength"),
+    # a good change before a bad one: the message is refused whole
+    ({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
+        _change(), _change(text=None)]}, "contentChanges[1].text"),
+]
+
+
+@pytest.mark.parametrize("params,field", MALFORMED)
+def test_the_converter_refuses_what_lsp_does_not_allow(params, field):
+    with pytest.raises(sync.ChangeRefused, match=re.escape(field)):
+        sync.read_did_change(params)
+
+
+@pytest.mark.parametrize("params,field", MALFORMED)
+def test_a_malformed_didchange_changes_nothing_and_is_told_once(params, field):
+    """Through the session: the text stays the last good one, the document is out of sync
+    (requests say how to re-sync), the client is told once however many bad changes come,
+    and a full-text change re-syncs it."""
+    server = _server()
+    warned: list[str] = []
+    server.warn = warned.append  # type: ignore[method-assign]
+    for _ in range(3):
+        dispatch(server.protocol, json.dumps({
+            "jsonrpc": "2.0", "method": "textDocument/didChange", "params": params}).encode())
+    od = server.store.get(URI)
+    assert od.text() == TEXT and od.version == 1
+    assert od.out_of_sync is not None and field in od.out_of_sync
+    assert len(warned) == 1 and "out of sync" in warned[0] and field in warned[0], warned
+    dispatch(server.protocol, json.dumps({
+        "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": URI, "version": 5},
+            "contentChanges": [{"text": "fresh"}]}}).encode())
+    assert od.out_of_sync is None and od.text() == "fresh"
+
+
+def test_the_typed_path_uses_the_same_converter(monkeypatch):
+    """A didChange lsprotocol typed is unstructured and read by ``read_did_change`` too."""
+    seen: list[Any] = []
+    real = sync.read_did_change
+    monkeypatch.setattr(sync, "read_did_change", lambda p: seen.append(p) or real(p))
+    server = _server()
+    _typed(server, {"textDocument": {"uri": URI, "version": 2},
+                    "contentChanges": [_change(text="y")]})
+    assert len(seen) == 1 and server.store.get(URI).text().startswith("naïve café 😀 東京\nsy")
+
+
 @pytest.mark.parametrize("params", [
     None, [], {"textDocument": {"uri": URI}, "contentChanges": []},
-    {"textDocument": {"uri": URI, "version": "2"}, "contentChanges": []},
-    {"textDocument": {"uri": URI, "version": 2}, "contentChanges": {}},
-    {"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": 5}]},
-    {"textDocument": {"uri": URI, "version": 2}, "contentChanges": [
-        {"range": {"start": _pos(-1, 0), "end": _pos(0, 0)}, "text": "x"}]},
+    {"textDocument": [], "contentChanges": []},
+    {"textDocument": {"uri": 5, "version": 2}, "contentChanges": []},
 ])
-def test_params_not_plainly_well_formed_are_left_to_lsprotocol(params):
+def test_params_without_a_document_are_refused_and_logged(params):
     server = _server()
-    assert sync.did_change_json(server, params) is False
+    seen: list[str] = []
+    server.protocol.on_invalid_notification = lambda method, p, why: seen.append(why)
+    assert sync.did_change_json(server, params) is True
     assert server.store.get(URI).text() == TEXT  # nothing applied
+    assert len(seen) == 1
 
 
 def test_an_invalid_didchange_through_the_session_is_reported_as_before():
-    """Through the protocol: refused by the JSON path, typed, found invalid, and reported by
-    the session's invalid-notification handler, which re-reads nothing it cannot trust."""
+    """Through the protocol: refused by the converter and reported by the session's
+    invalid-notification handler, which re-reads nothing it cannot trust."""
     server = _server()
     seen: list[str] = []
     server.protocol.on_invalid_notification = lambda method, params, why: seen.append(method)
