@@ -45,7 +45,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
@@ -68,6 +67,7 @@ from livetok.server.budgets.limits import MAX_CHECK_BYTES_ENV, check_bytes_limit
 from livetok.server.budgets.money import money
 from livetok.server.budgets.verdicts import Verdict, budget_for, check_text, total_verdicts
 from livetok.server.lsp.documents import OpenDocument
+from livetok.server.lsp.uris import local_path
 from livetok.server.lsp.views import Lens, budget_overflow
 from livetok.server.walk import walk
 
@@ -91,9 +91,9 @@ Publish = Callable[[str, list[types.Diagnostic]], None]
 
 
 def path_of(uri: str) -> Path | None:
-    """The local path of a ``file:`` URI, else None."""
-    u = urlparse(uri)
-    return Path(unquote(u.path)) if u.scheme == "file" else None
+    """The local path of a ``file:`` URI, else None (also for a path no file can have: too
+    long, a NUL; ``uris.local_path``, which the stdio front calls too)."""
+    return local_path(uri)
 
 
 def first_past(count: Callable[[int, int], int], start_cp: int, end_cp: int, budget: int) -> int:

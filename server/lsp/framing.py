@@ -2,8 +2,11 @@
 bounds of a message.
 
 :class:`Framer` splits the stream of stdio and TCP into message bodies and finds its feet again
-after a bad frame. It imports neither pygls nor lsprotocol, so that the start of a stdio
-session (``front.py``) can read ``initialize`` before those are imported.
+after a bad frame. :func:`refusal` says why a parsed message is refused whole, and
+:func:`lsp_integer` / :func:`lsp_uinteger` whether a number is within LSP's bounds: the stdio
+front (``front.py``) and the full server (``protocol.py``) call the same functions, so that
+neither answers what the other refuses. This module imports neither pygls nor lsprotocol, so
+that the front can read ``initialize`` before those are imported.
 """
 
 from __future__ import annotations
@@ -11,7 +14,19 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Literal, NamedTuple
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "MAX_JSON_DEPTH", "Frame", "Framer", "nesting_exceeds"]
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "LSP_INTEGER_MAX",
+    "MAX_JSON_DEPTH",
+    "Frame",
+    "Framer",
+    "Refusal",
+    "deep_refusal",
+    "lsp_integer",
+    "lsp_uinteger",
+    "nesting_exceeds",
+    "refusal",
+]
 
 #: ``livetok serve --max-message-size``'s default: a 100 MB document as a JSON string (CJK text
 #: escaped as ``\\uXXXX`` doubles in size) fits with room to spare
@@ -40,6 +55,95 @@ def nesting_exceeds(value: Any, limit: int) -> bool:
             if type(item) is dict or type(item) is list:  # json.loads makes exactly these
                 stack.append((item, depth + 1))
     return False
+
+
+#: LSP's ``integer`` is -2^31 .. 2^31 - 1, its ``uinteger`` 0 .. 2^31 - 1 (lsprotocol checks both)
+LSP_INTEGER_MAX = (1 << 31) - 1
+
+
+def lsp_integer(value: Any) -> bool:
+    """Whether ``value`` is an LSP ``integer`` (a document version): a JSON integer, not a
+    boolean, float or string, from -2^31 to 2^31 - 1.
+
+    >>> lsp_integer(-1), lsp_integer(1 << 31), lsp_integer(True), lsp_integer(1.0)
+    (True, False, False, False)
+
+    Runtime complexity: ``O(1)``.
+    """
+    return type(value) is int and -LSP_INTEGER_MAX - 1 <= value <= LSP_INTEGER_MAX
+
+
+def lsp_uinteger(value: Any) -> bool:
+    """Whether ``value`` is an LSP ``uinteger`` (a line, a column): an integer from 0 to 2^31 - 1.
+
+    >>> lsp_uinteger(0), lsp_uinteger(-1), lsp_uinteger((1 << 31) - 1), lsp_uinteger(1 << 31)
+    (True, False, True, False)
+
+    Runtime complexity: ``O(1)``.
+    """
+    return type(value) is int and 0 <= value <= LSP_INTEGER_MAX
+
+
+class Refusal(NamedTuple):
+    """Why a message is refused whole, before its method or params are read: JSON-RPC's
+    ``InvalidRequest`` (-32600), answered under ``msg_id`` (None: JSON null); ``silent``: a
+    notification, which nobody can be answered for (``method`` names it, for the log)."""
+
+    msg_id: int | str | None
+    reason: str
+    silent: bool = False
+    method: str | None = None
+
+
+def _valid_id(value: Any) -> bool:
+    """An id LSP allows: an integer or a string (JSON-RPC's ``1.5``, ``true``, a list: not)."""
+    return type(value) is int or type(value) is str
+
+
+def deep_refusal(msg_id: Any, method: Any) -> Refusal:
+    """The refusal of a message nested more than :data:`MAX_JSON_DEPTH` levels deep, with the
+    id and method read from it (None where unknown); a notification's is silent.
+
+    Runtime complexity: ``O(1)``.
+    """
+    reason = (f"the message nests arrays/objects more than {MAX_JSON_DEPTH} levels deep, "
+              f"livetok's limit (LSP messages need about 8); send flatter params")
+    if msg_id is None and isinstance(method, str):  # a notification: nobody to answer
+        return Refusal(None, reason, silent=True, method=method)
+    return Refusal(msg_id if _valid_id(msg_id) else None, reason)
+
+
+def refusal(data: Any) -> Refusal | None:
+    """Why the parsed message ``data`` is refused whole, or None: nested more than
+    :data:`MAX_JSON_DEPTH` levels deep, not a JSON object with ``"jsonrpc": "2.0"``, or an id
+    that is neither an integer nor a string (JSON-RPC allows any number or null; LSP says
+    integer or string, and a request whose id cannot be used is answered under id null).
+
+    >>> refusal({"jsonrpc": "2.0", "id": 1, "method": "shutdown"}) is None
+    True
+    >>> refusal({"jsonrpc": "2.0", "id": 1.5, "method": "shutdown"})[:2]
+    (None, 'a message id must be an integer or a string, not float')
+    >>> deep = []
+    >>> for _ in range(MAX_JSON_DEPTH):
+    ...     deep = [deep]
+    >>> refusal({"jsonrpc": "2.0", "id": 7, "params": deep}).msg_id
+    7
+
+    Runtime complexity: ``O(containers in data)`` (:func:`nesting_exceeds`).
+    """
+    is_object = type(data) is dict
+    if nesting_exceeds(data, MAX_JSON_DEPTH):
+        return deep_refusal(data.get("id") if is_object else None,
+                            data.get("method") if is_object else None)
+    if not is_object or data.get("jsonrpc") != "2.0":
+        msg_id = data.get("id") if is_object else None
+        return Refusal(msg_id if _valid_id(msg_id) else None,
+                       'a message must be a JSON object with "jsonrpc": "2.0"')
+    msg_id = data.get("id")
+    if msg_id is not None and not _valid_id(msg_id):
+        return Refusal(None, "a message id must be an integer or a string, not "
+                       f"{type(msg_id).__name__}")
+    return None
 
 
 # -- base protocol framing -----------------------------------------------------------------------

@@ -42,12 +42,11 @@ import logging
 import os
 import select
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
-from urllib.parse import unquote, urlparse
 
 from livetok.server.lsp.settings import DEFAULT_ENCODING, SettingsError, parse_settings, workspace_root
-from livetok.server.lsp.framing import MAX_JSON_DEPTH, Frame, Framer, nesting_exceeds
+from livetok.server.lsp.framing import Frame, Framer, lsp_integer, lsp_uinteger, refusal
+from livetok.server.lsp.uris import local_path
 from livetok.server.version import livetok_version
 
 if TYPE_CHECKING:
@@ -184,11 +183,9 @@ def answer_first(frame: Frame | None, forced_unit: str | None,
         message = json.loads(frame.body)
     except (ValueError, RecursionError):
         return None
-    if nesting_exceeds(message, MAX_JSON_DEPTH):
+    if refusal(message) is not None:  # the server's own check: it answers with the error
         return None
-    if not (isinstance(message, dict) and message.get("jsonrpc") == "2.0"
-            and message.get("method") == "initialize"
-            and type(message.get("id")) in (int, str)):
+    if not (message.get("method") == "initialize" and message.get("id") is not None):
         return None
     result = initialize_result(message.get("params"), forced_unit)
     if result is None:
@@ -339,10 +336,6 @@ DID_CHANGE_TOKEN_COUNT = "livetok/didChangeTokenCount"
 EARLY_REQUESTS = (TOKEN_COUNT, "textDocument/hover", "textDocument/codeLens")
 
 
-def _nonneg(value: Any) -> bool:
-    return type(value) is int and value >= 0
-
-
 class EarlyServer:
     """What the front does before the full server exists: for a ``didOpen``, the document
     the full server would build (an :class:`~.documents.OpenDocument` of the same encoding),
@@ -376,15 +369,25 @@ class EarlyServer:
     def handle(self, frame: Frame) -> bool | str | None:
         """True: ``frame`` was a notification the front took care of (it still goes to the
         server); :data:`ANSWERED`: a request the front answered (it does not); None: the full
-        server is needed for it."""
+        server is needed for it (as for any message the front fails on: it never exits).
+
+        What the server refuses whole (:func:`.framing.refusal`: too deep, a bad id or
+        ``jsonrpc``) is left to the server, which answers it with the error."""
         if frame.kind != "message" or len(frame.body) > _MAX_EARLY_BYTES:
             return None
         try:
             message = json.loads(frame.body)
         except (ValueError, RecursionError):
             return None
-        if not isinstance(message, dict):
+        if refusal(message) is not None:
             return None
+        try:
+            return self._handle(message)
+        except Exception:  # a bug here must not end the session: the server does it again
+            log.exception("livetok: the front failed on a message; the server handles it")
+            return None
+
+    def _handle(self, message: dict[str, Any]) -> bool | str | None:
         method = message.get("method")
         if "id" in message:
             return ANSWERED if self._answer(message) else None
@@ -396,7 +399,7 @@ class EarlyServer:
         if not (isinstance(td, dict) and isinstance(td.get("uri"), str)
                 and td["uri"] not in self.documents
                 and isinstance(td.get("languageId"), str)
-                and type(td.get("version")) is int and isinstance(td.get("text"), str)):
+                and lsp_integer(td.get("version")) and isinstance(td.get("text"), str)):
             return None
         return self._open(td["uri"], td["languageId"], td["version"], td["text"]) or None
 
@@ -455,13 +458,13 @@ class EarlyServer:
                 else:
                     ends = [_get(rng, end, key) for end in ("start", "end")
                             for key in ("line", "character")]
-                    if not all(map(_nonneg, ends)):
+                    if not all(map(lsp_uinteger, ends)):
                         return False
                     span = od.range_to_cp((ends[0], ends[1], ends[2], ends[3]))
                     result = views.token_count(od, span).to_json()
             elif method == "textDocument/hover":
                 line, character = (_get(params, "position", k) for k in ("line", "character"))
-                if not (_nonneg(line) and _nonneg(character)):
+                if not (lsp_uinteger(line) and lsp_uinteger(character)):
                     return False
                 result = views.hover_json(od, line, character)
             else:
@@ -501,13 +504,14 @@ def _budget_file_for(uri: str) -> bool:
 
     Runtime complexity: ``O(depth)`` file tests; a candidate file is then read.
     """
-    u = urlparse(uri)
-    if u.scheme != "file":
+    path = local_path(uri)  # the server's own limits: None for a path no file can have
+    if path is None:
         return False
-    path = Path(unquote(u.path)).absolute()
     if path.name in BUDGET_FILE_NAMES:
         return True
-    if not any((d / name).is_file() for d in path.parents for name in BUDGET_FILE_NAMES):
+    # subtle: lexists, as the server's ConfigFinder: a test never raises (a folder's path
+    # plus a budget file's name may pass the length limit that the document's path keeps)
+    if not any(os.path.lexists(d / name) for d in path.parents for name in BUDGET_FILE_NAMES):
         return False
     from livetok.server.budgets.discovery import ConfigFinder
 

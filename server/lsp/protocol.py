@@ -43,7 +43,16 @@ from pygls.protocol.language_server import lsp_method
 
 from livetok.server.lsp.bigtext import MIN_BYTES as BIG_TEXT_BYTES
 from livetok.server.lsp.bigtext import split_text_member
-from livetok.server.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES, MAX_JSON_DEPTH, Frame, Framer, nesting_exceeds
+from livetok.server.lsp.framing import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    MAX_JSON_DEPTH,
+    Frame,
+    Framer,
+    Refusal,
+    deep_refusal,
+    nesting_exceeds,
+    refusal,
+)
 
 __all__ = [
     "TOKEN_COUNT",
@@ -148,27 +157,16 @@ class LivetokProtocol(LanguageServerProtocol):
             else:
                 data = json.loads(body)
         except RecursionError:  # nested deeper than the C parser's recursion guard allows
-            self._refuse_deep(_leading_id(body), None)
+            self._refuse(deep_refusal(_leading_id(body), None))
             return None
         except (ValueError, UnicodeDecodeError) as exc:
             self._send_error(None, JsonRpcParseError(f"invalid JSON: {exc}"))
             return None
-        if nesting_exceeds(data, MAX_JSON_DEPTH):
-            self._refuse_deep(data.get("id") if isinstance(data, dict) else None,
-                              data.get("method") if isinstance(data, dict) else None)
-            return None
-        if not isinstance(data, dict) or data.get("jsonrpc") != self.VERSION:
-            msg_id = data.get("id") if isinstance(data, dict) else None
-            self._send_error(
-                msg_id if isinstance(msg_id, (str, int)) else None,
-                JsonRpcInvalidRequest('a message must be a JSON object with "jsonrpc": "2.0"'),
-            )
-            return None
-        msg_id = data.get("id")
-        if msg_id is not None and (type(msg_id) is not int and type(msg_id) is not str):
-            # pygls would file it as a dict key (a list fails there, with a traceback sent back)
-            self._send_error(None, JsonRpcInvalidRequest(
-                f"a message id must be an integer or a string, not {type(msg_id).__name__}"))
+        # the stdio front (front.py) asks the same function before it answers anything; an id
+        # that is not an integer or a string never reaches pygls (which files it as a dict key)
+        refused = refusal(data)
+        if refused is not None:
+            self._refuse(refused)
             return None
         if "id" not in data and parts is None and self.take_notification(data):
             return None
@@ -219,16 +217,15 @@ class LivetokProtocol(LanguageServerProtocol):
                 return self._converter.structure(data, t)
         return super().structure_message(data)
 
-    def _refuse_deep(self, msg_id: Any, method: Any) -> None:
-        reason = (f"the message nests arrays/objects more than {MAX_JSON_DEPTH} levels deep, "
-                  f"livetok's limit (LSP messages need about 8); send flatter params")
-        if msg_id is None and isinstance(method, str):  # a notification: nobody to answer
-            log.warning("dropped notification %s: %s", method, reason)
-            if self.on_invalid_notification is not None:
-                self.on_invalid_notification(method, None, reason)
+    def _refuse(self, refused: Refusal) -> None:
+        """Answer a message :func:`.framing.refusal` refuses (``InvalidRequest``); a silent
+        one (a notification) is logged and reported to ``on_invalid_notification``."""
+        if refused.silent:
+            log.warning("dropped notification %s: %s", refused.method, refused.reason)
+            if self.on_invalid_notification is not None and refused.method is not None:
+                self.on_invalid_notification(refused.method, None, refused.reason)
             return
-        self._send_error(msg_id if isinstance(msg_id, (str, int)) else None,
-                         JsonRpcInvalidRequest(reason))
+        self._send_error(refused.msg_id, JsonRpcInvalidRequest(refused.reason))
 
     def reject_frame(self, reason: str, body: bytes = b"") -> None:
         """Answer a frame :class:`Framer` could not read with a parse error (-32700), under

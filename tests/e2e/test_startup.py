@@ -482,3 +482,120 @@ def test_the_front_imports_neither_pygls_nor_lsprotocol():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True).stdout
     assert out.strip() == "[]"
+
+
+# -- the front applies the server's limits (issue 34, rows 9 and 14) ----------------------------
+
+
+def _answers_by_id(stream: Any, ids: list[Any]) -> dict[Any, dict[str, Any]]:
+    """Read until every id in ``ids`` has its answer (None: the answer under id null)."""
+    got: dict[Any, dict[str, Any]] = {}
+    while not set(ids) <= set(got):
+        m = _read(stream)
+        if "method" not in m:
+            got[m.get("id")] = m
+    return got
+
+
+#: a path no file can have: a part over 255 bytes, a path over 4,096 bytes, and a path just
+#: within the limit whose folder plus ``/livetok.toml`` is over it
+LONG_URIS = ["file:///w/" + "a" * 300 + "/x.txt",
+             "file:///" + "/".join(["b" * 200] * 21) + "/x.txt",
+             "file:///" + "/".join(["c" * 200] * 20) + "/" + "e" * 65 + "/x.txt",
+             "file:///w/%00/x.txt"]
+
+
+def test_front_takes_uris_of_paths_no_file_can_have():
+    """The front looks for budget files by the document's path: a part over 255 bytes or a
+    path over 4,096 made it exit ("File name too long") in the first half second, while the
+    full server counted the same document. Both now call ``uris.local_path``."""
+    from livetok.server.lsp.budget_watch import path_of
+    from livetok.server.lsp.uris import local_path, path_too_long
+
+    assert len(LONG_URIS[2]) - len("file://") < 4096 and path_too_long(
+        LONG_URIS[2][len("file://"):].rsplit("/", 1)[0] + "/livetok.toml")
+    assert [local_path(u) is None for u in LONG_URIS] == [True, True, False, True]
+    assert all(path_of(u) == local_path(u) for u in LONG_URIS)
+    proc = _spawn()
+    assert proc.stdin is not None and proc.stdout is not None
+    text = "hello world, naïve 😀"
+    proc.stdin.write(b"".join(_frame(m) for m in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"processId": None, "rootUri": None, "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        *({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "plaintext", "version": 1, "text": text}}}
+          for uri in LONG_URIS),
+        *({"jsonrpc": "2.0", "id": 10 + i, "method": "livetok/tokenCount",
+           "params": {"textDocument": {"uri": uri}}} for i, uri in enumerate(LONG_URIS)),
+    ]))
+    proc.stdin.flush()
+    got = _answers_by_id(proc.stdout, [1] + [10 + i for i in range(len(LONG_URIS))])
+    tokens = len(tiktoken_ref("o200k_base").encode(text))
+    for i, uri in enumerate(LONG_URIS):
+        assert got[10 + i]["result"]["tokens"] == tokens, got[10 + i]
+    err = _finish(proc)
+    assert "Traceback" not in err and "too long" not in err, err[-3000:]
+
+
+def _deep(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+#: requests the server refuses or answers with an error, each in a place where the front
+#: answered before (or where nobody did): too deep, ids JSON-RPC allows but LSP does not, the
+#: wrong ``jsonrpc``, numbers beyond LSP's ``uinteger``/``integer``
+REFUSED = [
+    {"jsonrpc": "2.0", "id": 20, "method": "livetok/tokenCount",
+     "params": {"textDocument": {"uri": "file:///w/a.txt"}, "x": _deep(100)}},
+    {"jsonrpc": "2.0", "id": 1.5, "method": "livetok/tokenCount",
+     "params": {"textDocument": {"uri": "file:///w/a.txt"}}},
+    {"jsonrpc": "1.0", "id": 21, "method": "livetok/tokenCount",
+     "params": {"textDocument": {"uri": "file:///w/a.txt"}}},
+    {"jsonrpc": "2.0", "id": 22, "method": "textDocument/hover", "params": {
+        "textDocument": {"uri": "file:///w/a.txt"}, "position": {"line": 0, "character": 1 << 31}}},
+    {"jsonrpc": "2.0", "id": 23, "method": "livetok/tokenCount", "params": {
+        "textDocument": {"uri": "file:///w/a.txt"},
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1 << 31, "character": 0}}}},
+    {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": "file:///w/big-version.txt", "languageId": "plaintext", "version": 1 << 31,
+        "text": "hello"}}},
+    {"jsonrpc": "2.0", "id": 24, "method": "livetok/tokenCount",
+     "params": {"textDocument": {"uri": "file:///w/big-version.txt"}}},
+]
+
+
+def test_front_refuses_what_the_server_refuses():
+    """Sent in the front's first half second: each answer is the full server's own answer to
+    the same messages (the front answered the request nested 100 levels deep that the server
+    refuses with -32600, a ``jsonrpc: "1.0"`` one, a position past LSP's ``uinteger``), and
+    every request is answered, ``id: 1.5`` under id null."""
+    opened = {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": "file:///w/a.txt", "languageId": "plaintext", "version": 1, "text": "hello"}}}
+    want = {m.get("id"): m for m in _answers_of_server(None, "utf-16", [opened, *REFUSED])}
+    ids = [1, None, 20, 21, 22, 23, 24]
+    assert set(want) == set(ids) - {1}
+    assert want[None]["error"]["code"] == want[20]["error"]["code"] == -32600
+    proc = _spawn()
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"".join(_frame(m) for m in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": None, "capabilities": {
+                "general": {"positionEncodings": ["utf-16"]}}}},
+        opened, *REFUSED]))
+    proc.stdin.flush()
+    got = _answers_by_id(proc.stdout, ids)
+    for msg_id in ids[1:]:
+        assert got[msg_id] == want[msg_id], (msg_id, got[msg_id], want[msg_id])
+    _finish(proc)
+
+
+def test_front_and_server_call_one_function_for_each_limit():
+    """The front's checks are the server's functions, not copies."""
+    from livetok.server.lsp import budget_watch, framing, front, protocol, uris
+
+    assert front.refusal is protocol.refusal is framing.refusal
+    assert front.local_path is budget_watch.local_path is uris.local_path
