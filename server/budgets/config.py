@@ -49,7 +49,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-import pathspec
 
 from livetok.incremental import list_encodings
 from livetok.incremental.catalog import model_encoding
@@ -58,6 +57,7 @@ from livetok.incremental.load import VocabularyError
 from livetok.incremental.registry import ALIASES, is_file_name, tokenizer_json_path
 
 from livetok.server import trust
+from livetok.server.budgets.globs import GlobRules
 from livetok.server.budgets.limits import (
     GLOBS_ENV,
     MAX_PROBLEMS,
@@ -166,16 +166,16 @@ class BudgetRule:
     #: the cost of each file, and of all the files the rule matches, at the price
     max_cost: Decimal | None = None
     total_cost: Decimal | None = None
-    spec: pathspec.GitIgnoreSpec | None = field(default=None, compare=False, repr=False)
+    spec: GlobRules | None = field(default=None, compare=False, repr=False)
     #: 1-based line of its ``total`` and ``total_cost`` keys in the budget file (their verdicts')
     lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def matches(self, rel_path: str) -> bool:
         """Whether the rule's globs match ``rel_path`` (POSIX, relative to the config's folder).
 
-        Runtime complexity: ``O(number of globs)`` regex matches.
+        Runtime complexity: as :meth:`.globs.GlobRules.check` (never a backtracking search).
         """
-        return self.spec is not None and self.spec.match_file(rel_path)
+        return self.spec is not None and self.spec.match(rel_path)
 
 
 @dataclass(frozen=True)
@@ -191,8 +191,8 @@ class BudgetConfig:
     currency: str = DEFAULT_CURRENCY
     #: the workspace map's ``include`` and ``exclude`` globs (``.gitignore`` style, relative
     #: to the folder); None: every file, no file
-    include: pathspec.GitIgnoreSpec | None = field(default=None, compare=False, repr=False)
-    exclude: pathspec.GitIgnoreSpec | None = field(default=None, compare=False, repr=False)
+    include: GlobRules | None = field(default=None, compare=False, repr=False)
+    exclude: GlobRules | None = field(default=None, compare=False, repr=False)
 
     @property
     def root(self) -> Path:
@@ -206,14 +206,14 @@ class BudgetConfig:
         >>> cfg.excluded(Path("/r/a/b.lock")), cfg.excluded(Path("/r/a.md"))
         ('excluded by /r/livetok.toml (exclude)', None)
 
-        Runtime complexity: ``O(globs)`` regex matches.
+        Runtime complexity: as :meth:`.globs.GlobRules.check`.
         """
         rel = self.relative(path) if self.include or self.exclude else None
         if rel is None:
             return None
-        if self.include is not None and not self.include.match_file(rel):
+        if self.include is not None and not self.include.match(rel):
             return f"not included by {self.path} (include)"
-        if self.exclude is not None and self.exclude.match_file(rel):
+        if self.exclude is not None and self.exclude.match(rel):
             return f"excluded by {self.path} (exclude)"
         return None
 
@@ -557,7 +557,7 @@ def parse_config(text: str, path: Path, *, trust_tokenizers: bool = False) -> Bu
                         price=price, currency=currency, include=include, exclude=exclude)
 
 
-def _map_globs(v: _Validator, raw: Any, key: str, what: str) -> pathspec.GitIgnoreSpec | None:
+def _map_globs(v: _Validator, raw: Any, key: str, what: str) -> GlobRules | None:
     """The workspace map's ``include`` or ``exclude``: ``.gitignore``-style globs, bounded as
     a rule's ``files`` are."""
     globs = [raw] if isinstance(raw, str) else raw
@@ -571,11 +571,13 @@ def _map_globs(v: _Validator, raw: Any, key: str, what: str) -> pathspec.GitIgno
     if bad is not None:
         v.problem(f"{what}.{key}", f"{what}: {key!r} has a glob livetok does not match: {bad}")
         return None
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(globs)
-    except Exception as exc:  # pathspec's own pattern error
-        v.problem(f"{what}.{key}", f"{what}: {key!r} has a bad glob ({exc})")
+    spec, problems = GlobRules.from_lines(globs, limit=len(globs))
+    if problems:
+        n, why = problems[0]
+        v.problem(f"{what}.{key}", f"{what}: {key!r} has a bad glob ({shown(globs[n - 1], 24)}: "
+                  f"{why})")
         return None
+    return spec
 
 
 def _inside_name(name: str) -> bool:
@@ -615,10 +617,12 @@ def _parse_rule(v: _Validator, raw: Any, i: int, priced: bool = False) -> Budget
                   rule=i)
         files = []
     else:
-        try:
-            spec = pathspec.GitIgnoreSpec.from_lines(files)
-        except Exception as exc:  # pathspec's own pattern error
-            v.problem(f"{what}.files", f"{what}: 'files' has a bad glob ({exc})", rule=i)
+        spec, problems = GlobRules.from_lines(files, limit=len(files))
+        if problems:
+            n, why = problems[0]
+            v.problem(f"{what}.files", f"{what}: 'files' has a bad glob "
+                      f"({shown(files[n - 1], 24)}: {why})", rule=i)
+            spec = None
     out: dict[str, Any] = {}
     for key in ("max", "section", "total"):
         if key in raw:

@@ -1,5 +1,6 @@
 """The bounds livetok puts on what a repository's budget files make it do: values quoted in
-messages cut short (:func:`shown`), ``**`` segments per glob and globs per budget file, and
+messages cut short (:func:`shown`) and escaped (:func:`printable`: names and text written to
+a terminal or a log), ``**`` segments per glob and globs per budget file, and
 the bytes of a file counted for a budget.
 
 A budget file comes with a repository, so it is untrusted input (``docs/security.md``): no
@@ -27,6 +28,7 @@ __all__ = [
     "glob_problem",
     "glob_stars_limit",
     "globs_limit",
+    "printable",
     "shown",
 ]
 
@@ -68,6 +70,21 @@ def shown(value: Any, limit: int = 60) -> str:
     return f"{text[:limit - 1]}… ({size:,} characters)"
 
 
+def printable(text: str) -> str:
+    r"""``text`` with every character that is not printable escaped as ``repr`` escapes it
+    (``\x1b``, ``\n``, ``\u202e``): a file name or a repository's text written to a terminal
+    or a log cannot clear the screen, move the cursor, or start a line of its own.
+
+    >>> print(printable("a\x1b[2Jb\nc.md"), printable("naïve.md"))
+    a\x1b[2Jb\nc.md naïve.md
+
+    Runtime complexity: ``O(len(text))``.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def glob_stars_limit() -> int:
     """The most ``**`` segments a glob may hold (``$LIVETOK_MAX_GLOB_STARS``, default 2).
 
@@ -97,7 +114,7 @@ def glob_problem(glob: str, limit: int) -> str | None:
         return f"a glob of {len(glob):,} characters (at most 1,024)"
     stars = len(re.findall(r"\*\*", glob))
     if stars > limit:
-        return (f"{shown(glob)} has {stars} '**' segments, more than the {limit} livetok "
+        return (f"{shown(glob, 24)} has {stars} '**' segments, more than the {limit} livetok "
                 f"matches (each one more multiplies the work by the path's depth); write "
                 f"fewer, or set {GLOB_STARS_ENV}")
     return None

@@ -43,10 +43,16 @@ from livetok.server.cli.main import (
     encoding_names,
     input_error,
 )
+from livetok.server.budgets.limits import printable
 from livetok.server.forked import forked_map
 from livetok.server.parallel_open import available_cores
 from livetok.server.walk import Skipped
-from livetok.server.workspace.counting import Encodings, check_piece_lengths, max_piece_cp
+from livetok.server.workspace.counting import (
+    BINARY_REASON,
+    Encodings,
+    check_piece_lengths,
+    max_piece_cp,
+)
 from livetok.server.workspace.tokenmap import WorkspaceMap
 from livetok.server.workspace.tree import Sort
 
@@ -89,7 +95,12 @@ def add_parser(sub: Subparsers) -> argparse.ArgumentParser:
                    "or by name")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="with -r: also list the entries .gitignore or the budget file's globs "
-                   "leave out (binary, unreadable and too large files are always listed)")
+                   "leave out, and each binary file (without it: how many, in one line; "
+                   "unreadable and too large files are always listed)")
+    p.add_argument("--no-ignore", action="store_true",
+                   help="with -r: read no .gitignore file (the budget file's include/exclude "
+                   "still apply); a FOLDER named is counted even when a .gitignore above it "
+                   "ignores it, with or without this")
     p.add_argument("--no-cache", action="store_true",
                    help="with -r: neither read nor write the counts kept in the user's cache "
                    "folder")
@@ -409,7 +420,8 @@ class _Table:
             print(" ".join(n.rjust(w) for n, w in zip(self.names, self.widths)))
             self._header = False
         cells = " ".join(f"{m + str(n):>{w}}" for n, m, w in zip(counts, self.marks, self.widths))
-        print(f"{cells} {label}" if label else cells)
+        # a name is escaped: an ESC in it would drive the terminal, a newline forge a row
+        print(f"{cells} {printable(label)}" if label else cells)
 
     def row(self, counts: Sequence[int], name: str) -> None:
         """A file's counts (added to the total)."""
@@ -470,7 +482,7 @@ def _run_tree(args: argparse.Namespace, names: list[str], jobs: int, counted: li
             table.row(row, name)
             continue
         try:
-            m = WorkspaceMap(Path(name), encs, jobs=jobs)
+            m = WorkspaceMap(Path(name), encs, jobs=jobs, gitignore=not args.no_ignore)
             m.build()
         except INPUT_ERRORS as exc:
             status = input_error("count", exc, name)
@@ -490,15 +502,19 @@ def _print_map(m: WorkspaceMap, name: str, table: _Table, sort: Sort, verbose: b
         p = str(path)
         if p == root:
             return name
-        assert p.startswith(inside), (p, root)
+        if not p.startswith(inside):  # a .gitignore above the folder, with its warning
+            return p
         return os.path.join(name, p[len(inside):].replace(os.sep, "/"))
 
-    quiet = 0
+    quiet = binary = 0
     for path, reason in sorted(m.skipped.items()):
         if _quiet(reason) and not verbose:
             quiet += 1
+        elif reason == BINARY_REASON and not verbose:
+            binary += 1
         elif not table.json:
-            print(f"{shown(path)}: warning: skipped: {reason}", file=sys.stderr)
+            print(f"{printable(shown(path))}: warning: skipped: {printable(reason)}",
+                  file=sys.stderr)
     table.totals = [t + n for t, n in zip(table.totals, m.tree.root.tokens)]
     if table.json:
         table.trees.append({
@@ -508,9 +524,13 @@ def _print_map(m: WorkspaceMap, name: str, table: _Table, sort: Sort, verbose: b
     for path, _depth, node in m.tree.walk(sort=sort):
         table.line(node.tokens, shown(path) + ("/" if node.is_folder and
                                                not shown(path).endswith("/") else ""))
+    if binary:
+        print(f"livetok count: {printable(name)}: {binary:,} binary files left out (a NUL byte "
+              "in their first 8,000 bytes; -v lists them)", file=sys.stderr)
     if quiet:
-        print(f"livetok count: {name}: {quiet:,} entries left out by .gitignore, the budget "
-              "file's include/exclude or as links to folders (-v lists them)", file=sys.stderr)
+        print(f"livetok count: {printable(name)}: {quiet:,} entries left out by .gitignore, the "
+              "budget file's include/exclude or as links to folders (-v lists them)",
+              file=sys.stderr)
 
 
 def _count_with_bar(enc: PieceEncoding, text: str, name: str, allow_bar: bool,

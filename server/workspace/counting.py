@@ -324,7 +324,7 @@ def _known_by_stat(chunk: list[Candidate], encs: Encodings) -> list[Counted | Sk
         if digest is None:
             out.append(None)
         elif digest == BINARY:
-            out.append(Skipped(Path(cand.path), _BINARY_REASON))
+            out.append(Skipped(Path(cand.path), BINARY_REASON))
         else:
             tokens = tuple(next(c) for c in counts)
             out.append(None if None in tokens else
@@ -332,7 +332,8 @@ def _known_by_stat(chunk: list[Candidate], encs: Encodings) -> list[Counted | Sk
     return out
 
 
-_BINARY_REASON = f"binary (a NUL byte in its first {SNIFF_BYTES:,} bytes)"
+#: why a binary file is left out (``livetok count -r`` sums these in one line)
+BINARY_REASON = f"binary (a NUL byte in its first {SNIFF_BYTES:,} bytes)"
 
 
 def _read_and_count(cands: list[Candidate], encs: Encodings, root: Path, limits: Limits,
@@ -351,7 +352,7 @@ def _read_and_count(cands: list[Candidate], encs: Encodings, root: Path, limits:
         if got.recordable and cand.stat is not None:
             stats.append((StatIndex.key_of(cand.stat), got.digest))
         if got.digest == BINARY:
-            yield Skipped(Path(cand.path), _BINARY_REASON)
+            yield Skipped(Path(cand.path), BINARY_REASON)
             continue
         error = next((n for n in got.counts if isinstance(n, str)), None)
         if error is not None:

@@ -100,11 +100,13 @@ def _too_large(size: int, limits: Limits) -> str | None:
     return None
 
 
-def scan(root: Path, *, finder: ConfigFinder | None = None, limits: Limits | None = None
-         ) -> Iterator[Candidate | Skipped]:
+def scan(root: Path, *, finder: ConfigFinder | None = None, limits: Limits | None = None,
+         gitignore: bool = True) -> Iterator[Candidate | Skipped]:
     """The files of ``root``'s map, in the walk's sorted order, and a
     :class:`~livetok.server.walk.Skipped` for every entry left out (see the module's
     docstring); the last item is a Skipped of ``root`` when a limit stopped the scan.
+    ``root`` is what the user named: mapped even when a ``.gitignore`` above it ignores it;
+    ``gitignore=False`` reads no ``.gitignore`` (``--no-ignore``).
 
     Runtime complexity: as :func:`~livetok.server.walk.walk_stat` (one ``stat`` per file),
     plus the budget file's globs per file.
@@ -115,7 +117,7 @@ def scan(root: Path, *, finder: ConfigFinder | None = None, limits: Limits | Non
     warned: set[Path] = set()
     folders: dict[str, BudgetConfig | None] = {}
     files = total = 0
-    for item in walk_stat(root, boundary=root, ignored=True):
+    for item in walk_stat(root, boundary=root, ignored=True, gitignore=gitignore, named=True):
         if isinstance(item, Skipped):
             yield item
             continue
@@ -139,14 +141,14 @@ def scan(root: Path, *, finder: ConfigFinder | None = None, limits: Limits | Non
 
 
 def why_left_out(path: Path, root: Path, *, finder: ConfigFinder | None = None,
-                 limits: Limits | None = None) -> Candidate | str:
+                 limits: Limits | None = None, gitignore: bool = True) -> Candidate | str:
     """``path`` as :func:`scan` of ``root`` would give it, or why it would leave it out;
     found without walking (one changed file).
 
     Runtime complexity: ``O(depth)``, as :func:`~livetok.server.walk.why_not_walked`.
     """
     root = root.absolute()
-    why = why_not_walked(path, root)
+    why = why_not_walked(path, root, gitignore=gitignore, named=True)
     if why is not None:
         return why
     reason, _warning = _config_reason(finder if finder is not None else ConfigFinder(),

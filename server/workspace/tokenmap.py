@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from livetok.server.budgets.discovery import CONFIG_NAMES, ConfigFinder
+from livetok.server.budgets.limits import printable
 from livetok.server.walk import Skipped
 from livetok.server.workspace.counting import Counted, Encodings, count_candidates
 from livetok.server.workspace.scan import Candidate, Limits, scan, why_left_out
@@ -45,8 +46,10 @@ class WorkspaceMap:
     """
 
     def __init__(self, root: Path, encodings: Encodings, *, limits: Limits | None = None,
-                 jobs: int = 1) -> None:
+                 jobs: int = 1, gitignore: bool = True) -> None:
         self.root = root.absolute()
+        #: read the ``.gitignore`` files (False: ``--no-ignore``)
+        self.gitignore = gitignore
         self.encodings = encodings
         self.limits = limits if limits is not None else Limits.from_env()
         self.jobs = jobs
@@ -86,12 +89,13 @@ class WorkspaceMap:
                 if path in self.disk:
                     self.tree.set_file(path, tokens, self.sizes[path])
             self.complete = True
-        log.info("workspace map of %s: %d files, %d entries left out", self.root,
+        log.info("workspace map of %s: %d files, %d entries left out", printable(str(self.root)),
                  self.tree.root.files, len(self.skipped))
 
     def _candidates(self, finder: ConfigFinder) -> Iterator[Candidate]:
         """The files :func:`.scan.scan` gives, the entries it leaves out noted."""
-        for item in scan(self.root, finder=finder, limits=self.limits):
+        for item in scan(self.root, finder=finder, limits=self.limits,
+                         gitignore=self.gitignore):
             if isinstance(item, Candidate):
                 yield item
             else:
@@ -100,7 +104,8 @@ class WorkspaceMap:
     def _skip(self, item: Skipped) -> bool:
         with self.lock:
             self.skipped[item.path] = item.reason
-        log.info("workspace map: left out %s: %s", item.path, item.reason)
+        log.info("workspace map: left out %s: %s", printable(str(item.path)),
+                 printable(item.reason))
         return False
 
     def _put(self, c: Counted) -> None:
@@ -137,7 +142,8 @@ class WorkspaceMap:
         finder = ConfigFinder()
         candidates: list[Candidate] = []
         for p in inside:
-            got = why_left_out(p, self.root, finder=finder, limits=self.limits)
+            got = why_left_out(p, self.root, finder=finder, limits=self.limits,
+                               gitignore=self.gitignore)
             if isinstance(got, Candidate):
                 candidates.append(got)
                 continue
