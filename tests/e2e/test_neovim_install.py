@@ -163,33 +163,39 @@ vim.api.nvim_create_autocmd('VimEnter', { once = true, callback = function() vim
 """
 
 
-def run_nvim(tmp_path: Path, checkout: Path, path: Path, run: str, extra_env: dict[str, str],
-             timeout: float) -> dict[str, object]:
-    """Headless Neovim with the plugin of ``checkout``, ``PATH`` = ``path``, on a text file;
-    ``run``: ``command`` (``:LivetokInstall!`` first), ``function`` (the Lua install only) or
-    ``start`` (no install). Returns what the Lua side recorded."""
-    nvim = find_nvim()
-    (tmp_path / "init.lua").write_text(INIT_LUA, encoding="utf-8")
-    (tmp_path / "test.lua").write_text(LUA, encoding="utf-8")
-    doc = tmp_path / "notes.txt"
-    doc.write_text(TEXT, encoding="utf-8")
-    out = tmp_path / f"out-{run}.json"
-    env = {**os.environ, "PATH": str(path), "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_STATE_HOME": str(tmp_path / "state"),
-           "XDG_CACHE_HOME": str(tmp_path / "cache"), **extra_env}
-    for var in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"):
+def headless(home: Path, path: Path, extra_env: dict[str, str], timeout: float, args: list[str],
+             out: Path) -> dict[str, object]:
+    """Headless Neovim in the home ``home`` (its own XDG folders), ``PATH`` = ``path``, with
+    ``args``; returns what the Lua side wrote to ``out`` (as ``g:livetok_test_out``)."""
+    out.unlink(missing_ok=True)
+    env = {**os.environ, "PATH": str(path), "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
+           "XDG_DATA_HOME": str(home / "data"), "XDG_STATE_HOME": str(home / "state"),
+           "XDG_CACHE_HOME": str(home / "cache"), **extra_env}
+    for var in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "VIMINIT", "MYVIMRC"):
         env.pop(var, None)
-    cmd = [nvim, "--headless", "-i", "NONE", "-n",
-           "--cmd", f"let g:livetok_test_plugin = {json.dumps(str(checkout / 'demo' / 'neovim'))}",
-           "--cmd", f"let g:livetok_test_out = {json.dumps(str(out))}",
-           "--cmd", f"let g:livetok_test_run = {json.dumps(run)}",
-           "-u", str(tmp_path / "init.lua"), "-c", f"luafile {tmp_path / 'test.lua'}", str(doc)]
-    proc = subprocess.run(cmd, capture_output=True, timeout=timeout, cwd=tmp_path, stdin=subprocess.DEVNULL,
+    cmd = [find_nvim(), "--headless", "-i", "NONE", "-n",
+           "--cmd", f"let g:livetok_test_out = {json.dumps(str(out))}", *args]
+    proc = subprocess.run(cmd, capture_output=True, timeout=timeout, cwd=home, stdin=subprocess.DEVNULL,
                           env=env)
     assert out.exists(), f"nvim wrote no result (exit {proc.returncode}): {proc.stderr[-2000:]!r}"
     res: dict[str, object] = json.loads(out.read_text(encoding="utf-8"))
     assert "error" not in res, res
     return res
+
+
+def run_nvim(tmp_path: Path, checkout: Path, path: Path, run: str, extra_env: dict[str, str],
+             timeout: float) -> dict[str, object]:
+    """Headless Neovim with the plugin of ``checkout``, ``PATH`` = ``path``, on a text file;
+    ``run``: ``command`` (``:LivetokInstall!`` first), ``function`` (the Lua install only) or
+    ``start`` (no install). Returns what the Lua side recorded."""
+    (tmp_path / "init.lua").write_text(INIT_LUA, encoding="utf-8")
+    (tmp_path / "test.lua").write_text(LUA, encoding="utf-8")
+    doc = tmp_path / "notes.txt"
+    doc.write_text(TEXT, encoding="utf-8")
+    args = ["--cmd", f"let g:livetok_test_plugin = {json.dumps(str(checkout / 'demo' / 'neovim'))}",
+            "--cmd", f"let g:livetok_test_run = {json.dumps(run)}",
+            "-u", str(tmp_path / "init.lua"), "-c", f"luafile {tmp_path / 'test.lua'}", str(doc)]
+    return headless(tmp_path, path, extra_env, timeout, args, tmp_path / f"out-{run}.json")
 
 
 def test_without_python_the_install_says_what_to_install(tmp_path):
@@ -292,23 +298,9 @@ def link_recipe(home: Path, checkout: Path) -> Path:
 
 def run_recipe(home: Path, path: Path, extra_env: dict[str, str], timeout: float,
                args: list[str]) -> dict[str, object]:
-    """Headless Neovim in the fresh home ``home`` (no init file: the plugin is found in the
-    package directory), ``PATH`` = ``path``, with ``args``; returns what it wrote."""
-    out = home / "out.json"
-    out.unlink(missing_ok=True)
-    env = {**os.environ, "PATH": str(path), "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
-           "XDG_DATA_HOME": str(home / "data"), "XDG_STATE_HOME": str(home / "state"),
-           "XDG_CACHE_HOME": str(home / "cache"), **extra_env}
-    for var in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "VIMINIT", "MYVIMRC"):
-        env.pop(var, None)
-    cmd = [find_nvim(), "--headless", "-i", "NONE", "-n",
-           "--cmd", f"let g:livetok_test_out = {json.dumps(str(out))}", *args]
-    proc = subprocess.run(cmd, capture_output=True, timeout=timeout, cwd=home, stdin=subprocess.DEVNULL,
-                          env=env)
-    assert out.exists(), f"nvim wrote no result (exit {proc.returncode}): {proc.stderr[-2000:]!r}"
-    res: dict[str, object] = json.loads(out.read_text(encoding="utf-8"))
-    assert "error" not in res, res
-    return res
+    """Headless Neovim in the fresh home ``home`` with no init file (the plugin is found in
+    the package directory), ``PATH`` = ``path``, with ``args``; returns what it wrote."""
+    return headless(home, path, extra_env, timeout, args, home / "out.json")
 
 
 def recipe_args() -> list[str]:
