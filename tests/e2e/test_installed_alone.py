@@ -3,7 +3,7 @@
 the test run adds (``mistral-common`` and the others of ``scripts/test-extras.txt``,
 ``tokenizers``, ``sentencepiece``, ``tiktoken``). There ``livetok models`` (text and JSON)
 exits 0 and shows the models whose tokenizer is missing as not here, with how to get it, and
-``list_encodings(models=True)`` answers.
+``list_encodings(models=True)`` answers; ``livetok count`` counts.
 
 Two such environments:
 
@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+
+from livetok.incremental import get_encoding
 
 from ..conftest import ROOT
 
@@ -133,6 +135,19 @@ def _run_checks(python: Path, tmp: Path) -> None:
         row = by_name[name]
         assert not row["available"] and "pip install mistral-common" in row["how"], row
     assert by_name["gpt-4o"]["available"] and by_name["bert-base-uncased"]["available"]
+
+    one = subprocess.run([str(python), "-m", "livetok.server.cli.main", "models",
+                          "mistral-7b-v0.1"], capture_output=True, text=True, env=env, timeout=300)
+    assert one.returncode == 0, one.stderr
+    assert "  here:      no; mistral-7b-v0.1 needs Mistral's tokenizer.model.v1" in one.stdout
+
+    notes = tmp / "notes.txt"
+    notes.write_text("Hello world, 你好 😀\n" * 20, encoding="utf-8")
+    count = subprocess.run([str(python), "-m", "livetok.server.cli.main", "count", str(notes)],
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert count.returncode == 0, count.stderr
+    want = len(get_encoding("o200k_base").encode(notes.read_text(encoding="utf-8")))
+    assert count.stdout.split() == [str(want), str(notes)]
 
     lib = subprocess.run(
         [str(python), "-c", "from livetok.incremental import list_encodings; "
