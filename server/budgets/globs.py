@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Iterable, Literal, Sequence
+from typing import Final, Iterable, Literal, Sequence
 
 from livetok.incremental.load import size_limit
 
@@ -44,7 +44,9 @@ UNINDEXED_ENV = "LIVETOK_MAX_WILD_GLOBS"
 _UNINDEXED = 256
 
 _Result = Literal[0, 1, 2]  # no match, a match as a folder (weaker), a match as a file
-_NO, _DIR, _FILE = 0, 1, 2
+_NO: Final = 0
+_DIR: Final = 1
+_FILE: Final = 2
 
 
 class GlobError(ValueError):

@@ -43,7 +43,7 @@ from livetok.server.budgets.config import (
 )
 from livetok.server.budgets.discovery import ConfigFinder, load_config
 from livetok.server.budgets.frontmatter import MARKDOWN_SUFFIXES
-from livetok.server.budgets.limits import MAX_CHECK_BYTES_ENV, check_bytes_limit
+from livetok.server.budgets.limits import MAX_CHECK_BYTES_ENV, check_bytes_limit, printable
 from livetok.server.budgets.money import money
 from livetok.server.budgets.verdicts import TextCounter, Verdict, check_text, total_verdicts
 from livetok.server.cli.main import Subparsers
@@ -529,12 +529,15 @@ def _finish(args: argparse.Namespace, verdicts: list[Verdict], problems: list[Co
         }, sys.stdout, indent=2, ensure_ascii=False)
         print()
         return status
+    # a name or a message is escaped: an ESC in a file name would drive the terminal, a
+    # newline forge a line that CI reads as a verdict
     for path, reason in warned:
-        print(f"{path}: warning: skipped: {reason}", file=sys.stderr)
+        print(f"{printable(path)}: warning: skipped: {printable(reason)}", file=sys.stderr)
     for p in problems:
-        print(f"{p.path}:{p.line or 1}: error: {p.message}", file=sys.stderr)
+        print(f"{printable(str(p.path))}:{p.line or 1}: error: {printable(p.message)}",
+              file=sys.stderr)
     for v in failing:
-        print(v)
+        print(printable(str(v)))
     if args.summary and verdicts:
         print(_summary(verdicts))
     files_over = len({v.path for v in failing})

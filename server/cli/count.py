@@ -525,8 +525,9 @@ def _print_map(m: WorkspaceMap, name: str, table: _Table, sort: Sort, verbose: b
         table.line(node.tokens, shown(path) + ("/" if node.is_folder and
                                                not shown(path).endswith("/") else ""))
     if binary:
-        print(f"livetok count: {printable(name)}: {binary:,} binary files left out (a NUL byte "
-              "in their first 8,000 bytes; -v lists them)", file=sys.stderr)
+        print(f"livetok count: {printable(name)}: {binary:,} binary "
+              f"{'file' if binary == 1 else 'files'} left out (a NUL byte in the first 8,000 "
+              "bytes; -v lists them)", file=sys.stderr)
     if quiet:
         print(f"livetok count: {printable(name)}: {quiet:,} entries left out by .gitignore, the "
               "budget file's include/exclude or as links to folders (-v lists them)",

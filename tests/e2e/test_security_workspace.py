@@ -74,6 +74,12 @@ def clean(r: subprocess.CompletedProcess[str]) -> None:
     assert max((len(line) for line in out.splitlines()), default=0) < 2000, out[:3000]
 
 
+def clean_stderr(r: subprocess.CompletedProcess[str]) -> None:
+    """:func:`clean`, for a run whose standard output is one line of JSON."""
+    clean(subprocess.CompletedProcess(r.args, r.returncode, "", r.stderr))
+    assert "Traceback" not in r.stdout and SECRET not in r.stdout
+
+
 def errors(r: subprocess.CompletedProcess[str]) -> list[str]:
     return [line for line in r.stderr.splitlines() if ": error: " in line]
 
@@ -598,3 +604,116 @@ async def test_trusted_hostile_tokenizer_is_bounded_in_the_server(tmp_path: Path
         assert client._server is not None and client._server.returncode is None
     finally:
         await _end(client)
+
+
+# -- issue 34 rows 2, 5, 7, 8, 10: globs that cannot backtrack, many rules, .gitignore files
+# -- above the folder, names written to a terminal -------------------------------------------
+
+#: 18 characters that pathspec's regex matched by backtracking: minutes against 200 a's
+SINGLE_STARS = "*a*a*a*a*a*a*a*a*b"
+
+
+def test_single_star_globs_do_not_backtrack(repo: Path) -> None:
+    """Row 2: in a .gitignore and in a budget file's files, against names of 200 a's (before:
+    still running at the hang guard; 10,000 such names: see docs/security.md)."""
+    for i in range(200):
+        (repo / f"{'a' * 200}{i}.md").write_text("some words\n", encoding="utf-8")
+    (repo / f"{'a' * 199}b").write_text("ignored words\n", encoding="utf-8")
+    (repo / "d").mkdir()
+    (repo / "d" / f"{'a' * 150}xb.md").write_text("budgeted words\n", encoding="utf-8")
+    (repo / ".gitignore").write_text(SINGLE_STARS + "\n", encoding="utf-8")
+    (repo / "livetok.toml").write_text(
+        f'[[budget]]\nfiles = ["*a*a*a*a*a*a*a*a*b.md", "{SINGLE_STARS}"]\nmax = 1\n',
+        encoding="utf-8")
+    r = livetok(repo, "check", "--format", "json")
+    clean_stderr(r)
+    out = json.loads(r.stdout)
+    assert r.returncode == 1, r.stderr  # d/aaa...xb.md is over its budget of 1
+    assert [v["path"] for v in out["verdicts"]] == [f"d/{'a' * 150}xb.md"]
+    r = livetok(repo, "count", "-r", ".", "--no-cache", "--format", "json")
+    clean_stderr(r)
+    assert r.returncode == 0, r.stderr
+    names = json.dumps(json.loads(r.stdout)["trees"][0]["tree"])
+    assert f"{'a' * 200}199.md" in names and f"{'a' * 199}b\"" not in names
+
+
+@pytest.mark.slow
+def test_a_gitignore_of_150000_lines_is_not_tried_line_by_line(repo: Path) -> None:
+    """Row 5: 150,000 lines (1.8 MB); each path tries only the globs whose literal part it
+    holds (before: ~60 ms a path, 2,000 files 140 s, past the hang guard)."""
+    lines = [f"gen/f{i:06d}.tmp" if i % 2 else f"*.ext{i}" for i in range(150_000)]
+    (repo / ".gitignore").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert (repo / ".gitignore").stat().st_size > 1_700_000
+    for i in range(2000):
+        folder = repo / f"f{i % 20}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"n{i}.txt").write_text("x\n", encoding="utf-8")
+    (repo / "gone.ext4").write_text("ignored\n", encoding="utf-8")
+    r = livetok(repo, "count", "-r", ".", "--no-cache", "--format", "json")
+    clean_stderr(r)
+    assert r.returncode == 0, r.stderr
+    tree = json.loads(r.stdout)["trees"][0]["tree"]
+    assert tree["files"] == 2001 and "gone.ext4" not in json.dumps(tree)  # + the .gitignore
+
+
+def test_gitignore_above_the_folder_is_read_inside_its_work_tree_only(repo: Path) -> None:
+    """Row 7: a .gitignore above the mapped folder that links out of the work tree is not
+    read, and a line passed over is named by number, never quoted past a short excerpt."""
+    secret = repo.parent / "home" / "credentials"
+    secret.write_text(f"**/**/**/{SECRET}\n{SECRET}\n", encoding="utf-8")
+    (repo / ".gitignore").symlink_to(secret)
+    (repo / "sub").mkdir()
+    (repo / "sub" / f"{SECRET}.md").write_text("# fine\n\nwords\n", encoding="utf-8")
+    (repo / "sub" / "livetok.toml").write_text('[[budget]]\nfiles = ["*.md"]\nmax = 100\n',
+                                               encoding="utf-8")
+    for args in (("check", "sub"), ("count", "-r", "sub", "--no-cache")):
+        r = livetok(repo, *args)
+        assert "Traceback" not in r.stdout + r.stderr
+        assert SECRET not in r.stderr, r.stderr  # (the file named after it is in stdout)
+        assert "outside" in r.stderr and "not read" in r.stderr, r.stderr
+        assert r.returncode == 0, r.stderr
+        # the file the line names is not ignored: checked, counted
+        assert f"{SECRET}.md" in r.stdout or "1 budgets in 1 files checked" in r.stderr
+    (repo / ".gitignore").unlink()
+    (repo / ".gitignore").write_text(f"**/**/**/{SECRET}\n", encoding="utf-8")
+    r = livetok(repo, "check", "sub")
+    clean(r)
+    assert "line 1 passed over" in r.stderr and "LIVETOK_MAX_GLOB_STARS" in r.stderr
+
+
+@pytest.mark.parametrize("line", ["**/a/**/b/**/c", "x\\", "[z-a]"])
+def test_count_r_below_a_gitignore_with_a_line_passed_over(repo: Path, line: str) -> None:
+    """Row 8: the warning is about a file above the folder (before: "internal error:
+    AssertionError", exit 1)."""
+    (repo / ".gitignore").write_text(f"{line}\n*.log\n", encoding="utf-8")
+    (repo / "sub").mkdir()
+    (repo / "sub" / "a.txt").write_text("hello world\n", encoding="utf-8")
+    (repo / "sub" / "b.log").write_text("ignored\n", encoding="utf-8")
+    r = livetok(repo, "count", "-r", "sub", "--no-cache")
+    clean(r)
+    assert r.returncode == 0, r.stderr
+    assert "internal error" not in r.stderr
+    assert [ln.split()[-1] for ln in r.stdout.splitlines()] == ["sub/", "sub/a.txt"]
+    assert "line 1 passed over" in r.stderr and str(repo / ".gitignore") in r.stderr
+
+
+def test_count_r_escapes_names(repo: Path) -> None:
+    """Row 10: an ESC sequence in a name would clear the terminal, a newline forge a row."""
+    (repo / "x\x1b[2J.txt").write_text("hello\n", encoding="utf-8")
+    (repo / "y\n999999 forged.txt").write_text("hello\n", encoding="utf-8")
+    (repo / "z\x1b]0;t\x07.bin").write_bytes(b"\0binary")
+    for args in (("count", "-r", ".", "--no-cache"), ("count", "-r", ".", "--no-cache", "-v")):
+        r = livetok(repo, *args)
+        clean(r)
+        out = r.stdout + r.stderr
+        assert "\x1b" not in out and "\x07" not in out
+        assert "forged" not in "".join(ln for ln in r.stdout.splitlines() if "\\n" not in ln)
+        assert len(r.stdout.splitlines()) == 3, r.stdout  # the folder and two files
+        assert "x\\x1b[2J.txt" in r.stdout and "y\\n999999 forged.txt" in r.stdout
+    (repo / "livetok.toml").write_text('[[budget]]\nfiles = ["*.txt"]\nmax = 1\n',
+                                       encoding="utf-8")
+    r = livetok(repo, "check", ".")
+    clean(r)
+    assert r.returncode == 1 and "\x1b" not in r.stdout + r.stderr
+    assert sorted(ln.split(":")[0] for ln in r.stdout.splitlines()) == [
+        "x\\x1b[2J.txt", "y\\n999999 forged.txt"], r.stdout

@@ -169,12 +169,65 @@ def test_count_r_equals_count_of_each_file_and_names_what_it_leaves_out(repo: Pa
     # largest first within each folder: the root's entries come in decreasing order
     top = [p for p in rows if p.rstrip("/").count("/") == 1]
     assert [rows[p][0] for p in top] == sorted((rows[p][0] for p in top), reverse=True), top
-    # the binary, the big and the linked-outside files are named without -v; ignored ones not
-    for rel in ("src/logo.png", "data.csv", "docs/secret.txt"):
+    # the big and the linked-outside files are named without -v; binary files are counted
+    # in one line (issue 37 item 6); ignored ones not
+    for rel in ("data.csv", "docs/secret.txt"):
         line = next(x for x in r.stderr.splitlines()
                     if x.startswith(f"repo/{rel}: warning: skipped: "))
         assert ABSENT[rel] in line, line
     assert "repo/build: warning" not in r.stderr and "-v lists them" in r.stderr
+    assert "logo.png" not in r.stderr and "repo: 1 binary file left out" in r.stderr
+
+
+def test_count_r_says_binary_files_once(tmp_path: Path) -> None:
+    """Issue 37 item 6: one line for all the binary files (5,451 .pyc files of the standard
+    library were 5,451 lines), the useful warnings still one each; -v lists every one."""
+    root = tmp_path / "lib"
+    (root / "__pycache__").mkdir(parents=True)
+    for i in range(300):
+        (root / "__pycache__" / f"m{i}.cpython-311.pyc").write_bytes(b"\xa7\r\r\n\0\0" + bytes(40))
+        (root / f"m{i}.py").write_text(f"x = {i}\n")
+    (root / "big.txt").write_text("words " * 100)
+    env = {**env_for(tmp_path / "cache"), "LIVETOK_MAX_MAP_FILE_BYTES": "100"}
+    r = livetok(tmp_path, env, "count", "-r", "lib")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() == [
+        "lib/big.txt: warning: skipped: 600 bytes, over the map's limit of 100 a file (set "
+        "LIVETOK_MAX_MAP_FILE_BYTES to count it)",
+        "livetok count: lib: 300 binary files left out (a NUL byte in the first 8,000 bytes; "
+        "-v lists them)"], r.stderr
+    r = livetok(tmp_path, env, "count", "-r", "lib", "-v")
+    assert sum(".pyc: warning: skipped: binary" in x for x in r.stderr.splitlines()) == 300
+
+
+def test_count_r_counts_a_folder_a_gitignore_above_ignores(tmp_path: Path) -> None:
+    """Issue 37 item 5: pyenv's .gitignore holds /versions, and count -r of the standard
+    library inside it printed 0. A folder named is counted, as ripgrep searches a named
+    path; the other rules above it still apply inside; --no-ignore reads none."""
+    top = tmp_path / "pyenv"
+    lib = top / "versions" / "3.11" / "lib"
+    lib.mkdir(parents=True)
+    (top / ".git").mkdir()
+    (top / ".gitignore").write_text("/versions\n*.log\n")
+    (lib / "os.py").write_text("import sys\n" * 10)
+    (lib / "build.log").write_text("a log line\n")
+    (lib / ".gitignore").write_text("secret.txt\n")
+    (lib / "secret.txt").write_text("not counted\n")
+    env = env_for(tmp_path / "cache")
+    files = counts_of_files(tmp_path, env, ["pyenv/versions/3.11/lib/os.py",
+                                            "pyenv/versions/3.11/lib/.gitignore"])
+    r = livetok(tmp_path, env, "count", "-r", "pyenv/versions/3.11/lib")
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[1]: int(line.split()[0]) for line in r.stdout.splitlines()}
+    assert rows == {"pyenv/versions/3.11/lib/": sum(n for (n,) in files.values()),
+                    **{p: n for p, (n,) in files.items()}}
+    r = livetok(tmp_path, env, "count", "-r", "--no-ignore", "pyenv/versions/3.11/lib", "-v")
+    assert r.returncode == 0, r.stderr
+    names = {line.split()[1] for line in r.stdout.splitlines()}
+    assert {"pyenv/versions/3.11/lib/build.log", "pyenv/versions/3.11/lib/secret.txt"} < names
+    # from the top, /versions is a rule of the folder counted: versions/ is left out
+    r = livetok(tmp_path, env, "count", "-r", "pyenv")
+    assert "versions" not in r.stdout
 
 
 def test_the_second_run_comes_from_the_cache_outside_the_repository(repo: Path,
