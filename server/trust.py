@@ -15,6 +15,14 @@ files it names. Everything here reads or writes such a file by one rule:
 
 Every refusal is an :class:`UntrustedFile` whose message says which file, why, and how to
 proceed; it never quotes the file's contents.
+
+A ``tokenizer.json`` or an encoding name is let in by one rule, :func:`tokenizer_refusal`,
+wherever it comes from (a document's encoding, ``livetok.compare``, the workspace map, a
+budget file, any workspace folder): a file inside the workspace is a program of sorts (its
+regexes and normalizers run) and is loaded only when the user trusts the workspace, and what
+a name resolves to must be a regular file within the vocabulary bound, trusted or not. Such a
+file is then read or hashed only by :func:`read_bytes` / :func:`file_sha256` (or the core's
+bounded reader), in a worker thread, never on the server's event loop.
 """
 
 from __future__ import annotations
@@ -24,22 +32,29 @@ import errno
 import json
 import os
 import stat
+import hashlib
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, Sequence
 
-from livetok.incremental.load import size_limit
+from livetok.incremental.find import HF_PREFIX
+from livetok.incremental.load import size_limit, vocabulary_limit
+from livetok.incremental.registry import is_file_name
 
 __all__ = [
     "MAX_CONFIG_BYTES_ENV",
+    "MAX_NAME_CHARS",
+    "VOCAB_BYTES_ENV",
     "UntrustedFile",
     "config_limit",
+    "file_sha256",
     "inside",
     "is_baseline_data",
     "parses_as_baseline",
     "read_bytes",
     "read_text",
     "real",
+    "tokenizer_refusal",
     "write_baseline_file",
 ]
 
@@ -47,6 +62,12 @@ __all__ = [
 MAX_CONFIG_BYTES_ENV = "LIVETOK_MAX_CONFIG_BYTES"
 _MAX_CONFIG_BYTES = 4 << 20
 _BLOCK = 1 << 20
+#: the longest encoding name or path livetok looks at (Linux's PATH_MAX)
+MAX_NAME_CHARS = 4096
+#: the variable that bounds a vocabulary or tokenizer.json (the core's reader's bound)
+VOCAB_BYTES_ENV = "LIVETOK_MAX_VOCAB_BYTES"
+#: what no name or path holds: a NUL byte ends a path for the system, the others are not text
+_CONTROL = frozenset(map(chr, [*range(0x20), 0x7F]))
 
 
 class UntrustedFile(ValueError):
@@ -97,12 +118,16 @@ def _open_regular(path: Path, label: str, what: str) -> int:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
-                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
-                else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a file")
-        raise UntrustedFile(f"{label}: {kind}, not a regular file; livetok reads a {what} "
-                            "only from a regular file")
+        raise UntrustedFile(f"{label}: {_kind(st.st_mode)}, not a regular file; livetok "
+                            f"reads a {what} only from a regular file")
     return fd
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular one is, for messages."""
+    return ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a file")
 
 
 def read_text(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None,
@@ -131,6 +156,30 @@ def read_bytes(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | N
 
     Runtime complexity: ``O(min(file size, limit))``; memory ``O(limit)``.
     """
+    return b"".join(_blocks(path, root=root, limit=limit, what=what, env=env, label=label,
+                            walked=walked))
+
+
+def file_sha256(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None,
+                limit: int, what: str, env: str = MAX_CONFIG_BYTES_ENV,
+                label: str | None = None) -> str:
+    """The SHA-256 (hex) of the regular file ``path``, read by the rules of :func:`read_text`
+    a block at a time: a link to ``/dev/zero`` or a FIFO is refused at once
+    (:class:`UntrustedFile`), never read without end or waited for. Call it off the event
+    loop: a big file takes its size's time.
+
+    Runtime complexity: ``O(min(file size, limit))``; memory ``O(1)``.
+    """
+    h = hashlib.sha256()
+    for block in _blocks(path, root=root, limit=limit, what=what, env=env, label=label):
+        h.update(block)
+    return h.hexdigest()
+
+
+def _blocks(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None, limit: int,
+            what: str, env: str, label: str | None, walked: bool = False) -> Iterator[bytes]:
+    """The blocks of the regular file ``path`` (see :func:`read_bytes`), refused with
+    :class:`UntrustedFile` once they pass ``limit`` bytes."""
     label = label if label is not None else os.fspath(path)
     resolved = Path(path) if walked else real(path)
     if root is not None and not walked and not inside(resolved, root):
@@ -140,19 +189,22 @@ def read_bytes(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | N
     try:
         if os.fstat(fd).st_size > limit:
             raise UntrustedFile(_too_big(label, what, limit, env))
-        os.set_blocking(fd, True)
-        blocks: list[bytes] = []
+        os.set_blocking(fd, True)  # a regular file: reads never wait on a writer
         total = 0
-        while block := os.read(fd, _BLOCK):
+        while True:
+            try:
+                block = os.read(fd, _BLOCK)
+            except OSError as exc:
+                raise UntrustedFile(f"{label}: cannot read the {what}: "
+                                    f"{exc.strerror or exc}") from None
+            if not block:
+                return
             total += len(block)
             if total > limit:  # grew while read
                 raise UntrustedFile(_too_big(label, what, limit, env))
-            blocks.append(block)
-    except OSError as exc:
-        raise UntrustedFile(f"{label}: cannot read the {what}: {exc.strerror or exc}") from None
+            yield block
     finally:
         os.close(fd)
-    return b"".join(blocks)
 
 
 def _too_big(label: str, what: str, limit: int, env: str) -> str:
@@ -222,3 +274,75 @@ def parses_as_baseline(text: str) -> bool:
         return is_baseline_data(json.loads(text))
     except ValueError:
         return False
+
+
+def tokenizer_refusal(name: str, *, workspace: Sequence[str | os.PathLike[str]] = (),
+                      trusted: bool = False, relative_to: str | os.PathLike[str] | None = None,
+                      ) -> str | None:
+    """Why the encoding ``name`` must not be loaded, or None: livetok's one trust rule for an
+    encoding name or a ``tokenizer.json`` path, wherever it enters (documents,
+    ``livetok.compare``, the workspace map, budget files; ``docs/security.md``).
+
+    - a name holding a control character (a NUL byte ends a path) or longer than
+      :data:`MAX_NAME_CHARS` is refused; another name that is not a path (a built-in
+      encoding, a model's name, ``hf:ORG/NAME``: what the user installed) is let in;
+    - a path, resolved (every link followed), must name a ``tokenizer.json``: a file named
+      ``*.json`` or a model folder holding one (``~/.bashrc`` is neither);
+    - ``relative_to``: the path was given relative to this folder (the first workspace
+      folder's, a budget file's), so it must resolve inside it, and it is the workspace's;
+    - a path that resolves inside ``relative_to`` or any folder of ``workspace`` is loaded
+      only when ``trusted`` (a cloned repository's ``tokenizer.json`` runs its regexes and
+      normalizers; VS Code's workspace trust, ``livetok.trustWorkspaceTokenizers``);
+    - trusted or not, what it resolves to must be a regular file (``stat``: never opened
+      here, so a FIFO cannot block and ``/dev/zero`` is not read) within the vocabulary
+      bound (``$LIVETOK_MAX_VOCAB_BYTES``).
+
+    >>> tokenizer_refusal("o200k_base") is None, tokenizer_refusal("hf:org/name") is None
+    (True, True)
+    >>> tokenizer_refusal("/etc/passwd").split(";")[0]
+    "livetok reads a tokenizer.json (a file named *.json, or a model folder holding one): '/etc/passwd' is neither"
+    >>> tokenizer_refusal("x\\x00.json").split(";")[0]
+    "'x\\\\x00.json' is not an encoding name or a path"
+
+    Runtime complexity: ``O(len(name) + path components * (len(workspace) + 1))`` system calls.
+    """
+    if len(name) > MAX_NAME_CHARS or not _CONTROL.isdisjoint(name):
+        shown = repr(name[:60]) + ("…" if len(name) > 60 else "")
+        return (f"{shown} is not an encoding name or a path; a name holds no control character "
+                f"(a NUL byte ends a path) and at most {MAX_NAME_CHARS:,} characters")
+    if name.startswith(HF_PREFIX) or not is_file_name(name):
+        return None
+    resolved = real(os.path.expanduser(name))
+    st = _stat(resolved)
+    if st is not None and stat.S_ISDIR(st.st_mode):  # a model's folder: its tokenizer.json
+        resolved = real(resolved / "tokenizer.json")
+        st = _stat(resolved)
+    elif not resolved.name.lower().endswith(".json"):
+        return (f"livetok reads a tokenizer.json (a file named *.json, or a model folder "
+                f"holding one): {name!r} is neither; set livetok.tokenizer to one")
+    if relative_to is not None and not inside(resolved, relative_to):
+        return (f"{name!r} is a relative path that leads out of the workspace "
+                f"({real(relative_to)}); name a file inside it, or give an absolute path")
+    within = relative_to is not None or any(inside(resolved, r) for r in workspace)
+    if within and not trusted:
+        return (f"{name!r} is inside the workspace, and livetok loads a workspace's "
+                "tokenizer.json only when you trust it (its regexes and normalizers run "
+                "as code): set livetok.trustWorkspaceTokenizers to true in your user "
+                "settings, or name a model you installed (hf:ORG/NAME)")
+    if st is None:
+        return None  # missing: the load says so, with the path
+    if not stat.S_ISREG(st.st_mode):
+        return (f"{name!r} resolves to {_kind(st.st_mode)}, not a regular file; livetok reads "
+                "a tokenizer.json only from a regular file")
+    limit = vocabulary_limit()
+    if st.st_size > limit:
+        return _too_big(repr(name), "tokenizer.json", limit, VOCAB_BYTES_ENV)
+    return None
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    """``os.stat(path)`` (links followed; never opens, so never blocks), None if missing."""
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None

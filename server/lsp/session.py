@@ -65,7 +65,7 @@ from livetok.server.lsp import requests, sync, workspace  # noqa: F401  (they re
 from livetok.server.lsp.handlers import FEATURES, uri_of
 from livetok.server.lsp.background import Background
 from livetok.server.lsp.budget_watch import BudgetWatch
-from livetok.server.lsp.settings import DEFAULT_ENCODING, Settings
+from livetok.server.lsp.settings import DEFAULT_ENCODING, Settings, workspace_folders
 from livetok.server.lsp.documents import (
     Compared,
     ComparedCount,
@@ -361,7 +361,35 @@ class LivetokServer(LanguageServer):
         """
         # a budget file's rule for the document wins: its verdicts then come from live counts
         name = self.budgets.encoding_for(uri) or self.settings.encoding_for(uri, language_id)
-        return EncodingChoice(name, self.settings.refusal(name))
+        return EncodingChoice(name, self.refusal(name))
+
+    def refusal(self, name: str) -> str | None:
+        """Why the encoding ``name`` must not be loaded, or None: the one trust rule
+        (:meth:`.Settings.refusal`, :func:`livetok.server.trust.tokenizer_refusal`) over every
+        workspace folder of the session, not only the first. Every way an encoding name enters
+        the session asks here: documents, ``livetok.compare``, the workspace map, the preload.
+
+        Runtime complexity: ``O(1)`` for a name that is not a path; else ``O(path components
+        * folders)`` system calls.
+        """
+        try:
+            folders = workspace_folders(self.workspace.folders)
+        except RuntimeError:  # no workspace before initialize (unit tests)
+            folders = ()
+        return self.settings.refusal(name, folders)
+
+    def trusted_encoding(self, name: str, what: str) -> str:
+        """``name`` when :meth:`refusal` lets it in, else the default encoding, the user told
+        why as for a document (:meth:`_unavailable`: shown once). ``what`` names what is
+        counted ("the workspace map").
+
+        Runtime complexity: as :meth:`refusal`.
+        """
+        refusal = self.refusal(name)
+        if refusal is None:
+            return name
+        self._unavailable(name, what, ValueError(refusal))
+        return DEFAULT_ENCODING
 
     def load_encoding(self, choice: EncodingChoice, uri: str) -> PieceEncoding:
         """The encoding ``choice`` names, or the default one when it is refused or cannot be
@@ -469,7 +497,7 @@ class LivetokServer(LanguageServer):
         """The encoding ``name`` of ``livetok.compare``: refused as ``livetok.encoding``'s
         names are (an untrusted workspace tokenizer.json), a model's tokenizer, or for a model
         the catalog marks ≈ its stand-in, never labelled exact (``note`` says why)."""
-        refusal = self.settings.refusal(name)
+        refusal = self.refusal(name)
         if refusal is not None:
             raise ValueError(refusal)
         model = None if is_file_name(name) else find_model(name)
@@ -819,8 +847,12 @@ class LivetokServer(LanguageServer):
         """Load the default encoding while the client finishes its handshake, so the first
         didOpen does not wait for the vocabulary and its tables (~0.4 s for o200k_base). A didOpen that
         comes sooner waits for this load (``get_encoding`` loads each name once); a failure
-        is reported by that didOpen, with the fallback, so here it is only logged."""
+        is reported by that didOpen, with the fallback, so here it is only logged. A name the
+        trust rule refuses (:meth:`refusal`) is not loaded: the default encoding is, which a
+        refused document falls back to."""
         try:
+            if self.refusal(name) is not None:  # not read, not even parsed (docs/security.md)
+                name = DEFAULT_ENCODING
             enc = get_encoding(name)
             # the per-token tables a Document needs, built on first use (~0.1 s for o200k_base)
             getattr(enc, "clean_starts", None)

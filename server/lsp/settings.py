@@ -67,10 +67,11 @@ import fnmatch
 import logging
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, TypeVar
+from typing import Any, Mapping, Sequence, TypeVar
 from urllib.parse import unquote, urlparse
 
-__all__ = ["MAX_COMPARE", "Settings", "SettingsError", "parse_settings", "workspace_root"]
+__all__ = ["MAX_COMPARE", "MAX_MAP_ENTRIES", "MAX_NAME_CHARS", "Settings", "SettingsError",
+           "parse_settings", "workspace_folders", "workspace_root"]
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,14 @@ _GLOB_CHARS = frozenset("*?[")
 _POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")
 #: the most encodings ``livetok.compare`` may list: each is one more count kept per keystroke
 MAX_COMPARE = 8
+#: the longest name, path, language id or glob a setting may hold (Linux's PATH_MAX; the
+#: same bound as ``livetok.server.trust.MAX_NAME_CHARS``, kept here so settings parse
+#: without importing the core)
+MAX_NAME_CHARS = 4096
+#: the most entries of a map (``encoding``, ``encodingByLanguage``) or list (``compare``)
+MAX_MAP_ENTRIES = 1024
+#: no name or path holds these: a NUL byte ends a path for the system, the rest are not text
+_CONTROL = frozenset(map(chr, [*range(0x20), 0x7F]))
 
 
 class SettingsError(ValueError):
@@ -142,40 +151,31 @@ class Settings:
         return self.tokenizer if self.tokenizer is not None else self.encoding
 
 
-    def refusal(self, name: str) -> str | None:
+    def refusal(self, name: str, folders: Sequence[str] = ()) -> str | None:
         """Why the encoding ``name`` (as :meth:`encoding_for` gives it) must not be loaded, or
-        None. A ``hf:`` id or a built-in name is never refused; a path is when it is not a
-        ``tokenizer.json`` (``~/.bashrc``), when a relative one leads out of the workspace, and,
-        unless :attr:`trust_workspace_tokenizers`, when it lies inside the workspace.
+        None: :func:`livetok.server.trust.tokenizer_refusal`, the one trust rule, with the
+        workspace's first folder (:attr:`root`) and ``folders`` (every workspace folder) as
+        the workspace, and a path the settings gave relative bound to :attr:`root`. A ``hf:``
+        id or a built-in name is never refused; a path is when it is not a ``tokenizer.json``
+        (``~/.bashrc``), when a relative one leads out of the workspace, when it is not a
+        regular file, and, unless :attr:`trust_workspace_tokenizers`, when it lies inside a
+        workspace folder.
 
         >>> s = parse_settings({"tokenizer": "../../etc/passwd"}, root="/w")
         >>> s.refusal(s.default_encoding).split(";")[0]
         "livetok reads a tokenizer.json (a file named *.json, or a model folder holding one): '/etc/passwd' is neither"
 
-        Runtime complexity: ``O(path components)`` system calls.
+        Runtime complexity: ``O(path components * folders)`` system calls.
         """
-        if not _is_path(name) and name not in self.relative_paths:
-            return None
-        real = os.path.realpath(name)
-        if not (real.lower().endswith(".json") or os.path.isdir(real)):
-            return (f"livetok reads a tokenizer.json (a file named *.json, or a model folder "
-                    f"holding one): {name!r} is neither; set livetok.tokenizer to one")
+        from livetok.server import trust  # here: the front parses settings without the core
+
         # without a workspace folder no file is a workspace's but what a relative path names
         # (resolved against the working folder)
-        root = os.path.realpath(self.root or os.getcwd())
-        within = self.root is not None and (
-            real == root or real.startswith(root.rstrip(os.sep) + os.sep))
-        if name in self.relative_paths:
-            within = real == root or real.startswith(root.rstrip(os.sep) + os.sep)
-        if name in self.relative_paths and not within:
-            return (f"{name!r} is a relative path that leads out of the workspace ({root}); "
-                    "name a file inside it, or give an absolute path")
-        if (within or name in self.relative_paths) and not self.trust_workspace_tokenizers:
-            return (f"{name!r} is inside the workspace, and livetok loads a workspace's "
-                    "tokenizer.json only when you trust it (its regexes and normalizers run "
-                    "as code): set livetok.trustWorkspaceTokenizers to true in your user "
-                    "settings, or name a model you installed (hf:ORG/NAME)")
-        return None
+        relative = name in self.relative_paths
+        workspace = [f for f in (self.root, *folders) if f]
+        return trust.tokenizer_refusal(
+            name, workspace=workspace, trusted=self.trust_workspace_tokenizers,
+            relative_to=(self.root or os.getcwd()) if relative else None)
 
 
 def _int(value: Any, key: str, *, minimum: int) -> int:
@@ -218,16 +218,76 @@ def workspace_root(folders: Any, root_uri: Any, root_path: Any = None) -> str | 
     path = _file_path(root_uri)
     if path is not None:
         return path
-    return root_path if isinstance(root_path, str) and os.path.isabs(root_path) else None
+    return (root_path if isinstance(root_path, str) and _plain(root_path)
+            and os.path.isabs(root_path) else None)
+
+
+def workspace_folders(folders: Any) -> tuple[str, ...]:
+    """The local paths of the workspace folders (``initialize``'s ``workspaceFolders`` or the
+    server's :class:`pygls.workspace.Workspace` folders), each once: every one of them is the
+    workspace that :meth:`Settings.refusal` guards, not only the first.
+
+    >>> workspace_folders([{"uri": "file:///w/a"}, {"uri": "untitled:x"}, {"uri": "file:///w/b"}])
+    ('/w/a', '/w/b')
+
+    Runtime complexity: ``O(len(folders))``.
+    """
+    if isinstance(folders, Mapping):
+        folders = folders.values()  # pygls keeps its folders by URI
+    out: dict[str, None] = {}
+    for f in folders or ():
+        path = _file_path(f.get("uri") if isinstance(f, Mapping) else getattr(f, "uri", None))
+        if path is not None:
+            out[path] = None
+    return tuple(out)
 
 
 def _file_path(uri: Any) -> str | None:
-    if not isinstance(uri, str):
+    if not isinstance(uri, str) or len(uri) > 3 * MAX_NAME_CHARS:
         return None
     u = urlparse(uri)
     if u.scheme != "file" or not u.path:
         return None
-    return os.path.normpath(unquote(u.path))
+    path = os.path.normpath(unquote(u.path))
+    return path if _plain(path) else None
+
+
+def _plain(text: str) -> bool:
+    """Whether ``text`` may be a name or a path: no control character, not over-long."""
+    return len(text) <= MAX_NAME_CHARS and _CONTROL.isdisjoint(text)
+
+
+def _name(value: Any, key: str, what: str = "an encoding name") -> str:
+    """The string setting ``value`` of ``key``, checked where it is parsed: a string, without
+    a control character (a NUL byte ends a path), at most :data:`MAX_NAME_CHARS` long; else
+    :class:`SettingsError` naming ``key``.
+
+    >>> _name("cl100k_base", "livetok.encoding")
+    'cl100k_base'
+    >>> _name("~\\x00/x.json", "livetok.tokenizer")
+    Traceback (most recent call last):
+    ...
+    livetok.server.lsp.settings.SettingsError: livetok.tokenizer holds a control character: '~\\x00/x.json'; a name or a path holds none (a NUL byte ends a path)
+
+    Runtime complexity: ``O(len(value))``.
+    """
+    if not isinstance(value, str):
+        raise SettingsError(f"{key} must be {what}, got {_shown(value)}")
+    if len(value) > MAX_NAME_CHARS:
+        raise SettingsError(f"{key} is {len(value):,} characters long; {what} has at most "
+                            f"{MAX_NAME_CHARS:,}")
+    if not _CONTROL.isdisjoint(value):
+        raise SettingsError(f"{key} holds a control character: {_shown(value)}; a name or a "
+                            "path holds none (a NUL byte ends a path)")
+    return value
+
+
+def _entries(value: Mapping[Any, Any], key: str) -> None:
+    """:class:`SettingsError` when the map setting ``key`` has more than
+    :data:`MAX_MAP_ENTRIES` entries."""
+    if len(value) > MAX_MAP_ENTRIES:
+        raise SettingsError(f"{key} has {len(value):,} entries; at most {MAX_MAP_ENTRIES:,} "
+                            "are read")
 
 
 def _is_path(name: str) -> bool:
@@ -295,18 +355,16 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
             out = replace(out, encoding=defaults.encoding, encoding_by_language={},
                           encoding_by_glob=())
         elif isinstance(enc, str):
-            out = replace(out, encoding=_resolve(enc, root, relative), encoding_by_language={},
-                          encoding_by_glob=())
+            out = replace(out, encoding=_resolve(_name(enc, "livetok.encoding"), root, relative),
+                          encoding_by_language={}, encoding_by_glob=())
         elif isinstance(enc, Mapping):
             langs: dict[str, str] = {}
             globs: list[tuple[str, str]] = []
             default = defaults.encoding
+            _entries(enc, "livetok.encoding")
             for key, name in enc.items():
-                if not isinstance(name, str):
-                    raise SettingsError(
-                        f"livetok.encoding[{_shown(key)}] must be an encoding name, got "
-                        f"{_shown(name)}")
-                name = _resolve(name, root, relative)
+                _name(key, "a key of livetok.encoding", "a language id, a glob or 'default'")
+                name = _resolve(_name(name, f"livetok.encoding[{_shown(key)}]"), root, relative)
                 if key in ("default", ""):
                     default = name
                 elif _GLOB_CHARS & set(key):
@@ -322,9 +380,8 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
             )
     if "tokenizer" in raw:
         v = raw["tokenizer"]
-        if v is not None and not isinstance(v, str):
-            raise SettingsError("livetok.tokenizer must be the path of a tokenizer.json, got "
-                                f"{_shown(v)}")
+        if v is not None:
+            _name(v, "livetok.tokenizer", "the path of a tokenizer.json")
         # an absolute path: a path to get_encoding, whatever the file is called
         tok = _path(v, root) if v else None
         if v and tok is not None and not os.path.isabs(os.path.expanduser(v)):
@@ -339,7 +396,10 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
                 "livetok.encodingByLanguage must map language ids to encoding names, "
                 f"got {_shown(v)}"
             )
-        v = {k: _resolve(x, root, relative) for k, x in v.items()}
+        _entries(v, "livetok.encodingByLanguage")
+        v = {_name(k, "a key of livetok.encodingByLanguage", "a language id"):
+             _resolve(_name(x, f"livetok.encodingByLanguage[{_shown(k)}]"), root, relative)
+             for k, x in v.items()}
         out = replace(out, encoding_by_language={**out.encoding_by_language, **v})
     if "compare" in raw:
         out = replace(out, compare=_compare(raw["compare"], root, relative))
@@ -390,11 +450,15 @@ def _compare(value: Any, root: str | None, relative: set[str]) -> tuple[str, ...
         raise SettingsError('livetok.compare must be a list of encoding or model names, e.g. '
                             f'["cl100k_base", "llama-3.1-8b"], got {_shown(value)}')
     names: dict[str, None] = {}
+    if len(value) > MAX_MAP_ENTRIES:
+        raise SettingsError(f"livetok.compare lists {len(value):,} names; at most "
+                            f"{MAX_COMPARE} are counted side by side: remove some")
     for i, name in enumerate(value):
+        what = "an encoding or model name (livetok/listEncodings, `livetok models`)"
         if not isinstance(name, str) or not name.strip():
-            raise SettingsError(f"livetok.compare[{i}] must be an encoding or model name "
-                                f"(livetok/listEncodings, `livetok models`), got {_shown(name)}")
-        names[_resolve(name.strip(), root, relative)] = None
+            raise SettingsError(f"livetok.compare[{i}] must be {what}, got {_shown(name)}")
+        names[_resolve(_name(name.strip(), f"livetok.compare[{i}]", what), root,
+                       relative)] = None
     if len(names) > MAX_COMPARE:
         raise SettingsError(
             f"livetok.compare lists {len(names)} encodings; at most {MAX_COMPARE} are counted "

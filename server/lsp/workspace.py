@@ -11,7 +11,12 @@ schedules:
   (``LIVETOK_OPEN_JOBS``, as a big didOpen). The request waits for it at most ``wait``
   milliseconds (default :data:`WAIT_MS`) and then answers with what is counted so far and
   ``"complete": false``; ``livetok/didChangeWorkspaceCounts`` tells the client when a map is
-  complete, or changed, so it asks again.
+  complete, or changed, so it asks again. An encoding's identity (a ``tokenizer.json``'s
+  SHA-256, by :func:`livetok.server.trust.file_sha256`) is found in a thread too.
+- **Trust.** The map's encoding passes the trust rule that documents pass
+  (:meth:`.LivetokServer.refusal`): one named in the request and refused is an invalid-params
+  error; the settings' default, refused, is replaced by the default encoding, the user told
+  why as for a document.
 - **Open documents** show their live count in place of their file's when they are counted in
   the map's encoding (the common case: the map takes the document's encoding).
 - **Watched files.** The first request asks the client, when it can (dynamic registration),
@@ -167,13 +172,19 @@ class _Service:
             pass
 
     def identity(self, name: str) -> str | None:
-        """:func:`.cache.encoding_identity` of ``name``, once per name (None: unknown)."""
-        if name not in self.identities:
+        """:func:`.cache.encoding_identity` of ``name`` as :meth:`learn` found it (None:
+        unknown, or not found yet); never computed here, on the event loop."""
+        return self.identities.get(name)
+
+    async def learn(self, names: set[str]) -> None:
+        """Find the identities of ``names`` not known yet, in a thread: a ``tokenizer.json``'s
+        is its bytes' SHA-256, which takes its size's time (bounded, a regular file only:
+        :func:`livetok.server.trust.file_sha256`)."""
+        for name in names - self.identities.keys():
             try:
-                self.identities[name] = encoding_identity(name)
-            except (OSError, ValueError):
-                return None
-        return self.identities[name]
+                self.identities[name] = await asyncio.to_thread(encoding_identity, name)
+            except (OSError, ValueError) as exc:
+                log.info("livetok: no identity for %r: %s", name, exc)
 
 
 _SERVICES: weakref.WeakKeyDictionary[Any, _Service] = weakref.WeakKeyDictionary()
@@ -209,12 +220,13 @@ def _log_skipped(ls: LivetokServer, m: WorkspaceMap) -> None:
 
 
 def _encoding(ls: LivetokServer, params: Any) -> str:
-    """The map's encoding: ``params.encoding``, else the document's, else the default."""
+    """The map's encoding: ``params.encoding``, else the document's, else the default; each
+    passes the trust rule (a document's passed it when it was opened)."""
     name = field_of(params, "encoding")
     if name is not None:
         if not isinstance(name, str) or not name:
             raise JsonRpcInvalidParams(f"encoding must be an encoding's name, got {name!r}")
-        refusal = ls.settings.refusal(name)
+        refusal = ls.refusal(name)
         if refusal is not None:
             raise JsonRpcInvalidParams(refusal)
         return name
@@ -223,7 +235,7 @@ def _encoding(ls: LivetokServer, params: Any) -> str:
     od = ls.store.find(uri) if isinstance(uri, str) else None
     if od is not None:
         return od.encoding.name
-    return ls.settings.default_encoding
+    return ls.trusted_encoding(ls.settings.default_encoding, "the workspace map")
 
 
 def _folders(ls: LivetokServer, params: Any) -> list[Path]:
@@ -329,6 +341,7 @@ async def workspace_counts(ls: LivetokServer, params: Any) -> dict[str, Any]:
             raise JsonRpcException(message=f"livetok: the workspace map in {name} failed: "
                                    f"{type(exc).__name__}: {exc}", code=REQUEST_FAILED)
     _watch(ls, svc)
+    await svc.learn({name, *(od.encoding.name for od in ls.store)})
     out = []
     for m, _fut in maps:
         _overlay(ls, svc, m, name)

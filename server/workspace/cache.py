@@ -44,10 +44,12 @@ from typing import Any, ClassVar, Generic, Iterable, Sequence, TypeVar
 from livetok.incremental.catalog import model_encoding
 from livetok.incremental.find import find_hf_tokenizer
 from livetok.incremental.limits import size_limit
+from livetok.incremental.load import vocabulary_limit
 from livetok.incremental.registry import ALIASES, is_file_name, tokenizer_json_path
 from livetok.incremental.vocab_cache import (CACHE_DIR_ENV, CACHE_SWITCH_ENV, cache_dir,
                                              folder_refusal, write_private)
 
+from livetok.server import trust
 from livetok.server.version import livetok_version
 
 __all__ = ["BINARY", "COUNT_CACHE_DIR_ENV", "FORMAT", "MAX_ENTRIES_ENV", "RACY_NS", "CountCache",
@@ -99,11 +101,11 @@ def encoding_identity(name: str) -> str:
         path = str(find_hf_tokenizer(canonical))
     else:
         path = tokenizer_json_path(os.path.abspath(os.path.expanduser(canonical)), canonical)
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return f"tokenizer.json:{h.hexdigest()}\0livetok:{livetok_version()}"
+    # bounded, a regular file only, opened without blocking: a link to /dev/zero or a FIFO
+    # is refused (trust.UntrustedFile, a ValueError), not hashed for ever or waited for
+    digest = trust.file_sha256(path, root=None, limit=vocabulary_limit(),
+                               what="tokenizer.json", env=trust.VOCAB_BYTES_ENV)
+    return f"tokenizer.json:{digest}\0livetok:{livetok_version()}"
 
 
 def _folder() -> str | None:

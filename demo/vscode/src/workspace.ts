@@ -1,8 +1,6 @@
-// The "Tokens" view (in livetok's own side-bar container, shown once on the first start: the
-// explorer would keep it collapsed at its bottom, issue 37 item 9): the server's workspace
-// token map (`livetok/workspaceCounts`), a first row with the workspace's total, then each
-// folder and file with its count and its share of the context window, sorted by count or by
-// name, refreshed when the server says a map changed (`livetok/didChangeWorkspaceCounts`).
+// The "Tokens" explorer view: the server's workspace token map (`livetok/workspaceCounts`),
+// each folder and file with its count and its share of the context window, sorted by count
+// or by name, refreshed when the server says a map changed (`livetok/didChangeWorkspaceCounts`).
 //
 // The tree's logic (sorting, labels, shares) is plain functions over the request's result;
 // the provider only turns nodes into VS Code tree items. Each map fetched is published to the
@@ -28,8 +26,7 @@ export const VIEW_ID = "livetok.workspace";
 export interface CountNode {
   name: string;
   uri: string;
-  /** `total`: the view's own first row (`totalNode`), not from the server. */
-  kind: "folder" | "file" | "total";
+  kind: "folder" | "file";
   tokens: number;
   files: number;
   bytes: number;
@@ -104,26 +101,10 @@ export function folderCountOf(result: WorkspaceCounts, fileUri: string): FolderC
   };
 }
 
-/** The label of the view's first row. */
-export const TOTAL_LABEL = "Workspace total";
-
-/**
- * The view's first row: the sum over the map's workspace folders.
- *
- * Runtime complexity: O(number of workspace folders).
- */
-export function totalNode(result: WorkspaceCounts): CountNode {
-  const sum = (field: "tokens" | "files" | "bytes") => result.folders.reduce((acc, n) => acc + n[field], 0);
-  return { name: TOTAL_LABEL, uri: "", kind: "total", tokens: sum("tokens"), files: sum("files"), bytes: sum("bytes") };
-}
-
 /** The hover text of a node. */
 export function tooltipOf(node: CountNode, result: WorkspaceCounts): string {
-  const where = node.kind === "total"
-    ? `the workspace (${result.folders.map((f) => f.name).join(", ")})`
-    : node.uri.replace(/^file:\/\//, "");
-  const lines = [where, `${describeNode(node, result.contextWindow)} (${result.encoding})`];
-  if (node.kind !== "file") {
+  const lines = [`${node.uri.replace(/^file:\/\//, "")}`, `${describeNode(node, result.contextWindow)} (${result.encoding})`];
+  if (node.kind === "folder") {
     lines.push(`${node.files.toLocaleString("en-US")} files, ${node.bytes.toLocaleString("en-US")} bytes`);
   }
   if (node.live) {
@@ -182,15 +163,6 @@ export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNod
   }
 
   getTreeItem(node: CountNode): vscode.TreeItem {
-    if (node.kind === "total") {
-      return {
-        label: node.name,
-        description: describeNode(node, this.result?.contextWindow ?? null),
-        tooltip: this.result === undefined ? undefined : tooltipOf(node, this.result),
-        collapsibleState: this.api.TreeItemCollapsibleState.None,
-        contextValue: "livetokTotal",
-      };
-    }
     const folder = node.kind === "folder";
     const item: vscode.TreeItem = {
       label: node.name,
@@ -213,12 +185,12 @@ export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNod
       return sortNodes(node.children ?? [], this.order);
     }
     const result = await this.fetch();
-    if (result === undefined || result.folders.length === 0) {
+    if (result === undefined) {
       return [];
     }
-    // one workspace folder: its entries at the top, as the explorer shows them; the total first
+    // one workspace folder: its entries at the top, as the explorer shows them
     const top = result.folders.length === 1 ? result.folders[0].children ?? [] : result.folders;
-    return [totalNode(result), ...sortNodes(top, this.order)];
+    return sortNodes(top, this.order);
   }
 
   /** The map: the one held, the request on its way, or a new request. */

@@ -49,9 +49,8 @@ describe("workspace view", () => {
     let changes = 0;
     p.onDidChangeTreeData(() => changes++);
     const top = await p.getChildren();
-    // the workspace's total first (issue 37 item 9), then, with one folder, its entries
-    assert.deepEqual(top.map((n) => n.name), [ws.TOTAL_LABEL, "y.md", "x.md"]);
-    assert.equal(p.getTreeItem(top[1]).description, "10 tokens · 10%");
+    assert.deepEqual(top.map((n) => n.name), ["y.md", "x.md"]); // one folder: its entries
+    assert.equal(p.getTreeItem(top[0]).description, "10 tokens · 10%");
     await p.getChildren();
     assert.equal(asked, 1);
     // the server says the map changed: asked again at once (the status bar's folder total)
@@ -65,34 +64,6 @@ describe("workspace view", () => {
     assert.equal(asked, 3);
     assert.match(logs.join("\n"), /workspace map failed/);
     assert.equal(p.toggleSort(), "name");
-  });
-});
-
-describe("the workspace total row (issue 37 item 9)", () => {
-  test("the sum over every workspace folder, first, whatever the order; none without a folder", async () => {
-    const a = { ...leaf("a", 30), kind: "folder" as const, files: 3, bytes: 120, children: [leaf("big.md", 30)] };
-    const b = { ...leaf("b", 1234), kind: "folder" as const, files: 7, bytes: 5000, children: [] };
-    let folders = [a, b];
-    const client = {
-      sendRequest: async <R>(): Promise<R> => ({ encoding: "cl100k_base", contextWindow: 128000, complete: false, folders } as R),
-      onNotification: () => undefined,
-    };
-    const p = new ws.WorkspaceCountsProvider(api, () => client, () => undefined, new statusModule.FolderTotals());
-    for (const order of ["tokens", "name"]) {
-      const top = await p.getChildren();
-      assert.deepEqual(top.map((n) => n.name), order === "tokens" ? [ws.TOTAL_LABEL, "b", "a"] : [ws.TOTAL_LABEL, "a", "b"]);
-      const item = p.getTreeItem(top[0]);
-      assert.equal(item.label, "Workspace total");
-      assert.equal(item.description, "1,264 tokens · 1.0%");
-      assert.equal(item.collapsibleState, api.TreeItemCollapsibleState.None);
-      assert.equal(item.command, undefined);
-      assert.equal(item.resourceUri, undefined);
-      assert.equal(item.tooltip, "the workspace (a, b)\n1,264 tokens · 1.0% (cl100k_base)\n10 files, 5,120 bytes\nstill counting...");
-      p.toggleSort();
-    }
-    folders = [];
-    p.refresh();
-    assert.deepEqual(await p.getChildren(), []);
   });
 });
 
