@@ -156,6 +156,10 @@ class Document:
         #: the encoding's local boundaries (:class:`.protocol.QuietEncoding`), for edits deep
         #: inside a long piece (:meth:`_stretch`); None when it does not offer them
         self._quiet = quiet_side(enc) if self._glue else None
+        #: ``glue_ok(head)``: whether a piece starting with ``head`` (its first GLUE_MIN_CP
+        #: code points or all of it) may be glued; an encoding may refuse some pieces
+        #: (a tokenizer.json piece that starts with an added token opening a segment)
+        self._glue_ok: Callable[[str], bool] = getattr(enc, "glue_ok", _any_piece)
         # a byte-level token covers at most as many characters as it has bytes: one byte each
         byte_cps = self._lead is not None and self._lead.typecode == "B"
         self._seq = TokenSeq(load, cps_type="B" if byte_cps else "I")
@@ -490,6 +494,8 @@ class Document:
             return None
         if not q.quiet(v.slice_text(start - m2, start) + new_text + v.slice_text(end, end + m2)):
             return None
+        if not self._glue_ok(v.slice_text(a, a + GLUE_MIN_CP)):
+            return None
         delta = len(new_text) - (end - start)
         view = _EditedText(v, a, b, start, end, new_text)
         segs = self._glue_piece(a, b + delta, view, start, end, delta)  # type: ignore[arg-type]
@@ -606,7 +612,7 @@ class Document:
                     segs.append((0, old[0], old[1], None, None, None))
                     continue
             piece = window[ps:pe]
-            if glue_long and pe - ps >= GLUE_MIN_CP:
+            if glue_long and pe - ps >= GLUE_MIN_CP and self._glue_ok(piece[:GLUE_MIN_CP]):
                 segs.extend(self._glue_piece(a, b, piece, start, end, delta))
                 continue
             ids = encode_piece(piece, at_text_start=a == 0)
@@ -795,6 +801,11 @@ def _clean_start_at(seq: TokenSeq, cp: int) -> int | None:
             return None
         j += 1
     return None
+
+
+def _any_piece(head: str) -> bool:
+    """The default ``glue_ok``: every long piece may be glued."""
+    return True
 
 
 def _checked(encoding: PieceEncoding) -> PieceEncoding:

@@ -59,7 +59,7 @@ from ..gcpause import collector_paused
 from ..pairmerge import SCAN_MAX, merge, merge_heap, merge_scan
 from .errors import UnsupportedComponent
 
-__all__ = ["BPEModel", "bpe_tables", "joinable_pairs", "is_vocab", "id_list"]
+__all__ = ["BPEModel", "bpe_tables", "joinable_pairs", "formable_pairs", "is_vocab", "id_list"]
 
 #: pre-tokens longer than this are not kept in the cache (HF's ``MAX_LENGTH`` is 256 bytes)
 _CACHE_MAX = 256
@@ -144,6 +144,29 @@ def joinable_pairs(vocab: Mapping[str, int]) -> frozenset[str]:
         tails = map(itemgetter(slice(1, None)), tokens)
         # every token's adjacent pairs, all in C: map(add, t, t[1:]) per token
         return frozenset(chain.from_iterable(map(map, repeat(add), tokens, tails)))
+
+
+def formable_pairs(tables: Mapping[str, Any]) -> frozenset[str]:
+    """The two-character strings a symbol of :class:`BPEModel` can span: those inside the
+    tokens the merges make (a symbol is one character's token, a byte-fallback token or a
+    fused unknown, or a merge's result, which spells its two parts), when no rule merges the
+    unknown or a byte-fallback token and ``ignore_merges`` is off; else those inside any
+    token (:func:`joinable_pairs`). Llama 2's ``<0x00>`` .. ``<0xFF>`` hold every pair of
+    digits, but no merge makes them: a line of digits is cut at every digit.
+
+    >>> sorted(formable_pairs(bpe_tables({"vocab": {"a": 0, "b": 1, "ab": 2, "<0x00>": 3},
+    ...                                   "merges": ["a b"]}, source="t")))
+    ['ab']
+
+    Runtime complexity: ``O(R + total length of the merged tokens)``, in C.
+    """
+    vocab: dict[str, int] = tables["vocab"]
+    if tables["merged_specials"] or tables["ignore_merges"]:
+        return joinable_pairs(vocab)
+    m = max(vocab.values(), default=-1) + 1
+    made = set(map(m.__rmod__, tables["rules"].values()))
+    names = id_list(vocab)
+    return joinable_pairs({t: 0 for t in map(names.__getitem__, made) if t is not None})
 
 
 def _byte_ids(vocab: Mapping[str, int]) -> list[int | None]:
@@ -268,6 +291,7 @@ class BPEModel:
         # byte_fallback: the ids of <0x00>..<0xFF> (None where the vocabulary lacks one)
         self._byte_ids: list[int | None] = _byte_ids(vocab) if self.byte_fallback else []
         merged_specials: bool = tables["merged_specials"]
+        self._merged_specials = merged_specials
         #: every symbol's token spells its text, so :func:`merge_scan` equals the heap
         self.scan_exact = self.prefix is None and self.suffix is None and not merged_specials
         # how an unknown character joins its neighbours, for cuts(): "never", "unknown"
@@ -291,6 +315,8 @@ class BPEModel:
         self._cache: GenerationalCache[str, tuple[int, ...]] = GenerationalCache()
         self._lens_cache: GenerationalCache[str, tuple[tuple[int, ...], tuple[int, ...]]]
         self._lens_cache = GenerationalCache()
+        self._last_long: tuple[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]] | None
+        self._last_long = None
 
     # -- tokenization ---------------------------------------------------------------------------
 
@@ -396,14 +422,29 @@ class BPEModel:
         if hit is None:
             hit = self._cache.recall(s)
             if hit is None:
+                if len(s) > _CACHE_MAX:
+                    return self._long(s, split)[0]
                 hit = tuple(self._encode(s, split=split))
-                if len(s) <= _CACHE_MAX:
-                    self._cache.put(s, hit)
+                self._cache.put(s, hit)
+        return hit
+
+    def _long(self, s: str, split: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(ids, character counts)`` of a pre-token too long for the caches, the last one
+        kept: a pipeline asks for a long pre-token's ids, then for their lengths (one merge
+        instead of two; a glued window of a long Llama 2 line is such a pre-token)."""
+        last = self._last_long
+        if last is not None and last[0] == (s, split):
+            return last[1]
+        lens: list[int] = []
+        hit = (tuple(self._encode(s, lens, split=split)), tuple(lens))
+        self._last_long = ((s, split), hit)
         return hit
 
     def _cached_lens(self, s: str, *, split: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(ids, character counts)`` of ``s``, kept apart from the ids' cache (only
         :meth:`token_lengths` asks, and tracking counts costs the merge loop a little)."""
+        if len(s) > _CACHE_MAX:
+            return self._long(s, split)
         hit = self._lens_cache.recall(s)
         if hit is None:
             lens: list[int] = []
@@ -454,7 +495,9 @@ class BPEModel:
         Runtime complexity: ``O(total length of the tokens)``.
         """
         if self._pairs is None:
-            self._pairs = joinable_pairs(self.token_to_id)
+            self._pairs = formable_pairs({"vocab": self.token_to_id, "rules": self.rules,
+                                          "merged_specials": self._merged_specials,
+                                          "ignore_merges": self.ignore_merges})
         return self._pairs
 
     def cuts(self, pretoken: str) -> list[int] | None:

@@ -133,14 +133,20 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         self._ctx = self.normalizer.context if self.normalizer is not None else 0
         #: Algorithm 1 inside a piece: the piece's ids are the model's on its normalized text
         #: with a character-for-character normalizer, no pre-token boundary and no segment
-        #: start inside it, and no added token in it
+        #: start inside it, and no added token in it. Where segment starts matter (Llama 2's
+        #: ``Prepend``), only a piece that opens with an added token has one inside (the
+        #: token and the piece after it are one piece): :meth:`glue_ok` refuses those
         self.supports_glue = bool(
             model.supports_glue and charwise_normalizer and local_pre_tokenizer
-            and not segment_start_matters and not self._raw.has_options
+            and not self._raw.has_options
             and not self._norm_tokens.has_options and not self.byte_level
             and self._max_added < GLUE_MIN_CP)
         self._cache: GenerationalCache[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]]
         self._cache = GenerationalCache()
+        #: the last piece too long for the cache: a document asks for its ids, then for
+        #: their code points (``token_cp_lens``)
+        self._last_long: tuple[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]] | None
+        self._last_long = None
         #: the tight horizon applies (module docstring, *Horizon*): no token options, no
         #: merge, a pre-tokenizer without prepends, and one set of added tokens (or two that
         #: scan as one: :func:`_one_scan`)
@@ -166,11 +172,31 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         #: reads (0: not offered)
         self.quiet_margin = 0
         self._quiet_chars: re.Pattern[str] | None = None
+        self._quiet_norm_chars: re.Pattern[str] | None = None
+        #: the added tokens' first characters (:meth:`glue_ok`)
+        self._added_firsts = frozenset(t.content[0] for t in self.added if t.content)
         if self.supports_glue and self._model_cuts and not getattr(model, "ignore_merges", True):
             self.quiet_margin = self._max_added + self._ctx + 8
-            # (a normalized token's pattern is its content: the pipeline refuses others)
-            chars = {ch for t in self.added for ch in t.content}
+            # (a normalized token's pattern is its content: the pipeline refuses others);
+            # first characters only: a token covering a position M or more inside the text
+            # (M is above the longest token) starts inside it
+            # (tokens matched on the raw text are looked for there, normalized ones in the
+            # normalized text)
+            chars = {t.content[0] for t in self.added if t.content and not t.normalized}
             self._quiet_chars = re.compile(char_set(chars)) if chars else None
+            nchars = {t.content[0] for t in self.added if t.content and t.normalized}
+            self._quiet_norm_chars = re.compile(char_set(nchars)) if nchars else None
+
+    def glue_ok(self, head: str) -> bool:
+        """Whether Algorithm 1 may glue inside a piece that starts with ``head`` (its first
+        ``GLUE_MIN_CP`` code points): always, unless segment starts matter and an added token
+        may start the piece (then a window starting right after the token would be encoded
+        without the segment start's ``Prepend``): refused when the piece starts with a
+        token's first character.
+
+        Runtime complexity: ``O(1)``.
+        """
+        return not self._merge or head[:1] not in self._added_firsts
 
     # -- PieceEncoding -------------------------------------------------------------------------
 
@@ -180,6 +206,9 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         if hit is None:
             hit = self._cache.recall(key)
             if hit is None:
+                last = self._last_long
+                if last is not None and last[0] == key:
+                    return last[1]  # a long piece asked again (its ids, then its lengths)
                 fast = self._run_plain_piece(piece) if self._tight else None
                 if fast is not None:
                     ids, cps = fast
@@ -189,6 +218,8 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
                 hit = (tuple(ids), tuple(cps))
                 if len(piece) <= _CACHE_MAX:
                     self._cache.put(key, hit)
+                else:
+                    self._last_long = (key, hit)
         return hit
 
     def _run_plain_piece(self, piece: str) -> tuple[list[int], list[int]] | None:
@@ -333,8 +364,9 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         return tk.bound(text, start, limit, b, y)
 
     def quiet(self, text: str) -> bool:
-        """``QuietEncoding.quiet``: ``text`` holds no added token's character (so no token
-        match reaches into it: a match holds one of its characters), and neither the
+        """``QuietEncoding.quiet``: ``text`` holds no added token's first character (so no
+        token match starts in it, and one that starts before it ends before ``M``: ``M``
+        exceeds the longest token), and neither the
         pre-tokenizer nor the model cuts its normalized form ``M`` or more from its ends.
 
         *Locality* (the capability's condition 2), for the pipelines that offer it (glued:
@@ -358,7 +390,8 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
             return False
         norm_obj = self._norm_any
         norm = norm_obj.normalize(text, segment_start=False) if norm_obj is not None else text
-        if len(norm) != len(text) or (qc is not None and qc.search(norm) is not None):
+        nqc = self._quiet_norm_chars
+        if len(norm) != len(text) or (nqc is not None and nqc.search(norm) is not None):
             return False
         lo, hi = m, len(text) - m
         if any(lo <= c <= hi for c in self.pre_tokenizer.cuts(norm, 0)):

@@ -36,7 +36,7 @@ from ..load import VocabularyError, inflated, read_as, json_object, size_limit, 
 from ..protocol import PieceEncoding
 from ..regex import MAX_PATTERN_CHARS
 from .added import check_added_count, parse_added_tokens, token_rows, tokens_of_rows
-from .bpe import joinable_pairs
+from .bpe import formable_pairs
 from .decoders import Decoder, Refused, build_decoder
 from .bytelevel_file import ByteLevelFile, route
 from .encoding import TokenizerJsonEncoding
@@ -233,7 +233,7 @@ def _prepare(data: dict[str, Any], source: str, byte_level_family: bool = True
     if (tables["type"] == "BPE" and model_cuts and not pre.byte_level
             and _local_pre_tokenizer(pre_spec)):
         # every piece of a document is cut with them (Gemma 3: ~0.4 s to find, 12 ms cached)
-        tables["pairs"] = joinable_pairs(tables["vocab"])
+        tables["pairs"] = formable_pairs(tables)
     # a byte-level file: the byte-level family's encoding (:mod:`.bytelevel_file`), which
     # needs the rules but not the string vocabulary (the slowest part of a warm load)
     bl = route(data, tables, added) if pre.byte_level and byte_level_family else None
@@ -416,8 +416,11 @@ def _local_pre_tokenizer(pre: Any) -> bool:
 
 def _charwise(norm: Any) -> bool:
     """Whether the normalizer maps each character to one character alone (none, an empty
-    ``Sequence``, ``Replace`` of one character by one)."""
+    ``Sequence``, ``Replace`` of one character by one), but for a ``Prepend`` at a segment
+    start (Llama 2: the encoding knows its segment starts, ``glue_ok``)."""
     for s in _steps(norm, "normalizers"):
+        if s.get("type") == "Prepend":
+            continue
         if s.get("type") != "Replace":
             return False
         pat = s.get("pattern")

@@ -153,7 +153,7 @@ def _edit_run(line: str, alphabet: str, n_edits: int, seed: int) -> Document:
     length = len(line)
     doc = Document(text, ENC)
     for _ in range(n_edits):
-        if rng.random() < 0.5:
+        if length == 0 or rng.random() < 0.5:
             p = lo + rng.randrange(length + 1)
             ch = rng.choice(alphabet if rng.random() < 0.5 else "abcXYZ ")
             doc.edit(p, p, ch)
