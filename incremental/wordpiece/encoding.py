@@ -69,6 +69,11 @@ CLEANUPS = (
 )
 
 
+#: slow (character by character) steps of one piece scan after which the quiet characters
+#: learned so far are compiled into its run pattern
+_QUIET_SCAN = 256
+
+
 class WordPieceEncoding(EncodeStreamMixin):
     """A WordPiece encoding (BERT pipeline) implementing the ``PieceEncoding`` protocol.
 
@@ -141,6 +146,25 @@ class WordPieceEncoding(EncodeStreamMixin):
         self._plain_run: re.Pattern[str] | None = None
         if plain and all(self._flags(c) == CUT_BEFORE_OK for c in plain):
             self._plain_run = re.compile("[" + "".join(plain) + "]+")
+        #: *quiet* characters, learned as pieces are cut (issue 35: a line of emoji ZWJ
+        #: sequences is one 100,000-character word): no cut before or after one inside a run
+        #: of them (no head or tail break), no break character anywhere in its normal form,
+        #: no added token starting with it; each with its normal form's length. The plain
+        #: characters are the first. ``_quiet_re`` matches runs of those known when it was
+        #: compiled (:meth:`_compile_quiet`), ``_quiet_len`` maps each to
+        #: as many characters as its normal form has (``str.translate``: a run's normal
+        #: length in one C call)
+        self._quiet: dict[str, int] = {c: 1 for c in plain} if self._plain_run else {}
+        self._quiet_re: re.Pattern[str] | None = self._plain_run
+        self._quiet_len: dict[int, str] = {ord(c): "x" * k for c, k in self._quiet.items()}
+        self._quiet_compiled = len(self._quiet)
+        self._quiet_gone: list[str] = []  # the quiet characters whose normal form is empty
+        #: a run of white space that is only space (``SPACE_ONLY``: no cut between two of
+        #: them) and starts no added token: a line of 25,000 spaces is one piece
+        blanks = [c for c in " \t\n\r" if c not in self._added_first
+                  and self._flags(c) & SPACE_ONLY]
+        self._space_run: re.Pattern[str] | None = re.compile(
+            "[" + "".join(map(re.escape, blanks)) + "]+") if blanks else None
         self._piece_cache: GenerationalCache[str, list[int]] = GenerationalCache()
         self._lens_cache: GenerationalCache[str, tuple[list[int], list[int]]] = GenerationalCache()
 
@@ -258,7 +282,7 @@ class WordPieceEncoding(EncodeStreamMixin):
         """
         ids = self._piece_cache.recall(piece)
         if ids is None:
-            ids = self._long_plain(piece)
+            ids = self._long_quiet(piece)
         if ids is None:
             ids = self._encode(sanitize(piece))
             if len(piece) <= 256:
@@ -286,26 +310,62 @@ class WordPieceEncoding(EncodeStreamMixin):
         cached = self._lens_cache.recall(piece)
         if cached is not None and cached[0] == list(ids):
             return list(cached[1])
-        if self._long_plain(piece) == list(ids):
+        if self._long_quiet(piece) == list(ids):
             return [len(piece)]
         lens = self._token_cp_lens(sanitize(piece), ids)
         if len(piece) <= 256:
             self._lens_cache.put(piece, (list(ids), lens))
         return list(lens)
 
-    def _long_plain(self, piece: str) -> list[int] | None:
-        """``[unk]`` for a piece of plain characters longer than ``max_input_chars_per_word``
-        (its normal form has as many characters, one word: HF's word-length limit makes it
-        ``[UNK]``), without normalizing it; else None. A hostile line (``"a" * 100_000``) is
-        one such piece, re-read on every keystroke in it.
+    def _long_quiet(self, piece: str) -> list[int] | None:
+        """``[unk]`` for a piece of quiet characters (``_quiet``) whose normal form is longer
+        than ``max_input_chars_per_word``, without normalizing it; else None. Such a piece is
+        one word (no break character in any character's normal form, so HF's pre-tokenizer
+        leaves it whole), its normal form as long as its characters' normal forms together
+        (the normalizer works character by character; NFD's reordering keeps the length):
+        HF's word-length limit makes it ``[UNK]``. A hostile line (``"a" * 100_000``, emoji
+        ZWJ sequences) is one such piece, re-read on every keystroke in it.
 
-        Runtime complexity: ``O(len(piece))``, one C call.
+        Runtime complexity: ``O(len(piece))``, two C calls.
         """
-        run = self._plain_run
-        if run is None or len(piece) <= self._lmm.max_input_chars_per_word:
+        run = self._quiet_re
+        limit = self._lmm.max_input_chars_per_word
+        if run is None or len(piece) <= limit:
             return None
         m = run.match(piece)
-        return [self._lmm.unk_id] if m is not None and m.end() == len(piece) else None
+        if m is None or m.end() != len(piece):
+            return None
+        # at least its length less the characters that vanish (few kinds: C counts)
+        gone = self._quiet_gone
+        if len(gone) <= 8 and len(piece) - sum(map(piece.count, gone)) > limit:
+            return [self._lmm.unk_id]
+        return [self._lmm.unk_id] if len(piece.translate(self._quiet_len)) > limit else None
+
+    def _learn_quiet(self, ch: str, f: int) -> None:
+        """Add ``ch`` (flags ``f``) to the quiet characters when it is one (see ``_quiet``).
+
+        Runtime complexity: ``O(1)``.
+        """
+        if f & (HEAD_BREAK | TAIL_BREAK) or ch in self._quiet or ch in self._added_first \
+                or "\ud800" <= ch <= "\udfff":
+            return
+        norm = self._normalize(ch)
+        t = bert_tables()
+        if any(ord(c) in t.pretok_space_set or ord(c) in t.punct_set for c in norm):
+            return
+        self._quiet_len[ord(ch)] = "x" * len(norm)
+        self._quiet[ch] = len(norm)
+        if not norm:
+            self._quiet_gone.append(ch)
+
+    def _compile_quiet(self) -> re.Pattern[str] | None:
+        """The run pattern of the quiet characters known now (recompiled when some were learned
+        since the last time; ``_next_cut`` asks after ``_QUIET_SCAN`` slow steps in one scan, so
+        the compile's ``O(k)`` is paid for by the scan it shortens)."""
+        if len(self._quiet) > self._quiet_compiled:
+            self._quiet_compiled = len(self._quiet)
+            self._quiet_re = re.compile("[" + "".join(map(re.escape, self._quiet)) + "]+")
+        return self._quiet_re
 
     def _token_cp_lens(self, piece: str, ids: Sequence[int]) -> list[int]:
         starts: list[int] = []
@@ -375,20 +435,31 @@ class WordPieceEncoding(EncodeStreamMixin):
         cover = start
         prev = flags(text[start]) if start < n else 0
         p = start + 1
-        run = self._plain_run
+        run = self._quiet_re
+        blank = self._space_run
+        learn = self._learn_quiet
+        slow = 0
         while p < n:
             q = p - 1
-            if run is not None and (m := run.match(text, q)) is not None and m.end() > p:
-                # plain characters from q on: no cut before any of them but the first
+            if (run is not None and (m := run.match(text, q)) is not None and m.end() > p) or (
+                    blank is not None and (m := blank.match(text, q)) is not None
+                    and m.end() > p):
+                # quiet characters (or only-space ones) from q on: no cut before any of them
+                # but the first
                 e = m.end()
                 if e - 1 > give_up:
                     return max(p, give_up + 1) + 1
                 p = e
-                prev = CUT_BEFORE_OK
+                prev = flags(text[e - 1])
                 continue
             if text[q] in trie:
                 cover = max(cover, q + self._added_prefix_len(text, q))
             f = flags(text[p])
+            if not f & (HEAD_BREAK | TAIL_BREAK):
+                learn(text[p], f)
+            slow += 1
+            if slow == _QUIET_SCAN:
+                run = self._compile_quiet()
             if (
                 p >= cover
                 and f & CUT_BEFORE_OK

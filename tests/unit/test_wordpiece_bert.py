@@ -535,7 +535,7 @@ def test_linmaxmatch_on_the_real_vocabulary():
 
 def test_long_plain_words_in_a_document_equal_hf() -> None:
     """Runs of ASCII letters and digits longer than ``max_input_chars_per_word`` (one
-    ``[UNK]``, found without normalizing them: ``WordPieceEncoding._long_plain``) and the cut
+    ``[UNK]``, found without normalizing them: ``WordPieceEncoding._long_quiet``) and the cut
     search that skips plain runs, under edits at and around the 100-character limit and the
     run's edges: the document equals HF after each edit."""
     import random
