@@ -44,6 +44,7 @@ from livetok.incremental.registry import is_file_name
 __all__ = [
     "MAX_CONFIG_BYTES_ENV",
     "MAX_NAME_CHARS",
+    "TRUST_IN_SETTINGS",
     "VOCAB_BYTES_ENV",
     "UntrustedFile",
     "config_limit",
@@ -276,9 +277,14 @@ def parses_as_baseline(text: str) -> bool:
         return False
 
 
+#: how the editor's user trusts a workspace's tokenizer files (:func:`tokenizer_refusal`)
+TRUST_IN_SETTINGS = ("set livetok.trustWorkspaceTokenizers to true in your user settings, or "
+                     "name a model you installed (hf:ORG/NAME)")
+
+
 def tokenizer_refusal(name: str, *, workspace: Sequence[str | os.PathLike[str]] = (),
                       trusted: bool = False, relative_to: str | os.PathLike[str] | None = None,
-                      ) -> str | None:
+                      how_to_trust: str = TRUST_IN_SETTINGS) -> str | None:
     """Why the encoding ``name`` must not be loaded, or None: livetok's one trust rule for an
     encoding name or a ``tokenizer.json`` path, wherever it enters (documents,
     ``livetok.compare``, the workspace map, budget files; ``docs/security.md``).
@@ -292,7 +298,8 @@ def tokenizer_refusal(name: str, *, workspace: Sequence[str | os.PathLike[str]] 
       folder's, a budget file's), so it must resolve inside it, and it is the workspace's;
     - a path that resolves inside ``relative_to`` or any folder of ``workspace`` is loaded
       only when ``trusted`` (a cloned repository's ``tokenizer.json`` runs its regexes and
-      normalizers; VS Code's workspace trust, ``livetok.trustWorkspaceTokenizers``);
+      normalizers; VS Code's workspace trust, ``livetok.trustWorkspaceTokenizers``), and
+      the refusal ends with ``how_to_trust`` (``livetok check --trust-tokenizers``);
     - trusted or not, what it resolves to must be a regular file (``stat``: never opened
       here, so a FIFO cannot block and ``/dev/zero`` is not read) within the vocabulary
       bound (``$LIVETOK_MAX_VOCAB_BYTES``).
@@ -319,16 +326,16 @@ def tokenizer_refusal(name: str, *, workspace: Sequence[str | os.PathLike[str]] 
         st = _stat(resolved)
     elif not resolved.name.lower().endswith(".json"):
         return (f"livetok reads a tokenizer.json (a file named *.json, or a model folder "
-                f"holding one): {name!r} is neither; set livetok.tokenizer to one")
+                f"holding one): {name!r} is neither; name one")
     if relative_to is not None and not inside(resolved, relative_to):
-        return (f"{name!r} is a relative path that leads out of the workspace "
-                f"({real(relative_to)}); name a file inside it, or give an absolute path")
+        return (f"{name!r} leads out of the folder it is named relative to: it resolves to a "
+                f"file outside {real(relative_to)}; name a tokenizer.json inside that folder "
+                "(or, in the settings, by an absolute path)")
     within = relative_to is not None or any(inside(resolved, r) for r in workspace)
     if within and not trusted:
         return (f"{name!r} is inside the workspace, and livetok loads a workspace's "
                 "tokenizer.json only when you trust it (its regexes and normalizers run "
-                "as code): set livetok.trustWorkspaceTokenizers to true in your user "
-                "settings, or name a model you installed (hf:ORG/NAME)")
+                f"as code): {how_to_trust}")
     if st is None:
         return None  # missing: the load says so, with the path
     if not stat.S_ISREG(st.st_mode):

@@ -100,9 +100,7 @@ _CHUNK_BY = ("section", "paragraph")
 #: ``--trust-tokenizers``)
 TRUST_TOKENIZERS_ENV = "LIVETOK_TRUST_TOKENIZERS"
 _UNTRUSTED_TOKENIZER = (
-    "a tokenizer.json named by a budget file comes with the repository, and livetok loads one "
-    "only when you trust it (its regexes and normalizers are programs): pass "
-    "--trust-tokenizers to livetok check (or set LIVETOK_TRUST_TOKENIZERS=1), or set "
+    "pass --trust-tokenizers to livetok check (or set LIVETOK_TRUST_TOKENIZERS=1), or set "
     "livetok.trustWorkspaceTokenizers in the editor; a name livetok knows or hf:ORG/NAME needs "
     "no trust")
 
@@ -467,12 +465,13 @@ class _Validator:
                 raise VocabularyError(f"{shown(value)} is not inside {self.path.name}'s folder; "
                                       "name a tokenizer.json by a path relative to it")
             p = tokenizer_json_path(os.path.abspath(self.path.parent / value))
-            if not trust.inside(p, self.path.parent):
-                raise VocabularyError(f"{shown(value)} resolves to a file outside "
-                                      f"{self.path.name}'s folder; a budget file names "
-                                      "tokenizer files inside its own folder")
-            if not self.trust_tokenizers:
-                raise VocabularyError(f"{shown(value)}: not loaded: {_UNTRUSTED_TOKENIZER}")
+            # the one trust rule (docs/security.md): a tokenizer.json inside this folder,
+            # trusted, a regular file
+            why = trust.tokenizer_refusal(p, trusted=self.trust_tokenizers,
+                                          relative_to=self.path.parent,
+                                          how_to_trust=_UNTRUSTED_TOKENIZER)
+            if why is not None:
+                raise VocabularyError(why.replace(repr(p), shown(value), 1))
             if not os.path.isfile(p):
                 raise VocabularyError(f"no tokenizer.json at {p}")
             return p

@@ -308,3 +308,25 @@ async def test_a_tokenizer_in_the_second_workspace_folder_needs_trust(tmp_path: 
         client.open(uri)
         got = await client.count(uri)
         assert (got["encoding"], got["tokens"]) == (tok, len(TEXT))
+
+
+# -- budget files: the same rule -------------------------------------------------------------
+
+
+@linux_only
+def test_budget_file_tokenizer_names_pass_the_same_rule(tmp_path: Path) -> None:
+    """A budget file's ``encoding`` holding a NUL byte, or naming a FIFO (trusted), is a
+    located configuration error of ``livetok check``, not "embedded null byte" nor a wait."""
+    import subprocess
+
+    (tmp_path / "a.md").write_text("hi\n", encoding="utf-8")
+    os.mkfifo(tmp_path / "fifo.json")
+    for name, why in [("t\\u0000/tokenizer.json", "control character"),
+                      ("fifo.json", "not a regular file")]:
+        (tmp_path / "livetok.toml").write_text(
+            f'encoding = "{name}"\n[[budget]]\nfiles = ["*.md"]\nmax = 5\n', encoding="utf-8")
+        r = subprocess.run([sys.executable, "-m", "livetok.server.cli.main", "check",
+                            "--trust-tokenizers", "."], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=TIMEOUT)
+        assert r.returncode == 2 and "livetok.toml:1" in r.stderr and why in r.stderr, r.stderr
+        assert "\x00" not in r.stderr and "Traceback" not in r.stderr
