@@ -5,8 +5,9 @@ The transport reads input in large chunks and handles the messages of a chunk ba
 (``transport.py``). When one keystroke costs 80 ms (``o200k_base`` on a digit line: every
 later three-digit group moves), the keys typed meanwhile arrive in one chunk; applied in turn,
 twenty keys at 100 ms cost 1.6 s of work and the last count came 584 ms after the last key.
-Here a ``didChange`` only adds its changes to its document's pending batch
-(:meth:`PendingChanges.add`); the batch is applied, in one ``OpenDocument.apply`` (which gathers
+Here a ``didChange`` of a document whose last batch took :data:`MERGE_S` or more only adds its
+changes to the document's pending batch (:meth:`PendingChanges.add`; a quick one is applied
+as it comes, as before); the batch is applied, in one ``OpenDocument.apply`` (which gathers
 changes near each other into one re-tokenization, ``region.py``), when:
 
 - the messages read so far are handled (a callback the event loop runs before it reads on);
@@ -14,8 +15,9 @@ changes near each other into one re-tokenization, ``region.py``), when:
   document (``LivetokServer.document``), or a message deferred in a busy document's backlog
   runs (``Background``'s ``settle``): a request sees exactly the changes sent before it.
 
-A batch that is big (as big as a huge paste) or that follows one that took
-:data:`SLOW_APPLY_S` or more runs in the worker thread (``background.py``), so other documents
+A batch that is big (as big as a huge paste), that starts on a line of :data:`LONG_LINE`
+code points or more, or that follows one that took :data:`SLOW_APPLY_S` or more runs in the
+worker thread (``background.py``), so other documents
 and requests are not held up behind it; the document's messages wait in its backlog
 meanwhile, where its ``didChange`` messages merge again into the next batch. Every count the
 server publishes is that of the version its batch ended with (``docs/protocol.md``).
@@ -34,12 +36,20 @@ from livetok.server.lsp.documents import OpenDocument, Patch, TextChange
 if TYPE_CHECKING:
     from livetok.server.lsp.session import LivetokServer
 
-__all__ = ["PendingChanges", "SLOW_APPLY_S"]
+__all__ = ["LONG_LINE", "MERGE_S", "PendingChanges", "SLOW_APPLY_S"]
 
 log = logging.getLogger(__name__)
 
+#: a document whose last batch took less than this applies a didChange as it comes (waiting
+#: for the messages after it cost a loop turn, ~10-30 % of such a keystroke); a slower one
+#: gathers the didChanges read with it into one batch
+MERGE_S = 0.002
 #: a document whose last batch took this long applies its next one in the worker thread
 SLOW_APPLY_S = 0.02
+#: a batch that starts on a line this long runs in the worker thread: the first edit of a
+#: long piece can take seconds (a 50,000-digit line under ``o200k_base``: 2.4 s, its piece
+#: cache cold), which must not hold up the other documents
+LONG_LINE = 1 << 13
 
 
 class PendingChanges:
@@ -68,6 +78,9 @@ class PendingChanges:
             if batch is not None:  # another document at that URI since: not expected
                 self.apply(od.uri)
             self._batches[od.uri] = [od, changes, version, inserted]
+            if od.apply_seconds < MERGE_S:  # quick to apply: now, as it comes
+                self.apply(od.uri)
+                return
         else:
             batch[1].extend(changes)
             batch[2] = version
@@ -107,8 +120,14 @@ class PendingChanges:
         if ls.store.find(uri) is not od:
             return  # closed or replaced meanwhile: its changes went with it
         before = od.lines.length
+        rng = changes[0].range
+        if rng is not None and rng[0] < od.lines.line_count:  # the batch's first line
+            line_start, line_end, _flags = od.lines.span_flags(rng[0])
+        else:
+            line_start = line_end = 0
         if not inline and (od.apply_seconds >= SLOW_APPLY_S
-                           or inserted >= ls.settings.progress_threshold):  # a huge paste
+                           or inserted >= ls.settings.progress_threshold  # a huge paste
+                           or line_end - line_start >= LONG_LINE):
             work = functools.partial(_timed_apply, od, changes, version)
             del changes  # subtle: the worker's work holds them, nothing else
             if ls.background.start(uri, work, functools.partial(ls.applied, od, before)):

@@ -20,6 +20,7 @@ from pygls.capabilities import ServerCapabilitiesBuilder
 
 from livetok.server.lsp.bigtext import TextParts
 from livetok.server.lsp.documents import OpenDocument, TextChange
+from livetok.server.lsp.framing import LSP_INTEGER_MAX
 from livetok.server.lsp.handlers import feature
 from livetok.server.lsp.positions import PositionCodec, Unit
 from livetok.server.lsp.settings import SettingsError, parse_settings, workspace_root
@@ -42,11 +43,15 @@ _HANDOFF_CHARS = 1 << 22
 def initialize(ls: LivetokServer, params: types.InitializeParams) -> None:
     """Read ``initializationOptions``, pick the position unit, start loading the encoding."""
     ls.root = workspace_root(params.workspace_folders, params.root_uri, params.root_path)
+    problems: list[str] = []  # a bad value: a warning, and that setting's default
     try:
-        ls.settings = parse_settings(params.initialization_options, root=ls.root)
+        ls.settings = parse_settings(params.initialization_options, root=ls.root,
+                                     problems=problems)
     except SettingsError as exc:
         ls.settings = parse_settings(None, root=ls.root)
         ls.warn(f"livetok: ignoring initializationOptions: {exc}")
+    for problem in problems:
+        ls.warn(f"livetok: {problem}; using its default")
     ls.budgets.trust_tokenizers = ls.settings.trust_workspace_tokenizers
     caps = params.capabilities
     forced = ls.forced_unit or ls.settings.position_encoding
@@ -171,8 +176,9 @@ def did_change(ls: LivetokServer, params: types.DidChangeTextDocumentParams) -> 
     did_change_json(ls, ls.protocol._converter.unstructure(params))
 
 
-#: LSP's ``integer`` and ``uinteger`` (a version, a line, a column)
-_INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
+#: LSP's ``integer`` and ``uinteger`` (a version, a line, a column): the bounds the stdio
+#: front applies too (``framing.lsp_integer``, ``framing.lsp_uinteger``), checked inline here
+_INT_MIN, _INT_MAX = -LSP_INTEGER_MAX - 1, LSP_INTEGER_MAX
 
 
 #: the members of a range, in ``TextChange.range``'s order
@@ -309,11 +315,15 @@ def did_change_configuration(ls: LivetokServer,
     settings = params.settings
     if not isinstance(settings, dict) or "livetok" not in settings:
         return  # not ours (clients send every section's changes here)
+    problems: list[str] = []  # a bad value: a warning, and that setting left as it was
     try:
-        new = parse_settings(settings["livetok"], ls.settings, root=ls.root, grant_trust=False)
+        new = parse_settings(settings["livetok"], ls.settings, root=ls.root, grant_trust=False,
+                             problems=problems)
     except SettingsError as exc:
         ls.warn(f"livetok: ignoring the new settings: {exc}")
         return
+    for problem in problems:
+        ls.warn(f"livetok: {problem}; the setting is left as it was")
     old, ls.settings = ls.settings, new
     if ls.settings == old:
         return  # nothing changed: nothing to send

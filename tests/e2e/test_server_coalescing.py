@@ -101,6 +101,10 @@ async def test_keys_read_together_are_applied_in_one_edit(monkeypatch):
         await asyncio.sleep(0.01)
     sink.sent.clear()
     edits = _count_edits(monkeypatch)
+    # as if its last keystroke had taken a second (the digit line of issue 35 under load):
+    # the keys read after it merge (a document quicker than pending.MERGE_S applies each
+    # didChange as it comes); set, not measured, so that no clock decides the test
+    server.store.get("file:///a.txt").apply_seconds = 1.0
     version = 1
     for col, n_del, ins in _typing(line, 2000, "1234567890"):
         version += 1
@@ -124,24 +128,50 @@ async def test_keys_read_together_are_applied_in_one_edit(monkeypatch):
     od._check()
 
 
-def test_a_request_sees_exactly_the_changes_sent_before_it(monkeypatch):
-    """Changes merge until another message arrives: a request between keys is answered
-    about the version before it, and the keys after it form the next batch."""
+async def test_a_request_sees_exactly_the_changes_sent_before_it(monkeypatch):
+    """Changes merge until another message arrives: a request after three keys is answered
+    about the third key's version (the three applied in one edit, in the worker thread for
+    a slow document), and the keys after it form the next batch."""
     server, sink, send = _in_process("hello world\n")
+    for _ in range(3000):  # built (the encoding may load first)
+        if "file:///a.txt" in server.store and not server.background.busy_uris():
+            break
+        await asyncio.sleep(0.01)
+    server.store.get("file:///a.txt").apply_seconds = 1.0  # a slow document: changes merge
     edits = _count_edits(monkeypatch)
-    texts = {1: "hello world\n"}
-    text = texts[1]
-    for version, ch in enumerate("abc", 2):
-        send("textDocument/didChange", {"textDocument": {"uri": "file:///a.txt",
-                                                         "version": version},
-             "contentChanges": [{"range": {"start": {"line": 0, "character": 5},
-                                           "end": {"line": 0, "character": 5}}, "text": ch}]})
-        text = text[:5] + ch + text[5:]
-    send("livetok/tokenCount", {"textDocument": {"uri": "file:///a.txt"}}, msg_id=7)
-    (answer,) = [m["result"] for m in sink.sent if m.get("id") == 7]
-    assert (answer["version"], answer["tokens"]) == (4, ref_count(text))
-    assert answer["characters"] == len(text)
-    assert len(edits) <= 3
+    text = "hello world\n"
+    version = 1
+
+    async def keys(chars: str) -> None:
+        nonlocal text, version
+        for ch in chars:
+            version += 1
+            send("textDocument/didChange", {
+                "textDocument": {"uri": "file:///a.txt", "version": version},
+                "contentChanges": [{"range": {"start": {"line": 0, "character": 5},
+                                              "end": {"line": 0, "character": 5}},
+                                    "text": ch}]})
+            text = text[:5] + ch + text[5:]
+
+    async def answer(msg_id: int) -> dict[str, Any]:
+        send("livetok/tokenCount", {"textDocument": {"uri": "file:///a.txt"}}, msg_id=msg_id)
+        for _ in range(3000):
+            got = [m["result"] for m in sink.sent if m.get("id") == msg_id]
+            if got:
+                return got[0]  # type: ignore[no-any-return]
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"no answer to request {msg_id}")
+
+    await keys("abc")
+    first = await answer(7)
+    assert (first["version"], first["tokens"], first["characters"]) == (
+        4, ref_count(text), len(text))
+    assert len(edits) == 1, edits
+    server.store.get("file:///a.txt").apply_seconds = 1.0
+    await keys("de")
+    second = await answer(8)
+    assert (second["version"], second["tokens"]) == (6, ref_count(text))
+    assert len(edits) == 2, edits
 
 
 def test_one_didchange_of_many_inserts_is_one_edit_and_one_warning(monkeypatch):
