@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import re
 import struct
 from typing import Callable, Iterable, Iterator
 
@@ -240,6 +241,10 @@ class Charsmap:
     ) -> None:
         #: one character -> its replacement, for every character that is a key
         self.table = table
+        #: the characters the table maps, as one class (built on first use)
+        self._mapped: re.Pattern[str] | None = None
+        #: the last long text :meth:`normalize_aligned` was asked, with its result
+        self._last: tuple[str, str, tuple[int, ...]] | None = None
         #: the longest replacement (characters): what one character may become (the
         #: normalizer's growth bound; :meth:`from_bytes` reads it from every replacement)
         self.longest = max(map(len, table.values()), default=0)
@@ -349,8 +354,12 @@ class Charsmap:
         ...     "e\\u0301\\ufb01") == ("\\u00e9fi", [0, 2, 2, 3])
         True
 
-        Runtime complexity: ``O(len(text))``.
+        Runtime complexity: ``O(len(text))``; the last long text's result is kept (a
+        document's re-split and its encode of a long piece ask for the same text).
         """
+        last = self._last
+        if last is not None and last[0] == text:
+            return last[1], list(last[2])
         out: list[str] = []
         align: list[int] = []
         pos = 0
@@ -368,7 +377,10 @@ class Charsmap:
             pos = e
         self._plain_aligned(text, pos, len(text), out, align)
         align.append(len(text))
-        return "".join(out), align
+        joined = "".join(out)
+        if len(text) >= _KEEP_FROM:
+            self._last = (text, joined, tuple(align))
+        return joined, align
 
     def _grapheme_whole(self, g: str) -> str | None:
         if len(g) > 1:
@@ -378,15 +390,26 @@ class Charsmap:
         return None
 
     def _plain_aligned(self, text: str, a: int, b: int, out: list[str], align: list[int]) -> None:
+        """``text[a:b]`` character by character through the table: the stretches between
+        mapped characters (found by one C search, :attr:`_mapped`) are copied whole, so a
+        long line the map leaves alone costs no Python step per character."""
         table = self.table
-        for k in range(a, b):
-            v = table.get(ord(text[k]))
-            if v is None:
-                out.append(text[k])
-                align.append(k)
-            else:
-                out.append(v)
-                align.extend([k] * len(v))
+        mapped = self._mapped
+        if mapped is None:
+            mapped = self._mapped = re.compile(char_class(table))
+        k = a
+        for m in mapped.finditer(text, a, b):
+            j = m.start()
+            if j > k:
+                out.append(text[k:j])
+                align.extend(range(k, j))
+            v = table[ord(text[j])]
+            out.append(v)
+            align.extend([j] * len(v))
+            k = j + 1
+        if b > k:
+            out.append(text[k:b])
+            align.extend(range(k, b))
 
     def keeps(self, text: str, p: int) -> bool:
         """``text[p]`` is a cluster of its own (certain breaks on both sides) that stays as it
@@ -401,6 +424,10 @@ class Charsmap:
             and certain_break(text, p)
             and certain_break(text, p + 1)
         )
+
+
+#: :meth:`Charsmap.normalize_aligned` keeps its result for texts of at least this length
+_KEEP_FROM = 4096
 
 
 def char_class(cps: Iterable[int]) -> str:

@@ -21,6 +21,8 @@ starts and lengths is the same.
 
 from __future__ import annotations
 
+import os
+from itertools import accumulate
 from typing import Any, Mapping, Sequence
 
 from ..cache import GenerationalCache
@@ -81,6 +83,10 @@ class UnigramModel:
         )
         self._cache: GenerationalCache[str, tuple[tuple[int, ...], tuple[int, ...]]]
         self._cache = GenerationalCache()
+        #: the last long pre-token and its ``(ids, lengths)`` (:meth:`_long`)
+        self._last_long: tuple[str, tuple[tuple[int, ...], tuple[int, ...]]] | None = None
+        #: HuggingFace's model for long pre-tokens (False: not built yet)
+        self._ref: Any = False
 
     def pieces(self, s: str) -> list[str]:
         """The strings of the best segmentation of ``s``, unknowns fused (``Unigram::encode``).
@@ -180,12 +186,44 @@ class UnigramModel:
         return True
 
     def _cached(self, s: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        if len(s) > _CACHE_MAX:
+            return self._long(s)
         hit = self._cache.recall(s)
         if hit is None:
             hit = self._encode(s)
-            if len(s) <= _CACHE_MAX:
-                self._cache.put(s, hit)
+            self._cache.put(s, hit)
         return hit
+
+    def _long(self, s: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(ids, character counts)`` of a pre-token too long for the cache, the last one
+        kept (a pipeline asks for the ids, then for their lengths): by HuggingFace's own
+        model when ``tokenizers`` is installed (:func:`reference_unigram`), else by
+        :meth:`pieces`.
+
+        Why the reference: an edit inside a long pre-token (a CJK paragraph, a line of one
+        letter) changes the float64 prefix sums of every later position, and where
+        segmentations tie (runs of one character: ``aa a`` against ``a aa``) HuggingFace
+        keeps the first of the equal-scoring candidates *as rounded from those sums*, so a
+        resync that assumes the scores after the edit shift by a constant can pick another
+        path; no exact resync was found that beats re-running Viterbi, and Rust runs it
+        ~50x faster than this module (``docs/hf-unigram.md``, measured).
+
+        Runtime complexity: ``O(n L)``, in Rust with the reference.
+        """
+        last = self._last_long
+        if last is not None and last[0] == s:
+            return last[1]
+        ref = self._reference()
+        hit = self._encode(s) if ref is None else _reference_encode(ref, s)
+        self._last_long = (s, hit)
+        return hit
+
+    def _reference(self) -> Any:
+        """HuggingFace's ``Unigram`` over this vocabulary (built on first use), or None when
+        ``tokenizers`` is not installed or ``LIVETOK_UNIGRAM_REFERENCE=0``."""
+        if self._ref is False:
+            self._ref = reference_unigram(self)
+        return self._ref
 
     def tokenize(self, pretoken: str) -> list[int]:
         """HuggingFace's ``Unigram::tokenize`` ids of one pre-token.
@@ -221,6 +259,60 @@ class UnigramModel:
 
     def __repr__(self) -> str:
         return f"<UnigramModel {self.source!r} pieces={len(self.id_to_token)}>"
+
+
+def reference_unigram(model: UnigramModel) -> Any:
+    """``tokenizers.models.Unigram`` over ``model``'s pieces, scores, ``unk_id`` and
+    ``byte_fallback`` (what ``Tokenizer.from_file`` builds from the same section), or None
+    when ``tokenizers`` is not installed or ``LIVETOK_UNIGRAM_REFERENCE`` is ``0``.
+
+    Runtime complexity: ``O(V)`` (~0.3 s for XLM-R's 250,002 pieces).
+    """
+    if os.environ.get("LIVETOK_UNIGRAM_REFERENCE", "1") == "0":
+        return None
+    try:
+        from tokenizers.models import Unigram
+    except ImportError:
+        return None
+    vocab = [(p if p is not None else "", sc) for p, sc in zip(model.id_to_token, model.scores)]
+    return Unigram(vocab, model.unk_id, model.byte_fallback)
+
+
+def _reference_encode(ref: Any, s: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(ids, character counts)`` of ``s`` by HuggingFace's model: its tokens' byte offsets
+    made character counts (byte-fallback tokens of one character: the character on the
+    first, 0 on the others, as :meth:`UnigramModel._add_bytes`).
+
+    Runtime complexity: ``O(n L)`` in Rust, ``O(tokens)`` here.
+    """
+    toks = ref.tokenize(s)
+    ids = tuple(t.id for t in toks)
+    offs = [t.offsets for t in toks]
+    if len(set(offs)) == len(offs):  # (no byte-fallback run: one token per piece)
+        if s.isascii():
+            return ids, tuple(b - a for a, b in offs)
+        at = list(accumulate(s.encode("utf-8").translate(_LEADS), initial=0))
+        return ids, tuple(at[b] - at[a] for a, b in offs)
+    # a byte-fallback run: its tokens share the piece's offsets, one token per byte
+    data = s.encode("utf-8")
+    at = list(accumulate(data.translate(_LEADS), initial=0))
+    lens: list[int] = []
+    k = 0
+    while k < len(offs):
+        a, b = offs[k]
+        j = k + 1
+        while j < len(offs) and offs[j] == (a, b):
+            j += 1
+        if j - k > 1 and j - k == b - a:
+            lens += data[a:b].translate(_LEADS)  # each character on its first byte's token
+        else:
+            lens += [at[b] - at[a]] * (j - k)
+        k = j
+    return ids, tuple(lens)
+
+
+#: a byte's 1 if it starts a UTF-8 character, else 0
+_LEADS = bytes(0 if 0x80 <= b < 0xC0 else 1 for b in range(256))
 
 
 def unigram_tables(spec: Mapping[str, Any], *, source: str) -> dict[str, Any]:
