@@ -469,3 +469,27 @@ def test_doctests(name: str) -> None:
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+def test_a_named_folder_a_gitignore_above_ignores(tmp_path: Path) -> None:
+    """Issue 37 item 5: the map of a folder the .gitignore above it ignores holds its files
+    (the rules that match the folder set aside, the others kept), for the walk and for one
+    changed file alike; ``gitignore=False`` reads none."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("/versions\n*.log\n")
+    lib = tmp_path / "versions" / "lib"
+    lib.mkdir(parents=True)
+    for name in ("os.py", "x.log", "own.tmp"):
+        (lib / name).write_text("x\n")
+    (lib / ".gitignore").write_text("*.tmp\n")
+    files = {Path(c.path).name for c in scan(lib) if isinstance(c, Candidate)}
+    assert files == {"os.py", ".gitignore"}
+    got = why_left_out(lib / "os.py", lib)
+    assert isinstance(got, Candidate) and got.path == str(lib / "os.py")
+    assert "ignored by" in str(why_left_out(lib / "x.log", lib))
+    assert why_not_walked(lib / "os.py", lib) == "ignored by a .gitignore above it"
+    assert why_not_walked(lib / "os.py", lib, named=True) is None
+    everything = {Path(c.path).name for c in scan(lib, gitignore=False)
+                  if isinstance(c, Candidate)}
+    assert everything == {"os.py", "x.log", "own.tmp", ".gitignore"}
+    assert isinstance(why_left_out(lib / "own.tmp", lib, gitignore=False), Candidate)
