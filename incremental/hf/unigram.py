@@ -22,7 +22,6 @@ starts and lengths is the same.
 from __future__ import annotations
 
 import os
-from itertools import accumulate
 from typing import Any, Mapping, Sequence
 
 from ..cache import GenerationalCache
@@ -262,8 +261,9 @@ class UnigramModel:
 
 
 def reference_unigram(model: UnigramModel) -> Any:
-    """``tokenizers.models.Unigram`` over ``model``'s pieces, scores, ``unk_id`` and
-    ``byte_fallback`` (what ``Tokenizer.from_file`` builds from the same section), or None
+    """A ``Tokenizer`` of nothing but ``tokenizers.models.Unigram`` over ``model``'s pieces,
+    scores, ``unk_id`` and ``byte_fallback`` (what ``Tokenizer.from_file`` builds from the same
+    section; no normalizer, no pre-tokenizer: a text is one pre-token), or None
     when ``tokenizers`` is not installed or ``LIVETOK_UNIGRAM_REFERENCE`` is ``0``.
 
     Runtime complexity: ``O(V)`` (~0.3 s for XLM-R's 250,002 pieces).
@@ -271,31 +271,27 @@ def reference_unigram(model: UnigramModel) -> Any:
     if os.environ.get("LIVETOK_UNIGRAM_REFERENCE", "1") == "0":
         return None
     try:
+        from tokenizers import Tokenizer
         from tokenizers.models import Unigram
     except ImportError:
         return None
     vocab = [(p if p is not None else "", sc) for p, sc in zip(model.id_to_token, model.scores)]
-    return Unigram(vocab, model.unk_id, model.byte_fallback)
+    return Tokenizer(Unigram(vocab, model.unk_id, model.byte_fallback))
 
 
 def _reference_encode(ref: Any, s: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """``(ids, character counts)`` of ``s`` by HuggingFace's model: its tokens' byte offsets
-    made character counts (byte-fallback tokens of one character: the character on the
-    first, 0 on the others, as :meth:`UnigramModel._add_bytes`).
+    """``(ids, character counts)`` of ``s`` by HuggingFace's model (a ``Tokenizer`` around
+    it alone: its ids and character offsets come back as lists); byte-fallback tokens of one
+    piece share its offsets: each character on its first byte's token, 0 on the others, as
+    :meth:`UnigramModel._add_bytes`.
 
-    Runtime complexity: ``O(n L)`` in Rust, ``O(tokens)`` here.
+    Runtime complexity: ``O(n L)`` in Rust, ``O(tokens)`` C work here.
     """
-    toks = ref.tokenize(s)
-    ids = tuple(t.id for t in toks)
-    offs = [t.offsets for t in toks]
+    enc = ref.encode(s, add_special_tokens=False)
+    ids = tuple(enc.ids)
+    offs = enc.offsets
     if len(set(offs)) == len(offs):  # (no byte-fallback run: one token per piece)
-        if s.isascii():
-            return ids, tuple(b - a for a, b in offs)
-        at = list(accumulate(s.encode("utf-8").translate(_LEADS), initial=0))
-        return ids, tuple(at[b] - at[a] for a, b in offs)
-    # a byte-fallback run: its tokens share the piece's offsets, one token per byte
-    data = s.encode("utf-8")
-    at = list(accumulate(data.translate(_LEADS), initial=0))
+        return ids, tuple(map(_span_len, offs))
     lens: list[int] = []
     k = 0
     while k < len(offs):
@@ -303,16 +299,17 @@ def _reference_encode(ref: Any, s: str) -> tuple[tuple[int, ...], tuple[int, ...
         j = k + 1
         while j < len(offs) and offs[j] == (a, b):
             j += 1
-        if j - k > 1 and j - k == b - a:
-            lens += data[a:b].translate(_LEADS)  # each character on its first byte's token
+        if j > k + 1:
+            for ch in s[a:b]:
+                lens += [1] + [0] * (len(ch.encode("utf-8")) - 1)
         else:
-            lens += [at[b] - at[a]] * (j - k)
+            lens.append(b - a)
         k = j
     return ids, tuple(lens)
 
 
-#: a byte's 1 if it starts a UTF-8 character, else 0
-_LEADS = bytes(0 if 0x80 <= b < 0xC0 else 1 for b in range(256))
+def _span_len(span: tuple[int, int]) -> int:
+    return span[1] - span[0]
 
 
 def unigram_tables(spec: Mapping[str, Any], *, source: str) -> dict[str, Any]:
