@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from array import array
 from functools import cached_property
-from typing import Any, Iterator, Mapping, Sequence, Tuple
+from typing import Any, Callable, Iterator, Mapping, Sequence, Tuple
 
 import regex
 
@@ -114,25 +114,14 @@ def _sure(node: Node) -> tuple[str, list[str]] | None:
 
 
 def _always_matches(node: Node) -> bool:
-    """Whether ``node`` matches (possibly empty) at every position: an optional item without
-    look-around or anchors inside."""
+    """Whether ``node`` matches (possibly empty) at every position: an optional item (zero
+    repetitions always match, whatever the item holds: look-around inside it only limits the
+    repetitions, as DeepSeek's compiled sequence has, :data:`_COMPILED_SEQUENCES`)."""
     if isinstance(node, Repeat):
-        return node.lo == 0 and not _has_context(node.node)
+        return node.lo == 0
     if isinstance(node, Group):
         return _always_matches(node.node)
     return False
-
-
-def _has_context(node: Node) -> bool:
-    if isinstance(node, (Look, Anchor)):
-        return True
-    if isinstance(node, (Seq,)):
-        return any(_has_context(x) for x in node.items)
-    if isinstance(node, Alt):
-        return any(_has_context(x) for x in node.options)
-    if isinstance(node, (Repeat, Group)):
-        return _has_context(node.node)
-    return not isinstance(node, Chars)
 
 
 def tiles(pattern: str, flavour: Flavour = "oniguruma") -> bool:
@@ -172,11 +161,153 @@ def tiles(pattern: str, flavour: Flavour = "oniguruma") -> bool:
     return union.fullmatch(everything) is not None
 
 
+#: Sequences of ``Split(pattern, Isolated)`` steps compiled into one pattern whose matches,
+#: found from a text's start, are the sequence's pre-tokens (issue 35: DeepSeek V3's three
+#: splits, so that it takes the byte-level path): the patterns of the steps -> the one.
+#:
+#: DeepSeek V3: digits ``\p{N}{1,3}``, then CJK runs ``[一-龥぀-ゟ゠-ヿ]+``, then the main
+#: regex, each step on every piece the one before left (HF ``PreTokenizedString.split``).
+#: The compiled form: the digit groups first (no other alternative starts at or takes a
+#: digit, so a digit run is met at its start and cut in threes as there); then the main
+#: regex *inside a CJK run* (its alternatives restricted to the run's characters: a CJK run
+#: holds punctuation ``・゠``, marks ``゙゚`` and unassigned code points that the main regex
+#: cuts apart); then the main regex outside them (its classes less the digits and CJK
+#: characters, which end its segment: ``\s+(?!\S)`` sees one as the segment's end); and last
+#: the gaps the main regex leaves (HF keeps a gap between two matches as a pre-token): a run
+#: of characters no alternative takes, up to the one an alternative takes with the letters
+#: after it. ``tests/unit/test_hf_deepseek_bytelevel.py`` compares its pieces with HF's
+#: ``pre_tokenize_str`` on hostile text.
+_CJK = "一-龥぀-ゟ゠-ヿ"
+_CJK_SPANS = ((0x4E00, 0x9FA5), (0x3040, 0x309F), (0x30A0, 0x30FF))
+
+
+def _cjk_class(category: str) -> str:
+    """The characters of the CJK class ``[一-龥぀-ゟ゠-ヿ]`` that match the ``regex`` class
+    ``category``, as an explicit class of ranges (no set operation: the ``regex`` module
+    runs ``&&`` by a look-ahead per character, ~40x slower on a long line)."""
+    rx = regex.compile(category)
+    spans: list[tuple[int, int]] = []
+    for lo, hi in _CJK_SPANS:
+        for cp in range(lo, hi + 1):
+            if rx.match(chr(cp)):
+                if spans and spans[-1][1] == cp - 1:
+                    spans[-1] = (spans[-1][0], cp)
+                else:
+                    spans.append((cp, cp))
+    return "[" + "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in spans) + "]"
+
+
+#: letters and marks, and punctuation and symbols, less the CJK class (a negated class of the
+#: other general categories: no set operation)
+_LM_NOT_CJK = rf"[^\p{{N}}\p{{P}}\p{{S}}\p{{Z}}\p{{C}}{_CJK}]"
+_PS_NOT_CJK = rf"[^\p{{L}}\p{{M}}\p{{N}}\p{{Z}}\p{{C}}{_CJK}]"
+_OTHER = rf"[^\s\p{{L}}\p{{M}}\p{{P}}\p{{S}}\p{{N}}{_CJK}]"
+_DEEPSEEK_MAIN = ("[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|"
+                  "[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|"
+                  "\\s*[\r\n]+|\\s+(?!\\S)|\\s+")
+
+
+def _deepseek() -> str:
+    """DeepSeek V3's three splits as one pattern (:data:`_COMPILED_SEQUENCES`)."""
+    c_lm = _cjk_class(r"[\p{L}\p{M}]")
+    c_pre = _cjk_class(r"[^\p{L}\p{P}\p{S}]")
+    c_other = _cjk_class(r"[^\p{L}\p{M}\p{P}\p{S}]")
+    c_ps = _cjk_class(r"[\p{P}\p{S}]")
+    return "|".join([
+        r"\p{N}{1,3}",
+        rf"{c_pre}?{c_lm}+",
+        rf"{c_ps}+",
+        rf"{c_other}(?:{c_other}(?!{c_lm}))*",
+        r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+""",
+        rf"[^\r\n\p{{L}}\p{{P}}\p{{S}}\p{{N}}{_CJK}]?{_LM_NOT_CJK}+",
+        rf" ?{_PS_NOT_CJK}+[\r\n]*",
+        r"\s*[\r\n]+",
+        rf"\s+(?![^\s\p{{N}}{_CJK}])",
+        r"\s+",
+        rf"{_OTHER}(?:{_OTHER}(?!{_LM_NOT_CJK}))*",
+    ])
+
+
+_DEEPSEEK_STEPS = ("\\p{N}{1,3}", f"[{_CJK}]+", _DEEPSEEK_MAIN)
+_COMPILED_SEQUENCES: dict[tuple[str, ...], Callable[[], str]] = {_DEEPSEEK_STEPS: _deepseek}
+#: the compiled patterns' twins for ASCII text (the CJK alternatives, which cannot match
+#: there, left out, and the CJK characters out of the classes): their ``re`` forms split
+#: ASCII text, checked against the pattern's own on probes (:func:`_ascii_twin`)
+_ASCII_TWINS: dict[tuple[str, ...], str] = {
+    _DEEPSEEK_STEPS: "|".join([
+        r"\p{N}{1,3}",
+        r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+""",
+        r"[^\r\n\p{L}\p{P}\p{S}\p{N}]?[\p{L}\p{M}]+",
+        r" ?[\p{P}\p{S}]+[\r\n]*",
+        r"\s*[\r\n]+",
+        r"\s+(?![^\s\p{N}])",
+        r"\s+",
+        r"[^\s\p{L}\p{M}\p{P}\p{S}\p{N}](?:[^\s\p{L}\p{M}\p{P}\p{S}\p{N}](?![\p{L}\p{M}]))*",
+    ]),
+}
+#: compiled pattern -> the steps it was compiled from (for its ASCII twin)
+_COMPILED_FROM: dict[str, tuple[str, ...]] = {}
+
+
+def compiled_sequence(steps: tuple[str, ...]) -> str | None:
+    """The one pattern compiled from the Isolated Split patterns ``steps`` (in order), or None
+    when the sequence is not a known one (:data:`_COMPILED_SEQUENCES`).
+
+    Runtime complexity: ``O(1)`` after the first call (~30 ms: the CJK classes).
+    """
+    make = _COMPILED_SEQUENCES.get(steps)
+    if make is None:
+        return None
+    pattern = make()
+    _COMPILED_FROM[pattern] = steps
+    return pattern
+
+
+def _ascii_twin(pattern: str, reference: Any) -> Any:
+    """The ``re`` form that splits ASCII text as ``reference`` (the compiled ``regex`` of
+    ``pattern``) does, from ``pattern``'s ASCII twin (:data:`_ASCII_TWINS`), or None (no
+    twin, or it differs on the probes).
+
+    Runtime complexity: ``O(probe characters)``, once per encoding.
+    """
+    from ..bytelevel.pretokenize import _ascii_checked
+
+    steps = _COMPILED_FROM.get(pattern)
+    twin = _ASCII_TWINS.get(steps) if steps is not None else None
+    if twin is None:
+        return None
+    got = _ascii_checked([derive(twin, "oniguruma").regex_form], [reference], match=False)
+    return got[0] if got is not None else None
+
+
+def _isolated_pattern(split: Any) -> str | None:
+    """The pattern of a ``Split(regex, Isolated)`` step (or None)."""
+    if not isinstance(split, Mapping) or split.get("type") != "Split":
+        return None
+    pattern = split.get("pattern")
+    if not isinstance(pattern, Mapping) or split.get("invert", False):
+        return None
+    regex_str = pattern.get("Regex")
+    if not isinstance(regex_str, str) or str(split.get("behavior", "")).lower() != "isolated":
+        return None
+    return regex_str
+
+
 def _split_pattern(pre: Any) -> str | None:
-    """The Split pattern of ``Sequence[Split, ByteLevel]`` as :func:`route` wants it."""
+    """The Split pattern of ``Sequence[Split, ByteLevel]`` as :func:`route` wants it, or the
+    compiled pattern of a known sequence of Splits before the ``ByteLevel``
+    (:data:`_COMPILED_SEQUENCES`)."""
     if not isinstance(pre, Mapping) or pre.get("type") != "Sequence":
         return None
     steps = pre.get("pretokenizers")
+    if isinstance(steps, list) and len(steps) > 2:
+        bl = steps[-1]
+        patterns = tuple(_isolated_pattern(x) for x in steps[:-1])
+        compiled = None if None in patterns else compiled_sequence(patterns)  # type: ignore[arg-type]
+        if compiled is None or not isinstance(bl, Mapping) or bl.get("type") != "ByteLevel" \
+                or bl.get("add_prefix_space") or bl.get("use_regex", True):
+            return None
+        return compiled
     if not isinstance(steps, list) or len(steps) != 2:
         return None
     split, bl = steps
@@ -443,6 +574,9 @@ class ByteLevelFile(Encoding):
         for t in added:
             specials.setdefault(t.content, t.id)
         self._split = AddedTokenSplit(name, d, contents)
+        twin = _ascii_twin(pattern, self._split.regex)
+        if twin is not None:  # plain classes: faster than the set operations' ``re`` form
+            self._split._ascii_split = twin
         super().__init__(name, mergeable_ranks=ranks, special_tokens=specials, source=source,
                          pretokenizer=self._split)
         self._merges = self._cache = _MergeCache(

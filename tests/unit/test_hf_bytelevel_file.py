@@ -1,9 +1,9 @@
 """Byte-level ``tokenizer.json`` files as byte-level encodings (``incremental/hf/
 bytelevel_file.py``, issue 27): which files take the route, and that they stay exact.
 
-* :func:`route` takes Llama 3, GPT-4o, gpt-oss and Mistral Nemo, and leaves Qwen 3 (NFC) and
-  DeepSeek V3 (three splits) to the general pipeline; ``protocol.byte_level`` answers for the
-  routed ones (the document's byte-level path applies);
+* :func:`route` takes Llama 3, GPT-4o, gpt-oss, Mistral Nemo and DeepSeek V3 (its three
+  splits compiled into one pattern), and leaves Qwen 3 (NFC) to the general pipeline;
+  ``protocol.byte_level`` answers for the routed ones (the document's byte-level path applies);
 * :func:`tiles` on patterns that tile and ones that leave gaps;
 * toy files built with HuggingFace ``tokenizers`` whose merge order is *not* the order of
   their tokens' ids (priority belongs to the pair), with added tokens that are prefixes of one
@@ -32,7 +32,7 @@ from ..conftest import EXAMPLES
 
 tokenizers = pytest.importorskip("tokenizers")
 
-ROUTED = ["llama3", "gpt4o", "gptoss", "mistral_nemo"]
+ROUTED = ["llama3", "gpt4o", "gptoss", "mistral_nemo", "deepseek_v3"]
 
 
 @pytest.mark.parametrize("name", ["llama3", "gpt4o", "qwen3", "deepseek_v3"])

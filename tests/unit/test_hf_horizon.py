@@ -192,7 +192,7 @@ def check_pre_tokens(enc: Any, name: str, text: str, rng: random.Random) -> None
 
 
 #: the real files that load as the byte-level family
-BYTE_LEVEL_FAMILY = {"llama3", "gpt4o", "gptoss", "mistral_nemo"}
+BYTE_LEVEL_FAMILY = {"llama3", "gpt4o", "gptoss", "mistral_nemo", "deepseek_v3"}
 
 
 def test_a_horizon_without_the_token_reads_is_caught() -> None:
