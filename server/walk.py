@@ -13,10 +13,10 @@ linked folder is never entered), FIFOs and devices are passed over, ``.gitignore
 read bounded through the trust gate (those above the walked folder only inside its work
 tree: a link out of it is not followed), a ``.gitignore`` line with more ``**`` segments than
 globs may hold is dropped (its warning names the line, never quotes more than a short
-escaped excerpt), and folders deeper than ``$LIVETOK_MAX_WALK_DEPTH`` are not entered. Each entry passed over
-that way comes out as a :class:`Skipped` with the reason, so the caller can warn; with
-``ignored=True`` (the workspace map, which logs why a file is absent) so do the entries a
-``.gitignore`` ignores and the linked folders.
+escaped excerpt), and folders deeper than ``$LIVETOK_MAX_WALK_DEPTH`` are not entered. Each
+entry passed over that way comes out as a :class:`Skipped` with the reason, so the caller can
+warn; with ``ignored=True`` (the workspace map, which logs why a file is absent) so do the
+entries a ``.gitignore`` ignores and the linked folders.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _read_ignore(folder: str, boundary: Path, skipped: list[Skipped]) -> GlobRul
     return rules
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=4)
 def _parse_ignore(text: str, stars: int, wild: int
                   ) -> tuple[GlobRules | None, tuple[tuple[int, str], ...], str]:
     """The rules of a ``.gitignore``'s ``text``, its lines passed over (number, why), and a

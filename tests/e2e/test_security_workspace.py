@@ -27,7 +27,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from livetok.server.lsp.settings import parse_settings
 
-from .._lsp import TIMEOUT, poll, result_dict, stop, token_count
+from .._lsp import TIMEOUT, poll, request, result_dict, stop, token_count
 from .._refs import tiktoken_ref
 from ..conftest import SLOW
 
@@ -635,6 +635,35 @@ def test_single_star_globs_do_not_backtrack(repo: Path) -> None:
     assert r.returncode == 0, r.stderr
     names = json.dumps(json.loads(r.stdout)["trees"][0]["tree"])
     assert f"{'a' * 200}199.md" in names and f"{'a' * 199}b\"" not in names
+
+
+async def test_server_maps_a_workspace_with_single_star_globs(tmp_path: Path) -> None:
+    """Row 2 in the server: the workspace map walks the same globs (before: the server
+    stopped answering once the map started)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "home").mkdir()
+    for i in range(100):
+        (ws / f"{'a' * 200}{i}.md").write_text("words\n", encoding="utf-8")
+    (ws / f"{'a' * 199}b").write_text("ignored\n", encoding="utf-8")
+    (ws / ".gitignore").write_text(SINGLE_STARS + "\n", encoding="utf-8")
+    text = "These words are counted exactly, as tiktoken counts them.\n"
+    (ws / "healthy.md").write_text(text, encoding="utf-8")
+    client = await _start(ws)
+    try:
+        got = result_dict(await asyncio.wait_for(
+            request(client, "livetok/workspaceCounts", {"wait": 60_000}), TIMEOUT))
+        assert got["complete"] is True, str(got)[:500]
+        (folder,) = got["folders"]
+        assert folder["files"] == 102  # the 100 names, healthy.md and the .gitignore
+        uri = (ws / "healthy.md").as_uri()
+        client.text_document_did_open(types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="markdown", version=1,
+                                                 text=text)))
+        got = result_dict(await token_count(client, uri))
+        assert got["tokens"] == len(tiktoken_ref("o200k_base").encode_ordinary(text))
+    finally:
+        await _end(client)
 
 
 @pytest.mark.slow

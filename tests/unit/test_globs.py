@@ -45,9 +45,9 @@ def test_same_answers_as_pathspec(lines: list[str], paths: list[str]) -> None:
         assert problems, lines
         return
     assert not problems, (lines, problems)
-    if mine.slash_classes:  # a bracket that matches "/": the one difference (see below)
-        return
     for p in paths:
+        if mine.slash_classes and "/" in p:  # the one difference (see below)
+            continue
         assert mine.check(p) == ref.check_file(p).include, (lines, p)
         assert mine.match(p) == ref.match_file(p), (lines, p)
 
