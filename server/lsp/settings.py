@@ -66,8 +66,9 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
+import reprlib
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import unquote, urlparse
 
 __all__ = ["MAX_COMPARE", "MAX_MAP_ENTRIES", "MAX_NAME_CHARS", "Settings", "SettingsError",
@@ -184,18 +185,6 @@ def _int(value: Any, key: str, *, minimum: int) -> int:
     if value < minimum:
         raise SettingsError(f"livetok.{key} must be >= {minimum}, got {_shown(value)}")
     return int(value)
-
-
-_Unset = TypeVar("_Unset", bound="int | None")
-
-
-def _int_setting(raw: Mapping[str, Any], key: str, current: _Unset, null: _Unset, *,
-                 minimum: int) -> int | _Unset:
-    """``raw[key]`` checked by :func:`_int`, ``null`` for a JSON null, ``current`` if absent."""
-    if key not in raw:
-        return current
-    value = raw[key]
-    return null if value is None else _int(value, key, minimum=minimum)
 
 
 def workspace_root(folders: Any, root_uri: Any, root_path: Any = None) -> str | None:
@@ -318,12 +307,18 @@ def _resolve(name: str, root: str | None, relative: set[str] | None = None) -> s
 
 
 def parse_settings(raw: Any, base: Settings | None = None, *,
-                   root: str | None = None, grant_trust: bool = True) -> Settings:
+                   root: str | None = None, grant_trust: bool = True,
+                   problems: list[str] | None = None) -> Settings:
     """Settings from a ``livetok`` section (a dict), on top of ``base`` (defaults if None).
 
     Keys not given keep ``base``'s value; ``null`` resets a key to its default (for
-``contextWindow`` and ``budget``: turns it off). Unknown keys
-    are ignored so that newer clients work with older servers.
+    ``contextWindow`` and ``budget``: turns it off). Unknown keys are ignored so that newer
+    clients work with older servers. Every value is checked here, where it is parsed (its
+    type, a NUL byte or another control character in a name, the length of a name, the
+    entries of a map): a bad one is a :class:`SettingsError` naming its key, or, with
+    ``problems``, that message appended there and the key left at ``base``'s value (the
+    default at ``initialize``) while the other keys are read: a setting is a warning, never
+    an exit.
 
     >>> parse_settings({"budget": 100, "contextWindow": 8192}).budget
     100
@@ -331,6 +326,11 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
     Traceback (most recent call last):
     ...
     livetok.server.lsp.settings.SettingsError: livetok.budget must be an integer, got 'lots'
+    >>> said: list[str] = []
+    >>> parse_settings({"budget": "lots", "contextWindow": 8192}, problems=said).context_window
+    8192
+    >>> said
+    ["livetok.budget must be an integer, got 'lots'"]
 
     ``grant_trust`` false (a ``didChangeConfiguration``): ``trustWorkspaceTokenizers: true``
     cannot turn the trust on (it is logged and ignored).
@@ -346,89 +346,125 @@ def parse_settings(raw: Any, base: Settings | None = None, *,
         raise SettingsError(f"the livetok settings must be an object, got {type(raw).__name__}")
     if "livetok" in raw and isinstance(raw["livetok"], Mapping):
         raw = raw["livetok"]
-    defaults = Settings()
     out = base
     relative = set(base.relative_paths)
-    if "encoding" in raw:
-        enc = raw["encoding"]
-        if enc is None:
-            out = replace(out, encoding=defaults.encoding, encoding_by_language={},
-                          encoding_by_glob=())
-        elif isinstance(enc, str):
-            out = replace(out, encoding=_resolve(_name(enc, "livetok.encoding"), root, relative),
-                          encoding_by_language={}, encoding_by_glob=())
-        elif isinstance(enc, Mapping):
-            langs: dict[str, str] = {}
-            globs: list[tuple[str, str]] = []
-            default = defaults.encoding
-            _entries(enc, "livetok.encoding")
-            for key, name in enc.items():
-                _name(key, "a key of livetok.encoding", "a language id, a glob or 'default'")
-                name = _resolve(_name(name, f"livetok.encoding[{_shown(key)}]"), root, relative)
-                if key in ("default", ""):
-                    default = name
-                elif _GLOB_CHARS & set(key):
-                    globs.append((key, name))
-                else:
-                    langs[key] = name
-            out = replace(out, encoding=default, encoding_by_language=langs,
-                          encoding_by_glob=tuple(globs))
-        else:
-            raise SettingsError(
-                "livetok.encoding must be a name like 'o200k_base' or a map from language ids "
-                f"/ globs / 'default' to names, got {_shown(enc)}"
-            )
-    if "tokenizer" in raw:
-        v = raw["tokenizer"]
-        if v is not None:
-            _name(v, "livetok.tokenizer", "the path of a tokenizer.json")
-        # an absolute path: a path to get_encoding, whatever the file is called
-        tok = _path(v, root) if v else None
-        if v and tok is not None and not os.path.isabs(os.path.expanduser(v)):
-            relative.add(tok)
-        out = replace(out, tokenizer=tok)
-    if "encodingByLanguage" in raw:
-        v = raw["encodingByLanguage"] or {}
-        if not isinstance(v, Mapping) or not all(
-            isinstance(k, str) and isinstance(x, str) for k, x in v.items()
-        ):
-            raise SettingsError(
-                "livetok.encodingByLanguage must map language ids to encoding names, "
-                f"got {_shown(v)}"
-            )
-        _entries(v, "livetok.encodingByLanguage")
-        v = {_name(k, "a key of livetok.encodingByLanguage", "a language id"):
-             _resolve(_name(x, f"livetok.encodingByLanguage[{_shown(k)}]"), root, relative)
-             for k, x in v.items()}
-        out = replace(out, encoding_by_language={**out.encoding_by_language, **v})
-    if "compare" in raw:
-        out = replace(out, compare=_compare(raw["compare"], root, relative))
-    # integer settings: null turns a limit off, and gives progressThreshold its default
-    out = replace(
-        out,
-        context_window=_int_setting(raw, "contextWindow", out.context_window, None, minimum=1),
-        budget=_int_setting(raw, "budget", out.budget, None, minimum=0),
-        progress_threshold=_int_setting(raw, "progressThreshold", out.progress_threshold,
-                                        defaults.progress_threshold, minimum=0),
-        max_document_size=_int_setting(raw, "maxDocumentSize", out.max_document_size, None,
-                                       minimum=0),
-    )
-    if "semanticTokens" in raw:
-        out = replace(out, semantic_tokens=_bool(raw, "semanticTokens"))
-    if "trustWorkspaceTokenizers" in raw:
-        trust = _bool(raw, "trustWorkspaceTokenizers")
-        if trust and not out.trust_workspace_tokenizers and not grant_trust:
-            log.warning("livetok.trustWorkspaceTokenizers: turned on after the start, ignored; "
-                        "it takes effect when the server starts (restart it)")
-        else:
-            out = replace(out, trust_workspace_tokenizers=trust)
-    if "positionEncoding" in raw:
-        v = raw["positionEncoding"]
-        if v is not None and v not in _POSITION_ENCODINGS:
-            raise SettingsError("livetok.positionEncoding must be one of "
-                                f"{', '.join(_POSITION_ENCODINGS)} or null, got {_shown(v)}")
-        out = replace(out, position_encoding=v)
+    for key, step in _STEPS:
+        if key in raw:
+            try:
+                out = step(raw[key], out, _Context(root, relative, grant_trust))
+            except SettingsError as exc:
+                if problems is None:
+                    raise
+                problems.append(str(exc))  # the key keeps its value; the others are read
     return replace(out, relative_paths=frozenset(relative))
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What a key's parse step needs besides its value: the folder relative paths are read
+    from, the set noting the relative ones, and whether the trust may be turned on."""
+
+    root: str | None
+    relative: set[str]
+    grant_trust: bool
+
+
+def _encoding(enc: Any, out: Settings, ctx: _Context) -> Settings:
+    """``livetok.encoding``: a name, or a map of language ids, globs and ``default``."""
+    if enc is None:
+        return replace(out, encoding=DEFAULT_ENCODING, encoding_by_language={},
+                       encoding_by_glob=())
+    if isinstance(enc, str):
+        name = _resolve(_name(enc, "livetok.encoding"), ctx.root, ctx.relative)
+        return replace(out, encoding=name, encoding_by_language={}, encoding_by_glob=())
+    if not isinstance(enc, Mapping):
+        raise SettingsError(
+            "livetok.encoding must be a name like 'o200k_base' or a map from language ids "
+            f"/ globs / 'default' to names, got {_shown(enc)}")
+    langs: dict[str, str] = {}
+    globs: list[tuple[str, str]] = []
+    default = DEFAULT_ENCODING
+    _entries(enc, "livetok.encoding")
+    for key, name in enc.items():
+        _name(key, "a key of livetok.encoding", "a language id, a glob or 'default'")
+        name = _resolve(_name(name, f"livetok.encoding[{_shown(key)}]"), ctx.root, ctx.relative)
+        if key in ("default", ""):
+            default = name
+        elif _GLOB_CHARS & set(key):
+            globs.append((key, name))
+        else:
+            langs[key] = name
+    return replace(out, encoding=default, encoding_by_language=langs,
+                   encoding_by_glob=tuple(globs))
+
+
+def _tokenizer(v: Any, out: Settings, ctx: _Context) -> Settings:
+    """``livetok.tokenizer``: a path, made absolute (``~`` expanded, relative to the root)."""
+    if v is not None:
+        _name(v, "livetok.tokenizer", "the path of a tokenizer.json")
+    # an absolute path: a path to get_encoding, whatever the file is called
+    tok = _path(v, ctx.root) if v else None
+    if v and tok is not None and not os.path.isabs(os.path.expanduser(v)):
+        ctx.relative.add(tok)
+    return replace(out, tokenizer=tok)
+
+
+def _encoding_by_language(v: Any, out: Settings, ctx: _Context) -> Settings:
+    """``livetok.encodingByLanguage``: merged over ``encoding``'s language ids."""
+    v = v or {}
+    if not isinstance(v, Mapping) or not all(
+            isinstance(k, str) and isinstance(x, str) for k, x in v.items()):
+        raise SettingsError("livetok.encodingByLanguage must map language ids to encoding "
+                            f"names, got {_shown(v)}")
+    _entries(v, "livetok.encodingByLanguage")
+    names = {_name(k, "a key of livetok.encodingByLanguage", "a language id"):
+             _resolve(_name(x, f"livetok.encodingByLanguage[{_shown(k)}]"), ctx.root,
+                      ctx.relative)
+             for k, x in v.items()}
+    return replace(out, encoding_by_language={**out.encoding_by_language, **names})
+
+
+def _trust(v: Any, out: Settings, ctx: _Context) -> Settings:
+    """``livetok.trustWorkspaceTokenizers``: turned on only at the start (``grant_trust``)."""
+    trust = _bool(v, "trustWorkspaceTokenizers")
+    if trust and not out.trust_workspace_tokenizers and not ctx.grant_trust:
+        log.warning("livetok.trustWorkspaceTokenizers: turned on after the start, ignored; "
+                    "it takes effect when the server starts (restart it)")
+        return out
+    return replace(out, trust_workspace_tokenizers=trust)
+
+
+def _position_encoding(v: Any, out: Settings, ctx: _Context) -> Settings:
+    if v is not None and v not in _POSITION_ENCODINGS:
+        raise SettingsError("livetok.positionEncoding must be one of "
+                            f"{', '.join(_POSITION_ENCODINGS)} or null, got {_shown(v)}")
+    return replace(out, position_encoding=v)
+
+
+def _limit(v: Any, key: str, minimum: int) -> int | None:
+    """An integer setting that ``null`` turns off (None), else at least ``minimum``."""
+    return None if v is None else _int(v, key, minimum=minimum)
+
+
+#: each key and its parse step, in the order they are read
+_STEPS: tuple[tuple[str, Callable[[Any, Settings, _Context], Settings]], ...] = (
+    ("encoding", _encoding),
+    ("tokenizer", _tokenizer),
+    ("encodingByLanguage", _encoding_by_language),
+    ("compare", lambda v, out, ctx: replace(out, compare=_compare(v, ctx.root, ctx.relative))),
+    ("contextWindow", lambda v, out, ctx: replace(
+        out, context_window=_limit(v, "contextWindow", 1))),
+    ("budget", lambda v, out, ctx: replace(out, budget=_limit(v, "budget", 0))),
+    ("progressThreshold", lambda v, out, ctx: replace(  # null: its default
+        out, progress_threshold=Settings().progress_threshold if v is None
+        else _int(v, "progressThreshold", minimum=0))),
+    ("maxDocumentSize", lambda v, out, ctx: replace(
+        out, max_document_size=_limit(v, "maxDocumentSize", 0))),
+    ("semanticTokens", lambda v, out, ctx: replace(out, semantic_tokens=_bool(v,
+                                                                              "semanticTokens"))),
+    ("trustWorkspaceTokenizers", _trust),
+    ("positionEncoding", _position_encoding),
+)
 
 
 def _compare(value: Any, root: str | None, relative: set[str]) -> tuple[str, ...]:
@@ -466,9 +502,9 @@ def _compare(value: Any, root: str | None, relative: set[str]) -> tuple[str, ...
     return tuple(names)
 
 
-def _bool(raw: Mapping[str, Any], key: str) -> bool:
-    """``raw[key]`` as a boolean (null: false); :class:`SettingsError` for anything else."""
-    v = raw[key]
+def _bool(v: Any, key: str) -> bool:
+    """``v`` (the setting ``key``) as a boolean (null: false); :class:`SettingsError` for
+    anything else."""
     if v is not None and not isinstance(v, bool):
         raise SettingsError(f"livetok.{key} must be true or false, got {_shown(v)}")
     return bool(v)
@@ -480,7 +516,13 @@ def _shown(value: Any, limit: int = 60) -> str:
     >>> _shown("x" * 100, 8)
     "'xxxxxx…"
 
-    Runtime complexity: ``O(size of value)``.
+    Runtime complexity: ``O(limit)`` for a string or a number; a map's or a list's first
+    entries only (``reprlib``; a map's keys are sorted first).
     """
-    text = repr(value)
+    text = _REPR.repr(value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+#: :func:`_shown`'s ``repr``: containers and strings cut before they are written out
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 80, 80

@@ -200,6 +200,11 @@ def test_every_bad_setting_is_refused_where_it_is_parsed() -> None:
         with pytest.raises(SettingsError, match=re.escape(f"livetok.{key}")) as caught:
             parse_settings(options, root="/w")
         assert "\u0000" not in str(caught.value) and len(str(caught.value)) < 500
+        # collected instead: that key keeps its default, the others are read
+        problems: list[str] = []
+        s = parse_settings({**options, "contextWindow": 4096}, root="/w", problems=problems)
+        assert s.context_window == 4096 and len(problems) == 1 and f"livetok.{key}" in problems[0]
+        assert (s.encoding, s.tokenizer, s.compare) == ("o200k_base", None, ())
 
 
 @pytest.mark.parametrize("options,key", slow_except(
@@ -207,12 +212,15 @@ def test_every_bad_setting_is_refused_where_it_is_parsed() -> None:
     [BAD_SETTINGS[i] for i in (0, 3, 5, 6)]))
 async def test_a_bad_setting_is_a_warning_and_the_default_never_an_exit(
         options: dict[str, Any], key: str, tmp_path: Path) -> None:
-    async with serve(options, [tmp_path]) as client:
+    async with serve({**options, "contextWindow": 4096}, [tmp_path]) as client:
         uri = (tmp_path / "a.txt").as_uri()
         client.open(uri)
         got = await client.count(uri)
         assert (got["encoding"], got["tokens"]) == ("o200k_base", o200k(TEXT))
         said = await client.until_said(lambda s: f"livetok.{key}" in s)
+        # the bad value alone is dropped: the setting beside it holds
+        got = await client.result("livetok/workspaceCounts", {"wait": 30_000})
+        assert got["contextWindow"] == 4096
         assert "\u0000" not in said and len(said) < 5_000, said[:500]
         # the same value later, in didChangeConfiguration: a warning, the document kept
         client.notify("workspace/didChangeConfiguration", {"settings": {"livetok": options}})
