@@ -115,7 +115,10 @@ class PendingChanges:
         if batch is None:
             return
         ls = self._server
-        od, changes, version, inserted = batch
+        od: OpenDocument = batch[0]
+        changes: list[TextChange] = batch[1]
+        version: int = batch[2]
+        inserted: int = batch[3]
         del batch
         if ls.store.find(uri) is not od:
             return  # closed or replaced meanwhile: its changes went with it
