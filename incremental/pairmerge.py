@@ -111,7 +111,7 @@ def _run_steps(ids: list[int]) -> int:
 
     Runtime complexity: ``O(n)`` C work.
     """
-    runs = 1 + sum(map(ne, ids, ids[1:]))
+    runs: int = 1 + sum(map(ne, ids, ids[1:]))
     return (2 * len(ids).bit_length() + 8) * min(runs, RUNS_MAX)
 
 
