@@ -13,7 +13,16 @@ What it checks, on a Markdown file holding emoji and CJK text:
   opened while the server starts, no ``Server process exited with code 0`` as an error;
 - issue 26: the server command comes from the user's settings; the workspace's
   ``.vscode/settings.json`` names a script of its own as ``livetok.server.path``, and VS Code
-  ignores it (a machine-scoped setting), so it never runs.
+  ignores it (an application-scoped setting), so it never runs;
+- issue 37 item 2: code-server is a remote window, where VS Code reads a *machine*-scoped
+  value from the remote settings only: one in the user settings counts only until they are
+  read again (any change to them, once the extension's schema is known), so the first start
+  used the user's ``livetok.server.path`` and a restart after a settings change ran
+  ``python3 -m livetok.server`` (seen with the scope set back to ``machine``: "spawn python3
+  ENOENT"). With neither ``livetok`` nor ``python3`` on ``PATH`` (nothing else to fall back
+  on), *Restart Server*, a crash of the server (killed; the language client starts it again),
+  a change of ``livetok.server.args`` made in the user settings editor, and one more restart
+  each start the user's server again, and the count stays exact.
 
 The server is started through a wrapper that waits ``START_DELAY_S`` before running
 ``livetok serve``, so "while the server starts" is a window of seconds rather than a race
@@ -36,6 +45,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -46,6 +56,7 @@ from typing import Callable
 import pytest
 
 from .._refs import tiktoken_ref
+from .test_neovim_install import bin_dir
 from .test_vscode_extension import build_extension
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -222,6 +233,9 @@ def workbench(tmp_path_factory: pytest.TempPathFactory):
     vsix = Path(vsix_env) if vsix_env else build_extension(tmp_path_factory)["vsix"]
     assert isinstance(vsix, Path) and vsix.is_file(), f"no .vsix at {vsix}"
     wb = Workbench(tmp_path_factory.mktemp("code-server"), vsix)
+    # issue 37 item 2: no livetok, no python3 on PATH: only the user's livetok.server.path
+    # can start a server (VSCODE_CLI: code-server takes this PATH, not the login shell's)
+    wb.env.update(PATH=str(bin_dir(wb.base / "bin", None)), VSCODE_CLI="1")
     try:
         wb.install(exe)
         wb.start(exe)
@@ -319,4 +333,82 @@ def test_counts_and_settings_change_during_restart(workbench: Workbench) -> None
     assert wb.outside == [], f"the page asked for outside resources: {wb.outside[:5]}"
     # issue 26: the workspace's server.path was ignored, the user's ran
     assert not wb.hostile_mark.exists(), "the workspace's livetok.server.path ran"
-    assert "starting: " + str(wb.base / "slow-livetok") in log, f"output channel:\n{log}"
+    # issue 37 item 2: the first start and the restart both ran the user's server
+    started = "starting: " + str(wb.base / "slow-livetok")
+    assert log.count(started) == 2 and log.count("starting: ") == 2, f"output channel:\n{log}"
+
+    # a crash: the language client starts the same server again, and it counts
+    (victim,) = wait_until("the server's process", lambda: server_pids(wb)[:1] or None, 30)
+    os.kill(victim, signal.SIGKILL)
+    wait_until("the server started again after the crash", lambda: server_pids(wb) not in ([], [victim]), 60,
+               lambda: f"servers: {server_pids(wb)}; output channel:\n{wb.output_channel()[-1500:]}")
+    typed = " after a crash"
+    type_saved(wb, typed)
+    expect_count(wb, "cl100k_base", TEXT + TYPED + typed, timeout=60)
+
+    # a change of livetok.server.args in the user settings restarts it: the user's server again
+    # (made in the editor, as a user does: code-server does not see the file written behind it)
+    settings = json.loads((wb.user / "User" / "settings.json").read_text())
+    settings["livetok.server.args"] = ["--unused"]  # (the wrapper ignores its arguments)
+    run_command(page, "Preferences: Open User Settings (JSON)")
+    page.locator(".tab.active", has_text="settings.json").first.wait_for(timeout=30_000)
+    page.locator(".monaco-editor .view-lines").first.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    page.keyboard.insert_text(json.dumps(settings))  # one line: nothing for auto-indent to do
+    page.keyboard.press("Control+S")
+
+    def saved_settings() -> object:
+        try:
+            return json.loads((wb.user / "User" / "settings.json").read_text())
+        except ValueError:
+            return None
+    wait_until("the settings to be saved", lambda: saved_settings() == settings, 30,
+               lambda: (wb.user / "User" / "settings.json").read_text())
+    wait_until("the restart for the settings change", lambda: wb.output_channel().count(started) == 3, 60,
+               lambda: f"output channel:\n{wb.output_channel()[-1500:]}")
+    page.keyboard.press("Control+W")
+    page.keyboard.press("Control+P")
+    page.locator(".quick-input-widget input").fill("notes.md")
+    page.locator(".quick-input-list .monaco-list-row", has_text="notes.md").first.wait_for(timeout=15_000)
+    page.keyboard.press("Enter")
+    more = " and after a settings change"
+    type_saved(wb, more)
+    expect_count(wb, "cl100k_base", TEXT + TYPED + typed + more, timeout=60)
+
+    # and Restart Server once the user settings were read again (what the machine scope lost)
+    run_command(page, "livetok: Restart Server")
+    wait_until("the restart after the settings change", lambda: wb.output_channel().count(started) == 4, 60,
+               lambda: f"output channel:\n{wb.output_channel()[-1500:]}")
+    last = " and after one more restart"
+    type_saved(wb, last)
+    expect_count(wb, "cl100k_base", TEXT + TYPED + typed + more + last, timeout=60)
+    log = wb.output_channel()
+    assert log.count("starting: ") == 4 and "No module named" not in log, f"output channel:\n{log}"
+
+
+def type_saved(wb: Workbench, typed: str) -> None:
+    """Type ``typed`` at the end of the open file and save it."""
+    before = wb.doc.read_text(encoding="utf-8")
+    wb.page.locator(".monaco-editor .view-lines").first.click()
+    wb.page.keyboard.press("Control+End")
+    wb.page.keyboard.type(typed)
+    wb.page.keyboard.press("Control+S")
+    wait_until("the typed text to be saved", lambda: wb.doc.read_text(encoding="utf-8") == before + typed, 20,
+               lambda: f"file: {wb.doc.read_text(encoding='utf-8')!r}")
+
+
+def server_pids(wb: Workbench) -> list[int]:
+    """The livetok servers this code-server runs (their environment names its config folder)."""
+    marker = f"XDG_CONFIG_HOME={wb.base / 'config'}".encode()
+    pids = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = Path(entry.path, "cmdline").read_bytes()
+            if b"livetok.server" in cmdline and marker in Path(entry.path, "environ").read_bytes().split(b"\0"):
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return sorted(pids)

@@ -86,7 +86,7 @@ def build_extension(tmp_path_factory: pytest.TempPathFactory) -> dict[str, objec
         return _BUILDS["steps"]
     work = tmp_path_factory.mktemp("vscode") / "livetok-vscode"
     shutil.copytree(
-        EXTENSION, work, ignore=shutil.ignore_patterns("node_modules", "out", "*.vsix")
+        EXTENSION, work, ignore=shutil.ignore_patterns("node_modules", "out", "*.vsix", "bundled")
     )
     assert (work / "package-lock.json").exists(), "demo/vscode/package-lock.json must be committed"
     steps: dict[str, object] = {"dir": work}
@@ -168,6 +168,8 @@ def test_vsix_contains_what_vscode_loads(built: dict[str, object]) -> None:
     main = "extension/" + packaged["main"].removeprefix("./")
     assert main in names, f"the manifest's main {packaged['main']} is not in the vsix"
     assert "extension/out/status.js" in names
+    # the Tokens view's container icon (issue 37 item 9)
+    assert "extension/media/tokens.svg" in names
     # the runtime dependency ships; build and test files do not
     assert "extension/node_modules/vscode-languageclient/package.json" in names
     assert not any(n.startswith("extension/out/test/") for n in names)
@@ -190,12 +192,15 @@ def _manifest() -> dict[str, Any]:
 
 
 def test_workspace_cannot_set_the_server_command_or_trust() -> None:
-    """VS Code reads a ``machine``-scoped setting from the user's (or remote) settings only,
-    never from a workspace's ``.vscode/settings.json``; ``machine-overridable``, ``window`` or
-    ``resource`` would let a cloned repository choose what runs."""
+    """VS Code reads an ``application``-scoped setting from the user's settings only, never
+    from a workspace's ``.vscode/settings.json``, and the same way in a local and a remote
+    window (issue 37 item 2: in a remote window a ``machine`` value in the user settings was
+    dropped once they were read again, so a restart lost the configured server);
+    ``machine-overridable``, ``window`` or ``resource`` would let a cloned repository choose
+    what runs."""
     props = _manifest()["contributes"]["configuration"]["properties"]
     for key in RESTRICTED:
-        assert props[key].get("scope") == "machine", f"{key}: {props[key].get('scope')!r}"
+        assert props[key].get("scope") == "application", f"{key}: {props[key].get('scope')!r}"
     trust = props["livetok.trustWorkspaceTokenizers"]
     assert trust["type"] == "boolean" and trust["default"] is False
 
@@ -223,5 +228,30 @@ def test_no_relative_server_path_is_resolved_against_the_workspace(
         "the server starts in the home folder with a workspace open",
         "trustWorkspaceTokenizers is sent only when set and the workspace is trusted",
         "trustWorkspaceTokenizers reaches the server only once the workspace is trusted",
-        "the server command and the trust setting are machine-scoped",
+        "the server command and the trust setting are application-scoped (user settings, also in a remote window)",
+    )
+
+
+def test_offline_install_restart_and_view_unit_tests_ran(built: dict[str, object]) -> None:
+    """The extension's own tests of issue 37 items 1, 2, 9 and issue 34 row 13 ran and passed:
+    the install reads only the bundled wheels (``--no-index``, pip's settings ignored), a
+    Python the package has no wheels for falls back to the index with the pins, each
+    interpreter has an environment of its own (a workspace's ``.venv`` never builds the one a
+    later window runs), failures fit a toast and offer *Show Output* and *Retry*, the install
+    shows in the status bar, a restart keeps the configured server, the Tokens view opens
+    once and leads with the workspace's total."""
+    assert_passed(
+        built,
+        "first start: probe, venv without pip, the bundled pip installs every dependency offline (issue 37 item 1)",
+        "a Python the package has no wheels for: the index, with the bundled wheels and pins",
+        "the offline install ignores pip's settings (PIP_* variables, pip.conf)",
+        "an environment is current only for the same wheel, bundle and interpreter (issue 34 row 13)",
+        "a workspace's interpreter builds an environment of its own, never the one later windows run (issue 34 row 13)",
+        "python3 and python3.X on PATH first, the Python extension's (workspace's) interpreter last (issue 34 row 13)",
+        "only Pythons too old: a short message for the toast, the whole story for the output",
+        "without a Python: a short error with Show Output and Retry, the documented message in the output; nothing started",
+        "Retry on the error restarts: once a Python is there, the install runs (in the status bar too) and the server starts",
+        "Restart Server and a settings change keep the configured server (issue 37 item 2)",
+        "the Tokens view's container opens on the first start only, and the editor keeps the focus (issue 37 item 9)",
+        "the sum over every workspace folder, first, whatever the order; none without a folder",
     )

@@ -1,21 +1,27 @@
 // The one-step install (issue 29): when no livetok server is configured or found, the extension
 // makes a private virtual environment in its global storage and installs the livetok wheel the
-// .vsix carries (`bundled/`, put there by scripts/package-vscode.sh).
+// .vsix carries (`bundled/`, put there by scripts/package-vscode.sh), with its dependencies
+// from the wheels the .vsix carries too (`bundled/wheels/`, one set per Python version for the
+// package's platform): no package index is asked (issue 37 item 1).
 //
 // The decisions are pure functions (which Python, is the environment current, what to say
 // without a usable Python); `ensureBundledServer` runs the steps through injected dependencies
 // (a process runner, a progress reporter), so the unit tests drive it without VS Code or
 // Python. No `vscode` import here: extension.ts passes in the VS Code parts.
 //
-// subtle: the workspace never chooses what runs here. The Python is the Python extension's
-// interpreter for the user (asked only in a trusted workspace) or `python3` on PATH; every
-// process gets a fixed argument list, no shell, and runs with `-I` (isolated mode: no
-// PYTHON* variables, no user site, and the working folder is not put on sys.path) in the
-// extension's storage folder.
+// subtle: the workspace never chooses what runs here. The Python is `python3` (or a versioned
+// `python3.X`) on PATH, else the Python extension's interpreter (asked only in a trusted
+// workspace); every process gets a fixed argument list, no shell, and runs with `-I` (isolated
+// mode: no PYTHON* variables, no user site, and the working folder is not put on sys.path) in
+// the extension's storage folder. Each interpreter gets an environment of its own (its folder
+// name and stamp hold the interpreter's path, real path and version), so an interpreter a
+// trusted workspace chose (its `.venv/bin/python`) never builds the environment another
+// window runs (issue 34 row 13).
 
 import * as childProcess from "child_process";
 import * as crypto from "crypto";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 
 import { ServerCommand, ServerCommandError, Which, pythonServerCommand } from "./settings";
@@ -60,6 +66,57 @@ export function bundledWheel(dir: string): BundledWheel | undefined {
   return { path: wheelPath, file, version: file.split("-")[1], sha256 };
 }
 
+/** The dependencies' wheels the .vsix carries (`bundled/wheels/`, with its `bundle.json`). */
+export interface Bundle {
+  /** The folder of the wheels (pip's `--find-links`). */
+  dir: string;
+  /** The `vsce --target` it was packaged for, e.g. `linux-x64`. */
+  target: string;
+  /** The Python versions (`3.11`, ...) it holds a complete set of wheels for. */
+  pythons: string[];
+  /** SHA-256 of `bundle.json` (which lists every wheel's SHA-256): other wheels, another environment. */
+  digest: string;
+  /** pip's own wheel among them, run from the wheel (no pip needed in the environment). */
+  pip: string | undefined;
+  /** `constraints.txt`: the versions packaged, pinned for an install from the index too. */
+  constraints: string | undefined;
+}
+
+/**
+ * The wheels in `bundledDir/wheels` as `bundle.json` lists them, or `undefined` when there is
+ * no such list (a .vsix packaged before issue 37: dependencies come from the index).
+ *
+ * Runtime complexity: O(size of bundle.json).
+ */
+export function readBundle(bundledDir: string): Bundle | undefined {
+  const dir = path.join(bundledDir, "wheels");
+  const text = readText(path.join(dir, "bundle.json"));
+  if (text === undefined) {
+    return undefined;
+  }
+  try {
+    const parsed = JSON.parse(text) as { target?: unknown; pythons?: unknown; wheels?: unknown };
+    const wheels = typeof parsed.wheels === "object" && parsed.wheels !== null ? Object.keys(parsed.wheels) : [];
+    const pip = wheels.filter((n) => /^pip-[^-]+-.*\.whl$/.test(n)).sort().pop();
+    const constraints = path.join(dir, "constraints.txt");
+    return {
+      dir,
+      target: typeof parsed.target === "string" ? parsed.target : "",
+      pythons: Array.isArray(parsed.pythons) ? parsed.pythons.filter((v): v is string => typeof v === "string") : [],
+      digest: crypto.createHash("sha256").update(text).digest("hex"),
+      pip: pip === undefined ? undefined : path.join(dir, pip),
+      constraints: fs.existsSync(constraints) ? constraints : undefined,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `bundle` holds wheels for Python `version` (`[3, 12, 1]`): then nothing is fetched. */
+export function bundleFits(bundle: Bundle | undefined, version: readonly number[]): boolean {
+  return bundle !== undefined && bundle.pythons.includes(`${version[0]}.${version[1]}`);
+}
+
 /** Where the environment lives inside the extension's global storage folder. */
 export interface EnvLayout {
   /** The environment's folder. */
@@ -70,38 +127,70 @@ export interface EnvLayout {
   stamp: string;
 }
 
-/** The environment's paths under `storageDir` (its root, `env`, or a folder being built beside it). */
+/**
+ * The environment's folder name for the interpreter `probe` reports: `env-` and 12 hex digits
+ * of the SHA-256 of its path as run, its real path and its version.
+ *
+ * subtle: the path as run is part of it, not only the real path: a virtual environment's
+ * `bin/python` links to the system's, yet runs that environment's `.pth` files.
+ */
+export function envName(probe: PythonProbe): string {
+  const key = [probe.executable, probe.real, probe.version.join(".")].join("\0");
+  return `env-${crypto.createHash("sha256").update(key).digest("hex").slice(0, 12)}`;
+}
+
+/** The environment's paths under `storageDir` (its root, or a folder being built beside it). */
 export function envLayout(storageDir: string, platform: NodeJS.Platform = process.platform, name = "env"): EnvLayout {
   const root = path.join(storageDir, name);
   const python = platform === "win32" ? path.join(root, "Scripts", "python.exe") : path.join(root, "bin", "python");
   return { root, python, stamp: path.join(root, "livetok-bundled.json") };
 }
 
-/** What the stamp file holds: the wheel installed, and from which Python the environment was made. */
+/**
+ * What the stamp file holds: the wheel installed, the dependencies' bundle it came with, and
+ * the interpreter the environment was made from.
+ */
 export interface Stamp {
   wheel: string;
   sha256: string;
-  python?: string;
+  /** `Bundle.digest`, or null: dependencies from the index. */
+  bundle: string | null;
+  python: string;
+  real: string;
+  version: string;
 }
 
-/** The stamp file's text for `wheel` installed with `python`. */
-export function stampText(wheel: BundledWheel, python: string): string {
-  const stamp: Stamp = { wheel: wheel.file, sha256: wheel.sha256, python };
+/** The stamp for `wheel` (and `bundle`) installed with the interpreter `probe` reports. */
+export function makeStamp(wheel: BundledWheel, bundle: Bundle | undefined, probe: PythonProbe): Stamp {
+  return {
+    wheel: wheel.file,
+    sha256: wheel.sha256,
+    bundle: bundle?.digest ?? null,
+    python: probe.executable,
+    real: probe.real,
+    version: probe.version.join("."),
+  };
+}
+
+/** The stamp file's text. */
+export function stampText(stamp: Stamp): string {
   return JSON.stringify(stamp, null, 2) + "\n";
 }
 
 /**
  * Whether an environment whose stamp file reads `text` (`undefined`: no stamp, an install that
- * never finished) holds `wheel`: the same file name and the same bytes. Anything else (an
- * older or newer wheel, a rebuilt one, a damaged stamp) means a new environment.
+ * never finished) holds what `want` says: the same wheel (name and bytes), the same bundle of
+ * dependencies, made from the same interpreter (path, real path, version). Anything else (an
+ * older or newer wheel, a rebuilt one, other dependencies, another or upgraded Python, a
+ * damaged stamp, a stamp of before issue 37) means a new environment.
  */
-export function isCurrent(text: string | undefined, wheel: BundledWheel): boolean {
+export function isCurrent(text: string | undefined, want: Stamp): boolean {
   if (text === undefined) {
     return false;
   }
   try {
     const stamp = JSON.parse(text) as Partial<Stamp>;
-    return stamp.wheel === wheel.file && stamp.sha256 === wheel.sha256;
+    return (Object.keys(want) as (keyof Stamp)[]).every((k) => stamp[k] === want[k]);
   } catch {
     return false;
   }
@@ -118,14 +207,15 @@ export interface PythonCandidate {
 const VERSIONED = Array.from({ length: 9 }, (_, i) => `python3.${19 - i}`);
 
 /**
- * The Pythons to try, in order: the Python extension's selected interpreter (`fromExtension`,
- * asked only when `trusted`), then `python3` on PATH, then a versioned `python3.X` on PATH
+ * The Pythons to try, in order: `python3` on PATH, then a versioned `python3.X` on PATH
  * (Ubuntu 22.04's `python3` is 3.10, its `python3.11` a package beside it), and `python` on
- * Windows. Only executables `which` finds on PATH, each once.
+ * Windows, then the Python extension's selected interpreter (`fromExtension`, asked only when
+ * `trusted`). Only executables `which` finds on PATH, each once.
  *
- * subtle: in Restricted Mode the Python extension is not asked at all: its interpreter for a
- * folder may come from the folder's own settings (`python.defaultInterpreterPath`), and a
- * cloned repository must not choose what runs.
+ * subtle: the Python extension's interpreter comes last and only in a trusted workspace: with
+ * no folder given, its API answers the *workspace's* interpreter (a repository's `.venv`, or
+ * its `python.defaultInterpreterPath`), and a cloned repository must not choose what runs; the
+ * environment made from it is its own (`envName`), never one another window runs.
  */
 export async function pythonCandidates(
   trusted: boolean,
@@ -134,17 +224,17 @@ export async function pythonCandidates(
   platform: NodeJS.Platform = process.platform,
 ): Promise<PythonCandidate[]> {
   const found: PythonCandidate[] = [];
-  if (trusted) {
-    const interpreter = await fromExtension();
-    if (interpreter !== undefined && path.isAbsolute(interpreter)) {
-      found.push({ command: interpreter, source: "the Python extension's interpreter" });
-    }
-  }
   const names = platform === "win32" ? ["python3", "python", ...VERSIONED] : ["python3", ...VERSIONED];
   for (const name of names) {
     const onPath = which(name);
     if (onPath !== undefined && !found.some((c) => c.command === onPath)) {
       found.push({ command: onPath, source: `${name} on PATH` });
+    }
+  }
+  if (trusted) {
+    const interpreter = await fromExtension();
+    if (interpreter !== undefined && path.isAbsolute(interpreter) && !found.some((c) => c.command === interpreter)) {
+      found.push({ command: interpreter, source: "the Python extension's interpreter" });
     }
   }
   return found;
@@ -166,8 +256,9 @@ export interface ExtensionLike<T> {
 }
 
 /**
- * The Python extension's selected interpreter for the user (no workspace folder is passed),
- * or `undefined` when that extension is not installed or names none. `log` gets its failure.
+ * The Python extension's selected interpreter (no workspace folder is passed: its API then
+ * answers the workspace's), or `undefined` when that extension is not installed or names
+ * none. `log` gets its failure.
  */
 export async function pythonExtensionInterpreter(
   extension: ExtensionLike<PythonExtensionApi> | undefined,
@@ -186,23 +277,28 @@ export async function pythonExtensionInterpreter(
   }
 }
 
-/** Run with `python -I -c`: prints the version, the executable, and whether `venv` can install pip. */
+/**
+ * Run with `python -I -c`: prints the version, the executable (as run, and its real path),
+ * and whether `venv` and `ensurepip` import.
+ */
 export const PROBE_SCRIPT = [
-  "import json, sys",
-  "try:",
-  "    import ensurepip, venv",
-  "    ok = True",
-  "except ImportError:",
-  "    ok = False",
-  "print(json.dumps({'version': list(sys.version_info[:3]), 'executable': sys.executable, 'venv': ok}))",
+  "import importlib.util, json, os, sys",
+  "has = lambda m: importlib.util.find_spec(m) is not None",
+  "print(json.dumps({'version': list(sys.version_info[:3]), 'executable': sys.executable,",
+  "                  'real': os.path.realpath(sys.executable), 'venv': has('venv'), 'ensurepip': has('ensurepip')}))",
 ].join("\n");
 
 /** What `PROBE_SCRIPT` reports. */
 export interface PythonProbe {
   version: number[];
+  /** `sys.executable`. */
   executable: string;
-  /** `ensurepip` and `venv` import: `python -m venv` makes an environment with pip. */
+  /** Its real path (links resolved). */
+  real: string;
+  /** `venv` imports: `python -m venv --without-pip` works. */
   venv: boolean;
+  /** `ensurepip` imports: `python -m venv` can put pip in (needed only without a bundled pip). */
+  ensurepip: boolean;
 }
 
 /** `PROBE_SCRIPT`'s output, or `undefined` when it is not that (the command is no Python 3). */
@@ -212,7 +308,13 @@ export function parseProbe(stdout: string): PythonProbe | undefined {
     const p = JSON.parse(line) as Partial<PythonProbe>;
     if (Array.isArray(p.version) && p.version.length >= 2 && typeof p.executable === "string"
         && typeof p.venv === "boolean") {
-      return { version: p.version.map(Number), executable: p.executable, venv: p.venv };
+      return {
+        version: p.version.map(Number),
+        executable: p.executable,
+        real: typeof p.real === "string" ? p.real : p.executable,
+        venv: p.venv,
+        ensurepip: p.ensurepip === true,
+      };
     }
   } catch {
     // not JSON: fall through
@@ -222,9 +324,10 @@ export function parseProbe(stdout: string): PythonProbe | undefined {
 
 /**
  * Why `candidate` cannot hold the server (`probe`: its `PROBE_SCRIPT` report, `undefined` when
- * it did not run or printed something else), or `undefined` when it can.
+ * it did not run or printed something else), or `undefined` when it can. `needPip`: the .vsix
+ * carries no pip wheel, so the environment needs `ensurepip`.
  */
-export function unusableReason(candidate: PythonCandidate, probe: PythonProbe | undefined): string | undefined {
+export function unusableReason(candidate: PythonCandidate, probe: PythonProbe | undefined, needPip = false): string | undefined {
   const who = `${candidate.source} (${candidate.command})`;
   if (probe === undefined) {
     return `${who} did not run as Python 3`;
@@ -234,7 +337,7 @@ export function unusableReason(candidate: PythonCandidate, probe: PythonProbe | 
   if (major < MIN_PYTHON[0] || (major === MIN_PYTHON[0] && minor < MIN_PYTHON[1])) {
     return `${who} is Python ${version}`;
   }
-  if (!probe.venv) {
+  if (!probe.venv || (needPip && !probe.ensurepip)) {
     // Debian and Ubuntu ship `venv`'s pip bootstrap in a package of its own
     return `${who} is Python ${version} without its venv module (Debian/Ubuntu: sudo apt install python${major}.${minor}-venv)`;
   }
@@ -267,21 +370,68 @@ export function noPythonMessage(reasons: readonly string[], platform: NodeJS.Pla
   );
 }
 
-/** `python -m venv` making the environment at `root` (a fixed list: no shell, nothing from the workspace). */
-export function venvArgs(root: string): string[] {
-  return ["-I", "-m", "venv", root];
+/**
+ * `python -m venv` making the environment at `root` (a fixed list: no shell, nothing from the
+ * workspace); `withPip` false: `--without-pip` (pip runs from the bundled wheel instead, which
+ * saves ensurepip's seconds and Debian's python3-venv package).
+ */
+export function venvArgs(root: string, withPip = true): string[] {
+  return ["-I", "-m", "venv", ...(withPip ? [] : ["--without-pip"]), root];
 }
 
 /**
- * `python -m pip install` of the bundled wheel; its dependencies come from the index the
- * user's pip is set up for (pip.conf, `PIP_INDEX_URL` and the other `PIP_*` variables).
+ * The arguments, after the environment's Python, of the pip install of the bundled wheel.
+ *
+ * - `bundle` fits the Python (`offline`): `--no-index --find-links <bundled/wheels>`, every
+ *   dependency from the wheels the .vsix carries, nothing fetched;
+ * - otherwise (a Python newer than the package, or a .vsix without wheels): the index the
+ *   user's pip is set up for, the bundled wheels still preferred (`--find-links`) and the
+ *   versions pinned to the packaged ones (`-c constraints.txt`).
+ *
+ * pip is the bundle's own wheel run as `python <pip.whl>/pip` when there is one, else the
+ * environment's (`-m pip`). `--no-compile`: the server compiles what it imports, once.
  */
-export function pipArgs(wheelPath: string): string[] {
-  return ["-I", "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--progress-bar", "off", wheelPath];
+export function pipArgs(wheelPath: string, bundle?: Bundle, offline = false): string[] {
+  const pip = bundle?.pip === undefined ? ["-m", "pip"] : [path.join(bundle.pip, "pip")];
+  const source: string[] = [];
+  if (bundle !== undefined) {
+    source.push(...(offline ? ["--no-index"] : []), "--find-links", bundle.dir);
+    if (!offline && bundle.constraints !== undefined) {
+      source.push("-c", bundle.constraints);
+    }
+  }
+  return ["-I", ...pip, "install", "--disable-pip-version-check", "--no-input", "--progress-bar", "off",
+    "--no-compile", ...source, wheelPath];
 }
 
-/** An install that failed or cannot be done; the message says what to do, and is shown as it is. */
-export class InstallError extends ServerCommandError {}
+/**
+ * The environment of the offline install: this process's, without pip's settings (`PIP_*`
+ * variables, pip.conf): a `PIP_USER`, `PIP_REQUIRE_VIRTUALENV` or an index setting must not
+ * change (or break) an install that reads only the bundled wheels.
+ */
+export function offlineEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (!/^PIP_/i.test(k)) {
+      out[k] = v;
+    }
+  }
+  out.PIP_CONFIG_FILE = os.devNull;
+  return out;
+}
+
+/**
+ * An install that failed or cannot be done. `message` is short enough for a notification
+ * (`TOAST_MAX`); `detail`, when there is one, is the whole story for the output channel.
+ */
+export class InstallError extends ServerCommandError {
+  constructor(message: string, readonly detail?: string) {
+    super(message);
+  }
+}
+
+/** The longest message shown in a notification: VS Code's toast shows about this much on a line or two. */
+export const TOAST_MAX = 160;
 
 /** What a process run returned: its exit code (`null`: it did not start, or a signal ended it). */
 export interface RunResult {
@@ -292,6 +442,8 @@ export interface RunResult {
 
 export interface RunOptions {
   cwd: string;
+  /** The process's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
   /** Kills the process (cancelled from the progress notification, or the extension stops). */
   signal?: AbortSignal;
   /** Each line of output as it comes (the install's log). */
@@ -319,6 +471,7 @@ export const spawnRunner: Runner = (command, args, options) =>
     try {
       child = childProcess.spawn(command, [...args], {
         cwd: options.cwd,
+        env: options.env,
         shell: false,
         windowsHide: true,
         stdio: ["ignore", "pipe", "pipe"],
@@ -375,63 +528,84 @@ function readText(file: string): string | undefined {
   }
 }
 
-/** The environment at `layout` holds `wheel` and its Python is there. */
-function envHolds(layout: EnvLayout, wheel: BundledWheel): boolean {
-  return isCurrent(readText(layout.stamp), wheel) && fs.existsSync(layout.python);
+/** The environment at `layout` holds what `want` says and its Python is there. */
+function envHolds(layout: EnvLayout, want: Stamp): boolean {
+  return isCurrent(readText(layout.stamp), want) && fs.existsSync(layout.python);
 }
 
 /**
- * The server command from the bundled wheel's environment, installing it first when it is
- * missing or holds another wheel; `undefined` when the extension carries no wheel. Throws an
- * `InstallError` saying what to do when there is no usable Python or an install step fails.
+ * The server command from the bundled wheel's environment for the first usable Python,
+ * installing it first when it is missing or holds something else; `undefined` when the
+ * extension carries no wheel. Throws an `InstallError` saying what to do when there is no
+ * usable Python or an install step fails.
+ *
+ * Each start probes the Pythons (one short process for the first usable one): the
+ * environment is the one of the interpreter found (`envName`).
  */
 export async function ensureBundledServer(deps: BootstrapDeps): Promise<ServerCommand | undefined> {
   const wheel = bundledWheel(deps.bundledDir);
   if (wheel === undefined) {
     return undefined;
   }
+  const bundle = readBundle(deps.bundledDir);
   const platform = deps.platform ?? process.platform;
-  const env = envLayout(deps.storageDir, platform);
-  if (envHolds(env, wheel)) {
-    deps.log(`using the installed livetok environment ${env.root} (${wheel.file})`);
+  fs.mkdirSync(deps.storageDir, { recursive: true });
+  const python = await findPython(deps, bundle?.pip === undefined);
+  const env = envLayout(deps.storageDir, platform, envName(python));
+  const want = makeStamp(wheel, bundle, python);
+  if (envHolds(env, want)) {
+    deps.log(`using the installed livetok environment ${env.root} (${wheel.file}, Python ${want.version} ${python.executable})`);
     return pythonServerCommand(env.python, deps.serverArgs, deps.cwd, true);
   }
-  await deps.withProgress((report, signal) => installEnv(deps, wheel, env, report, signal));
+  await deps.withProgress((report, signal) => installEnv(deps, wheel, bundle, python, env, report, signal));
   return pythonServerCommand(env.python, deps.serverArgs, deps.cwd, true);
 }
 
 /** The first usable Python of `deps.pythons()`, or an `InstallError` with `noPythonMessage`. */
-async function findPython(deps: BootstrapDeps, signal: AbortSignal): Promise<PythonProbe> {
+async function findPython(deps: BootstrapDeps, needPip: boolean): Promise<PythonProbe> {
   const reasons: string[] = [];
   for (const candidate of await deps.pythons()) {
-    const res = await deps.run(candidate.command, ["-I", "-c", PROBE_SCRIPT], { cwd: deps.storageDir, signal });
+    const res = await deps.run(candidate.command, ["-I", "-c", PROBE_SCRIPT], { cwd: deps.storageDir });
     const probe = res.code === 0 ? parseProbe(res.stdout) : undefined;
-    const reason = unusableReason(candidate, probe);
+    const reason = unusableReason(candidate, probe, needPip);
     if (reason === undefined && probe !== undefined) {
       return probe;
     }
     reasons.push(reason ?? `${candidate.source} is unusable`);
   }
-  throw new InstallError(noPythonMessage(reasons, deps.platform ?? process.platform));
+  const [major, minor] = MIN_PYTHON;
+  throw new InstallError(
+    `livetok needs Python ${major}.${minor}+ to install its language server, and none was found. The output says what to install.`,
+    noPythonMessage(reasons, deps.platform ?? process.platform),
+  );
 }
 
 /** Run one install step; an `InstallError` naming it (and pointing at the log) when it fails. */
-async function step(deps: BootstrapDeps, what: string, command: string, args: string[], signal: AbortSignal): Promise<void> {
+async function step(
+  deps: BootstrapDeps,
+  what: string,
+  command: string,
+  args: string[],
+  signal: AbortSignal,
+  env?: NodeJS.ProcessEnv,
+): Promise<void> {
   deps.log(`${what}: ${command} ${args.join(" ")}`);
-  const res = await deps.run(command, args, { cwd: deps.storageDir, signal, onLine: (l) => deps.log(l) });
+  const res = await deps.run(command, args, { cwd: deps.storageDir, env, signal, onLine: (l) => deps.log(l) });
   if (signal.aborted) {
-    throw new InstallError("livetok: the language server's install was cancelled; run \"livetok: Restart Server\" to install it.");
+    throw new InstallError("livetok: the language server's install was cancelled.");
   }
   if (res.code !== 0) {
     throw new InstallError(
-      `livetok: ${what} failed (exit ${res.code ?? "?"}; the livetok output shows why). ` +
-        `Run "livetok: Restart Server" to try again, or set "livetok.server.path" in your user settings to a livetok you installed.`,
+      `livetok: installing the language server failed (${what}, exit ${res.code ?? "?"}).`,
+      `livetok: ${what} failed (exit ${res.code ?? "?"}; the lines above show why). Retry, run ` +
+        `"livetok: Restart Server", or set "livetok.server.path" in your user settings to a livetok you installed.`,
     );
   }
 }
 
 /**
- * Make the environment and install `wheel` into it.
+ * Make the environment and install `wheel` into it, its dependencies from `bundle` when it
+ * fits the Python (no network), else from the index.
  *
  * subtle: it is built in a folder of its own beside `env` and renamed into place whole, so a
  * second window starting at the same time never runs a half-made environment, and a failed or
@@ -441,23 +615,29 @@ async function step(deps: BootstrapDeps, what: string, command: string, args: st
 async function installEnv(
   deps: BootstrapDeps,
   wheel: BundledWheel,
+  bundle: Bundle | undefined,
+  python: PythonProbe,
   env: EnvLayout,
   report: Report,
   signal: AbortSignal,
 ): Promise<void> {
   const platform = deps.platform ?? process.platform;
-  fs.mkdirSync(deps.storageDir, { recursive: true });
-  report("looking for Python…");
-  const python = await findPython(deps, signal);
-  const partial = envLayout(deps.storageDir, platform, `env.partial-${process.pid}-${crypto.randomBytes(4).toString("hex")}`);
-  deps.log(`installing ${wheel.file} into ${env.root} with Python ${python.version.join(".")} (${python.executable})`);
+  const partial = envLayout(deps.storageDir, platform, `${path.basename(env.root)}.partial-${process.pid}-${crypto.randomBytes(4).toString("hex")}`);
+  const offline = bundleFits(bundle, python.version);
+  const version = python.version.join(".");
+  deps.log(`installing ${wheel.file} into ${env.root} with Python ${version} (${python.executable})`);
+  if (bundle !== undefined && !offline) {
+    deps.log(`the package carries wheels for Python ${bundle.pythons.join(", ")}, not ${version}: ` +
+      `pip takes what is missing from the package index it is set up for`);
+  }
   try {
     report("creating a Python environment…");
-    await step(deps, "creating the Python environment", python.executable, venvArgs(partial.root), signal);
-    report(`installing livetok ${wheel.version} and its dependencies…`);
-    await step(deps, "installing livetok", partial.python, pipArgs(wheel.path), signal);
-    fs.writeFileSync(partial.stamp, stampText(wheel, python.executable));
-    moveIntoPlace(deps, partial, env, wheel);
+    await step(deps, "creating the Python environment", python.executable, venvArgs(partial.root, bundle?.pip === undefined), signal);
+    report(`installing livetok ${wheel.version}${offline ? " from the bundled wheels" : " and its dependencies"}…`);
+    await step(deps, "installing livetok", partial.python, pipArgs(wheel.path, bundle, offline), signal,
+      offline ? offlineEnv() : undefined);
+    fs.writeFileSync(partial.stamp, stampText(makeStamp(wheel, bundle, python)));
+    moveIntoPlace(deps, partial, env, makeStamp(wheel, bundle, python));
   } finally {
     fs.rmSync(partial.root, { recursive: true, force: true });
   }
@@ -465,11 +645,11 @@ async function installEnv(
 }
 
 /** Replace `env` by `partial`; if another window put a current environment there first, keep that one. */
-function moveIntoPlace(deps: BootstrapDeps, partial: EnvLayout, env: EnvLayout, wheel: BundledWheel): void {
+function moveIntoPlace(deps: BootstrapDeps, partial: EnvLayout, env: EnvLayout, want: Stamp): void {
   const old = `${env.root}.old-${process.pid}-${crypto.randomBytes(4).toString("hex")}`;
   if (fs.existsSync(env.root)) {
-    if (envHolds(env, wheel)) {
-      deps.log(`another window installed ${wheel.file} meanwhile; using it`);
+    if (envHolds(env, want)) {
+      deps.log(`another window installed ${want.wheel} meanwhile; using it`);
       return;
     }
     fs.renameSync(env.root, old);
@@ -477,10 +657,10 @@ function moveIntoPlace(deps: BootstrapDeps, partial: EnvLayout, env: EnvLayout, 
   try {
     fs.renameSync(partial.root, env.root);
   } catch (err) {
-    if (!envHolds(env, wheel)) {
+    if (!envHolds(env, want)) {
       throw err;
     }
-    deps.log(`another window installed ${wheel.file} meanwhile; using it`);
+    deps.log(`another window installed ${want.wheel} meanwhile; using it`);
   }
   try {
     fs.rmSync(old, { recursive: true, force: true });

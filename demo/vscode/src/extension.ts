@@ -14,6 +14,7 @@ import {
 } from "vscode-languageclient/node";
 
 import {
+  InstallError,
   PythonExtensionApi,
   Report,
   ensureBundledServer,
@@ -132,19 +133,44 @@ function serialize<T>(step: () => Promise<T>): Promise<T> {
   return next;
 }
 
-/** Runs the bundled server's install in a cancellable progress notification (bootstrap.ts). */
+/**
+ * Runs the bundled server's install in a cancellable progress notification (bootstrap.ts),
+ * with its step in the status bar too (the notification may be hidden or dismissed).
+ */
 function withInstallProgress<T>(task: (report: Report, signal: AbortSignal) => Promise<T>): Promise<T> {
   const options = {
     location: vscode.ProgressLocation.Notification,
     title: "livetok: installing the language server",
     cancellable: true,
   };
+  const item = vscode.window.createStatusBarItem("livetok.install", vscode.StatusBarAlignment.Right, 101);
+  item.name = "livetok install";
+  item.text = "$(sync~spin) livetok: installing the server…";
+  item.tooltip = "livetok is installing its language server into a private Python environment (livetok output: the details)";
+  item.command = "livetok.showOutput";
+  item.show();
   return Promise.resolve(vscode.window.withProgress(options, (progress, token) => {
     const abort = new AbortController();
     installAbort = abort;
     token.onCancellationRequested(() => abort.abort());
-    return task((message) => progress.report({ message }), abort.signal);
-  }));
+    return task((message) => {
+      progress.report({ message });
+      item.tooltip = `livetok: ${message}`;
+    }, abort.signal);
+  })).finally(() => item.dispose());
+}
+
+/**
+ * A failed start, shown as a notification that fits a toast, with *Show Output* and *Retry*
+ * (a restart); the whole message (an `InstallError`'s detail) goes to the output channel.
+ */
+async function showStartFailure(message: string): Promise<void> {
+  const choice = await vscode.window.showErrorMessage(message, "Show Output", "Retry");
+  if (choice === "Show Output") {
+    output?.show(true);
+  } else if (choice === "Retry") {
+    void restartClient();
+  }
 }
 
 /**
@@ -217,7 +243,10 @@ async function startClient(): Promise<LanguageClient | undefined> {
         ? err.message
         : `livetok: could not start the server (${String(err)}). Set "livetok.server.path" to the livetok executable in your user settings.`;
     output?.appendLine(message);
-    void vscode.window.showErrorMessage(message);
+    if (err instanceof InstallError && err.detail !== undefined) {
+      output?.appendLine(err.detail);
+    }
+    void showStartFailure(message);
     return undefined;
   }
   status?.onActiveEditor(trackedUri(vscode.window.activeTextEditor));
@@ -250,6 +279,29 @@ function sendSettings(): void {
   settingsSync?.onChange(client?.isRunning() === true);
 }
 
+/** The memento key: the Tokens view was shown on a first start. */
+const TOKENS_VIEW_SHOWN = "livetok.tokensViewShown";
+
+/**
+ * Open livetok's side-bar container (the Tokens view) on the extension's first start, once,
+ * and give the editor its focus back: a view that was never seen is never found (issue 37
+ * item 9). The user's later choice (another container, the view closed) is kept.
+ */
+async function revealTokensViewOnce(context: vscode.ExtensionContext): Promise<void> {
+  if (context.globalState.get<boolean>(TOKENS_VIEW_SHOWN) === true) {
+    return;
+  }
+  await context.globalState.update(TOKENS_VIEW_SHOWN, true);
+  try {
+    await vscode.commands.executeCommand("workbench.view.extension.livetok");
+    if (vscode.window.activeTextEditor !== undefined) {
+      await vscode.commands.executeCommand("workbench.action.focusActiveEditorGroup");
+    }
+  } catch (err) {
+    output?.appendLine(`showing the Tokens view failed: ${String(err)}`);
+  }
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   extensionContext = context;
   output = vscode.window.createOutputChannel("livetok");
@@ -265,6 +317,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     log: (message) => output?.appendLine(message),
   });
   registerWorkspaceView(vscode, context, () => (client?.isRunning() ? client : undefined), (m) => output?.appendLine(m));
+  void revealTokensViewOnce(context);
 
   context.subscriptions.push(
     output,
@@ -316,6 +369,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       );
     }),
     vscode.commands.registerCommand("livetok.restartServer", () => restartClient()),
+    vscode.commands.registerCommand("livetok.showOutput", () => output?.show(true)),
     vscode.window.onDidChangeActiveTextEditor((editor) => status?.onActiveEditor(trackedUri(editor))),
     vscode.window.onDidChangeTextEditorSelection((event) => {
       const uri = trackedUri(event.textEditor);

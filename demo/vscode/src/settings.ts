@@ -179,8 +179,12 @@ export function serverArgs(get: ConfigGet): string[] {
  * 2. else `livetok` found on PATH;
  * 3. else `<livetok.server.pythonPath> -m livetok.server <args>` when that setting is set.
  *
- * The three `livetok.server.*` settings are machine-scoped (package.json): only the user's
- * (or the remote machine's) settings set them, never a workspace's. The server runs in `home`.
+ * The three `livetok.server.*` settings are application-scoped (package.json): only the user's
+ * settings set them, never a workspace's, and VS Code reads them the same way in a local and a
+ * remote window (there a machine-scoped value comes from the remote settings only: one in the
+ * user settings was dropped as soon as they were read again, so the first start used it and a
+ * restart after any settings change did not, issue 37 item 2).
+ * The server runs in `home`.
  *
  * subtle: not in the workspace: `python -m` puts its working folder first on `sys.path`, so a
  * repository holding a `livetok/` package (or a `json.py`) would be imported instead of the

@@ -1,6 +1,8 @@
-// The "Tokens" explorer view: the server's workspace token map (`livetok/workspaceCounts`),
-// each folder and file with its count and its share of the context window, sorted by count
-// or by name, refreshed when the server says a map changed (`livetok/didChangeWorkspaceCounts`).
+// The "Tokens" view (in livetok's own side-bar container, shown once on the first start: the
+// explorer would keep it collapsed at its bottom, issue 37 item 9): the server's workspace
+// token map (`livetok/workspaceCounts`), a first row with the workspace's total, then each
+// folder and file with its count and its share of the context window, sorted by count or by
+// name, refreshed when the server says a map changed (`livetok/didChangeWorkspaceCounts`).
 //
 // The tree's logic (sorting, labels, shares) is plain functions over the request's result;
 // the provider only turns nodes into VS Code tree items. Each map fetched is published to the
@@ -26,7 +28,8 @@ export const VIEW_ID = "livetok.workspace";
 export interface CountNode {
   name: string;
   uri: string;
-  kind: "folder" | "file";
+  /** `total`: the view's own first row (`totalNode`), not from the server. */
+  kind: "folder" | "file" | "total";
   tokens: number;
   files: number;
   bytes: number;
@@ -101,10 +104,26 @@ export function folderCountOf(result: WorkspaceCounts, fileUri: string): FolderC
   };
 }
 
+/** The label of the view's first row. */
+export const TOTAL_LABEL = "Workspace total";
+
+/**
+ * The view's first row: the sum over the map's workspace folders.
+ *
+ * Runtime complexity: O(number of workspace folders).
+ */
+export function totalNode(result: WorkspaceCounts): CountNode {
+  const sum = (field: "tokens" | "files" | "bytes") => result.folders.reduce((acc, n) => acc + n[field], 0);
+  return { name: TOTAL_LABEL, uri: "", kind: "total", tokens: sum("tokens"), files: sum("files"), bytes: sum("bytes") };
+}
+
 /** The hover text of a node. */
 export function tooltipOf(node: CountNode, result: WorkspaceCounts): string {
-  const lines = [`${node.uri.replace(/^file:\/\//, "")}`, `${describeNode(node, result.contextWindow)} (${result.encoding})`];
-  if (node.kind === "folder") {
+  const where = node.kind === "total"
+    ? `the workspace (${result.folders.map((f) => f.name).join(", ")})`
+    : node.uri.replace(/^file:\/\//, "");
+  const lines = [where, `${describeNode(node, result.contextWindow)} (${result.encoding})`];
+  if (node.kind !== "file") {
     lines.push(`${node.files.toLocaleString("en-US")} files, ${node.bytes.toLocaleString("en-US")} bytes`);
   }
   if (node.live) {
@@ -117,6 +136,19 @@ export function tooltipOf(node: CountNode, result: WorkspaceCounts): string {
     lines.push("still counting...");
   }
   return lines.join("\n");
+}
+
+/**
+ * JSON-RPC codes of a request that a stopping connection ended, not one that failed:
+ * RequestCancelled (the server cancelled it, pygls when the client stops), and vscode-jsonrpc's
+ * PendingResponseRejected and ConnectionInactive.
+ */
+const CANCELLED_CODES: readonly number[] = [-32800, -32097, -32096];
+
+/** Whether `err` is a request ended by a (re)start of the server rather than a failure. */
+export function isCancelled(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "number" && CANCELLED_CODES.includes(code);
 }
 
 /** The tree data: fetched whole from the server, kept until the next refresh. */
@@ -163,6 +195,15 @@ export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNod
   }
 
   getTreeItem(node: CountNode): vscode.TreeItem {
+    if (node.kind === "total") {
+      return {
+        label: node.name,
+        description: describeNode(node, this.result?.contextWindow ?? null),
+        tooltip: this.result === undefined ? undefined : tooltipOf(node, this.result),
+        collapsibleState: this.api.TreeItemCollapsibleState.None,
+        contextValue: "livetokTotal",
+      };
+    }
     const folder = node.kind === "folder";
     const item: vscode.TreeItem = {
       label: node.name,
@@ -185,12 +226,12 @@ export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNod
       return sortNodes(node.children ?? [], this.order);
     }
     const result = await this.fetch();
-    if (result === undefined) {
+    if (result === undefined || result.folders.length === 0) {
       return [];
     }
-    // one workspace folder: its entries at the top, as the explorer shows them
+    // one workspace folder: its entries at the top, as the explorer shows them; the total first
     const top = result.folders.length === 1 ? result.folders[0].children ?? [] : result.folders;
-    return sortNodes(top, this.order);
+    return [totalNode(result), ...sortNodes(top, this.order)];
   }
 
   /** The map: the one held, the request on its way, or a new request. */
@@ -204,17 +245,23 @@ export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNod
     return this.inflight;
   }
 
+  /**
+   * Ask again in a while, for as long as VS Code shows the view (a hidden view asks for no
+   * children, and so stops asking); one retry pending at most.
+   */
+  private retryLater(): void {
+    if (this.retry === undefined) {
+      this.retry = this.timers.setTimeout(() => {
+        this.retry = undefined;
+        this.listeners.forEach((l) => l(undefined));
+      }, RETRY_MS);
+    }
+  }
+
   private async load(): Promise<WorkspaceCounts | undefined> {
     const c = this.client();
     if (c === undefined) {
-      // the server is starting (or not there): the view asks again in a while, for as long
-      // as VS Code shows it (a hidden view asks for no children, and so stops asking)
-      if (this.retry === undefined) {
-        this.retry = this.timers.setTimeout(() => {
-          this.retry = undefined;
-          this.listeners.forEach((l) => l(undefined));
-        }, RETRY_MS);
-      }
+      this.retryLater(); // the server is starting (or not there)
       return undefined;
     }
     if (!this.seen.has(c)) {
@@ -228,6 +275,10 @@ export class WorkspaceCountsProvider implements vscode.TreeDataProvider<CountNod
     try {
       result = await c.sendRequest<WorkspaceCounts>(WORKSPACE_COUNTS_REQUEST, params);
     } catch (err) {
+      if (isCancelled(err)) {
+        this.retryLater(); // a restart ended the request: not a failure, the next server answers
+        return undefined;
+      }
       this.log(`livetok: the workspace map failed (${String(err)})`);
       this.totals.publish(undefined);
       return undefined;

@@ -17,8 +17,9 @@ import {
   installRequireMocks,
   makeLanguageClientMock,
   makeVscodeMock,
+  fakeMemento,
 } from "./fakes";
-import { noPythonMessage } from "../bootstrap";
+import { TOAST_MAX, noPythonMessage } from "../bootstrap";
 
 const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
 const defaults: Record<string, unknown> = Object.fromEntries(
@@ -34,13 +35,14 @@ let lc: ReturnType<typeof makeLanguageClientMock>;
 let ext: Extension;
 let undoMocks: () => void;
 const subscriptions: { dispose(): unknown }[] = [];
+let globalState = fakeMemento();
 
 async function activate(settings: Record<string, unknown> = {}, editor?: ReturnType<typeof fakeEditor>) {
   for (const [k, v] of Object.entries(settings)) {
     vs.config.global.set(k, v);
   }
   vs.vscode.window.activeTextEditor = editor;
-  await ext.activate({ subscriptions } as never);
+  await ext.activate({ subscriptions, globalState } as never);
   return lc.clients[lc.clients.length - 1];
 }
 
@@ -72,6 +74,7 @@ function setEncoding(name: string): Promise<void> {
 const COUNT_B = { uri: "file:///w/b.md", version: 1, encoding: "o200k_base", tokens: 7, characters: 30 };
 
 beforeEach(() => {
+  globalState = fakeMemento();
   vs = makeVscodeMock({ ...defaults, "server.path": "/test/bin/livetok" });
   lc = makeLanguageClientMock();
   undoMocks = installRequireMocks({ vscode: vs.vscode, "vscode-languageclient/node": lc.module });
@@ -111,6 +114,35 @@ describe("extension activation", () => {
     });
     assert.deepEqual(client.clientOptions.documentSelector, [{ scheme: "file" }, { scheme: "untitled" }]);
     assert.ok(client.isRunning());
+  });
+
+  test("the Tokens view's container opens on the first start only, and the editor keeps the focus (issue 37 item 9)", async () => {
+    await activate({}, fakeEditor("file:///w/a.md"));
+    assert.deepEqual(vs.executed, ["workbench.view.extension.livetok", "workbench.action.focusActiveEditorGroup"]);
+    await ext.deactivate();
+    vs.executed.length = 0;
+    await activate();
+    assert.deepEqual(vs.executed, [], "shown again on a later start");
+    const views = packageJson.contributes.views as Record<string, { id: string; visibility?: string }[]>;
+    assert.deepEqual(Object.keys(views), ["livetok"], "not in the explorer, where it starts collapsed at the bottom");
+    assert.equal(views.livetok[0].id, "livetok.workspace");
+    const containers = packageJson.contributes.viewsContainers.activitybar as { id: string; icon: string }[];
+    assert.equal(containers[0].id, "livetok");
+    assert.ok(fs.existsSync(path.join(__dirname, "..", "..", containers[0].icon)), "the container's icon ships");
+  });
+
+  test("Restart Server and a settings change keep the configured server (issue 37 item 2)", async () => {
+    const first = await activate();
+    assert.equal(first.serverOptions.command, "/test/bin/livetok");
+    await (vs.commands.get("livetok.restartServer")!() as Promise<void>);
+    await (vs.commands.get("livetok.restartServer")!() as Promise<void>);
+    vs.config.global.set("server.args", ["serve", "--log-level", "info"]);
+    vs.config.changed.fire({ affectsConfiguration: (k: string) => k === "livetok.server" || k === "livetok.server.args" });
+    await flush();
+    await (vs.commands.get("livetok.restartServer")!() as Promise<void>);
+    assert.deepEqual(lc.clients.map((c) => c.serverOptions.command), Array(lc.clients.length).fill("/test/bin/livetok"));
+    assert.ok(lc.clients.length >= 4);
+    assert.deepEqual(lc.clients[lc.clients.length - 1].serverOptions.args, ["serve", "--log-level", "info"]);
   });
 
   test("registers exactly the commands package.json contributes", async () => {
@@ -419,24 +451,59 @@ describe("no server configured or found: the bundled one (issue 29)", () => {
     }
     const context = {
       subscriptions,
+      globalState,
       globalStorageUri: { fsPath: path.join(tmp, "storage") },
       asAbsolutePath: (p: string) => path.join(extDir, p),
     };
     await ext.activate(context as never);
   }
 
-  test("without a Python: the documented message, shown with the install's progress; nothing started", async () => {
+  test("without a Python: a short error with Show Output and Retry, the documented message in the output; nothing started", async () => {
     vs.vscode.workspace.isTrusted = false;
     await activateWith(true);
     assert.equal(lc.clients.length, 0);
-    assert.deepEqual(vs.progress.titles, ["livetok: installing the language server"]);
-    assert.deepEqual(vs.messages, [`error: ${noPythonMessage([])}`]);
-    assert.match(vs.messages[0], /needs Python 3\.11 or newer, and none was found \(python3 is not on PATH\)/);
+    // the Pythons are probed before any install starts: no progress shown for nothing
+    assert.deepEqual(vs.progress.titles, []);
+    assert.deepEqual(vs.messages, ["error: livetok needs Python 3.11+ to install its language server, and none was found. The output says what to install."]);
+    assert.ok(vs.messages[0].length - "error: ".length <= TOAST_MAX);
+    assert.deepEqual(vs.errorAnswer.buttons, [["Show Output", "Retry"]]);
+    assert.ok(vs.outputs[0].lines.includes(noPythonMessage([])), "the documented message is in the output");
+    assert.match(vs.outputs[0].lines.join("\n"), /needs Python 3\.11 or newer, and none was found \(python3 is not on PATH\)/);
     // Restricted Mode: the Python extension is not asked for its interpreter
     assert.deepEqual(vs.extensions.asked, []);
   });
 
-  test("in a trusted workspace the Python extension's interpreter is tried first", async () => {
+  test("Retry on the error restarts: once a Python is there, the install runs (in the status bar too) and the server starts", async () => {
+    const answer = deferred<string | undefined>();
+    vs.errorAnswer.choice = answer.promise;
+    await activateWith(true);
+    assert.equal(lc.clients.length, 0);
+    // a "python3" that answers the probe as Python 3.11 and fakes venv and pip
+    const bin = path.join(tmp, "empty-bin");
+    fs.mkdirSync(bin, { recursive: true });
+    const script = [
+      `#!${process.execPath}`,
+      "const fs = require('fs'), path = require('path'); const a = process.argv.slice(2);",
+      "if (a[1] === '-c') { console.log(JSON.stringify({version: [3, 11, 2], executable: __filename, real: __filename, venv: true, ensurepip: true})); process.exit(0); }",
+      "if (a.includes('venv')) { const root = a[a.length - 1]; fs.mkdirSync(path.join(root, 'bin'), {recursive: true}); fs.copyFileSync(__filename, path.join(root, 'bin', 'python')); fs.chmodSync(path.join(root, 'bin', 'python'), 0o755); process.exit(0); }",
+      "process.exit(0);",
+    ].join("\n");
+    fs.writeFileSync(path.join(bin, "python3"), script, { mode: 0o755 });
+    vs.errorAnswer.choice = undefined;
+    answer.resolve("Retry");
+    for (let i = 0; i < 200 && lc.clients.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(lc.clients.length, 1, `no server started after Retry: ${vs.outputs[0].lines.join("\n")}`);
+    assert.match(String(lc.clients[0].serverOptions.command), /storage[\\/]env-[0-9a-f]{12}[\\/]bin[\\/]python$/);
+    assert.deepEqual(vs.progress.titles, ["livetok: installing the language server"]);
+    const installItem = vs.statusItems.find((i) => i.name === "livetok install");
+    assert.ok(installItem, "the install shows in the status bar");
+    assert.match(installItem.text, /installing the server/);
+    assert.ok(installItem.disposed, "and goes once it is done");
+  });
+
+  test("in a trusted workspace the Python extension's interpreter is tried after PATH's", async () => {
     const interpreter = path.join(tmp, "no-such-env", "bin", "python");
     const api = {
       environments: {
@@ -448,9 +515,8 @@ describe("no server configured or found: the bundled one (issue 29)", () => {
     await activateWith(true);
     assert.deepEqual(vs.extensions.asked, ["ms-python.python"]);
     assert.equal(lc.clients.length, 0);
-    assert.deepEqual(vs.messages, [
-      `error: ${noPythonMessage([`the Python extension's interpreter (${interpreter}) did not run as Python 3`])}`,
-    ]);
+    assert.ok(vs.outputs[0].lines.includes(
+      noPythonMessage([`the Python extension's interpreter (${interpreter}) did not run as Python 3`])));
   });
 
   test("an extension packaged without the wheel runs python3 -m livetok.server, as before", async () => {

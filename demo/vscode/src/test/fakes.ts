@@ -44,6 +44,7 @@ export class FakeTimers implements Timers {
 }
 
 export class FakeItem implements StatusBarItemLike {
+  name: string | undefined = undefined;
   text = "";
   tooltip: unknown = undefined;
   command: unknown = undefined;
@@ -156,6 +157,10 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
   const trustGranted = new Emitter<void>();
   /** The progress notifications shown (the bundled server's install) and what they reported. */
   const progress = { titles: [] as string[], reports: [] as string[] };
+  /** `vscode.commands.executeCommand`: the commands run. */
+  const executed: string[] = [];
+  /** What `showErrorMessage` answers (a button's title), and the buttons each message offered. */
+  const errorAnswer = { choice: undefined as string | undefined | Promise<string | undefined>, buttons: [] as string[][] };
   /** `vscode.extensions.getExtension`: the ids asked for, and what it answers. */
   const extensions = { asked: [] as string[], answer: undefined as unknown };
   const treeViews: { id: string; options: { treeDataProvider: unknown }; description: string | undefined }[] = [];
@@ -197,7 +202,11 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
       );
     },
     showInformationMessage: async (m: string) => void messages.push(m),
-    showErrorMessage: async (m: string) => void messages.push(`error: ${m}`),
+    showErrorMessage: async (m: string, ...buttons: string[]) => {
+      messages.push(`error: ${m}`);
+      errorAnswer.buttons.push(buttons);
+      return errorAnswer.choice;
+    },
     onDidChangeActiveTextEditor: activeEditorChanged.event,
     onDidChangeTextEditorSelection: selectionChanged.event,
     /** The Tokens view (workspace.ts): the views created and their providers. */
@@ -222,6 +231,7 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
         commands.set(id, fn);
         return { dispose: () => commands.delete(id) };
       },
+      executeCommand: async (id: string) => void executed.push(id),
     },
     workspace: {
       workspaceFolders: undefined as { uri: { fsPath: string } }[] | undefined,
@@ -251,6 +261,17 @@ export function makeVscodeMock(defaults: Record<string, unknown>) {
     progress,
     extensions,
     treeViews,
+    executed,
+    errorAnswer,
+  };
+}
+
+/** `ExtensionContext.globalState`: a memento in memory. */
+export function fakeMemento(): { get<T>(key: string): T | undefined; update(key: string, value: unknown): Promise<void> } {
+  const values = new Map<string, unknown>();
+  return {
+    get: <T>(key: string) => values.get(key) as T | undefined,
+    update: async (key: string, value: unknown) => void values.set(key, value),
   };
 }
 

@@ -49,8 +49,9 @@ describe("workspace view", () => {
     let changes = 0;
     p.onDidChangeTreeData(() => changes++);
     const top = await p.getChildren();
-    assert.deepEqual(top.map((n) => n.name), ["y.md", "x.md"]); // one folder: its entries
-    assert.equal(p.getTreeItem(top[0]).description, "10 tokens · 10%");
+    // the workspace's total first (issue 37 item 9), then, with one folder, its entries
+    assert.deepEqual(top.map((n) => n.name), [ws.TOTAL_LABEL, "y.md", "x.md"]);
+    assert.equal(p.getTreeItem(top[1]).description, "10 tokens · 10%");
     await p.getChildren();
     assert.equal(asked, 1);
     // the server says the map changed: asked again at once (the status bar's folder total)
@@ -64,6 +65,34 @@ describe("workspace view", () => {
     assert.equal(asked, 3);
     assert.match(logs.join("\n"), /workspace map failed/);
     assert.equal(p.toggleSort(), "name");
+  });
+});
+
+describe("the workspace total row (issue 37 item 9)", () => {
+  test("the sum over every workspace folder, first, whatever the order; none without a folder", async () => {
+    const a = { ...leaf("a", 30), kind: "folder" as const, files: 3, bytes: 120, children: [leaf("big.md", 30)] };
+    const b = { ...leaf("b", 1234), kind: "folder" as const, files: 7, bytes: 5000, children: [] };
+    let folders = [a, b];
+    const client = {
+      sendRequest: async <R>(): Promise<R> => ({ encoding: "cl100k_base", contextWindow: 128000, complete: false, folders } as R),
+      onNotification: () => undefined,
+    };
+    const p = new ws.WorkspaceCountsProvider(api, () => client, () => undefined, new statusModule.FolderTotals());
+    for (const order of ["tokens", "name"]) {
+      const top = await p.getChildren();
+      assert.deepEqual(top.map((n) => n.name), order === "tokens" ? [ws.TOTAL_LABEL, "b", "a"] : [ws.TOTAL_LABEL, "a", "b"]);
+      const item = p.getTreeItem(top[0]);
+      assert.equal(item.label, "Workspace total");
+      assert.equal(item.description, "1,264 tokens · 1.0%");
+      assert.equal(item.collapsibleState, api.TreeItemCollapsibleState.None);
+      assert.equal(item.command, undefined);
+      assert.equal(item.resourceUri, undefined);
+      assert.equal(item.tooltip, "the workspace (a, b)\n1,264 tokens · 1.0% (cl100k_base)\n10 files, 5,120 bytes\nstill counting...");
+      p.toggleSort();
+    }
+    folders = [];
+    p.refresh();
+    assert.deepEqual(await p.getChildren(), []);
   });
 });
 
@@ -126,6 +155,30 @@ describe("the workspace map in the status bar", () => {
 });
 
 describe("the view while the server starts", () => {
+  test("a request a restart cancelled is asked again, not logged as a failure", async () => {
+    const timers = new FakeTimers();
+    const logs: string[] = [];
+    let asked = 0;
+    const client = {
+      sendRequest: async <R>(): Promise<R> => {
+        asked++;
+        if (asked === 1) {
+          throw Object.assign(new Error('Request with id "5" is canceled'), { code: -32800 });
+        }
+        return { encoding: "o200k_base", contextWindow: null, complete: true, folders: [] } as R;
+      },
+      onNotification: () => undefined,
+    };
+    const p = new ws.WorkspaceCountsProvider(api, () => client, (m) => logs.push(m), new statusModule.FolderTotals(), timers);
+    assert.deepEqual(await p.getChildren(), []);
+    assert.deepEqual(logs, []);
+    assert.equal(timers.size, 1);
+    timers.advance(ws.RETRY_MS);
+    await p.getChildren();
+    assert.equal(asked, 2);
+    assert.ok(ws.isCancelled({ code: -32097 }) && !ws.isCancelled(new Error("boom")) && !ws.isCancelled(null));
+  });
+
   test("no server yet: an empty view that asks again once it runs", async () => {
     const timers = new FakeTimers();
     let running = false;
