@@ -173,11 +173,10 @@ _HF = ("the model's own tokenizer.json, read with its whole pipeline: livetok's 
 _SENTENCEPIECE = ("mistral-common's {file}, read by livetok's SentencePiece family: its ids "
                   "equal sentencepiece's on that file, which is how mistral-common encodes "
                   "text ([INST] and the other control markers in the text are plain text there)")
-_TEKKEN = ("mistral-common's {file} (Tekken), converted to its tokenizer.json form as "
-           "transformers does: livetok's ids equal HuggingFace tokenizers' on that form, and "
-           "tiktoken's on the same ranks for text without special-token strings; a special "
-           "token's text such as [INST] or </s> counts as one token there, as in the Hub's "
-           "tokenizer.json, while mistral-common's own Tekkenizer encodes it as plain text")
+_TEKKEN = ("mistral-common's {file} (Tekken), read from its ranks: livetok's ids equal "
+           "mistral-common's Tekkenizer's, which encodes a special token's text such as [INST] "
+           "or </s> as plain text; the Hub's tokenizer.json (transformers' conversion), named "
+           "by path, counts such a string as one token")
 
 
 def _openai(name: str, encoding: str) -> Model:
@@ -198,7 +197,7 @@ def _hf(name: str, title: str, maker: str, repo: str, *, aliases: tuple[str, ...
 def _mistral(name: str, title: str, encoding: str, aliases: tuple[str, ...] = ()) -> Model:
     file = _BUILT_IN[encoding][1]
     why = (_TEKKEN if "tekken" in encoding else _SENTENCEPIECE).format(file=file)
-    tested = ("HuggingFace tokenizers on the converted file" if "tekken" in encoding
+    tested = ("mistral-common's Tekkenizer on the same file" if "tekken" in encoding
               else "sentencepiece on the same file")
     return Model(name, title, "Mistral AI", encoding, True, why, aliases, tested=tested)
 
