@@ -10,11 +10,13 @@ Every reader bounds what a file may make livetok hold (:func:`read_limited`,
 from __future__ import annotations
 
 import binascii
+import errno
 import gzip
 import io
 import json
 import os
 import re
+import stat
 import zlib
 from itertools import accumulate, repeat
 from operator import sub
@@ -77,10 +79,15 @@ def read_limited(
     env: str,
     error: type[ValueError] = VocabularyError,
     inflate: bool = True,
+    regular_only: bool = False,
 ) -> bytes:
     """The bytes of the file ``path`` (inflated when it is gzipped, unless ``inflate`` is
     false), read in blocks and refused as soon as they pass ``limit`` bytes: a gzip bomb,
     ``/dev/zero`` or a sparse file of a terabyte cost ``O(limit)`` memory, never more.
+    With ``regular_only`` (every vocabulary and ``tokenizer.json``), the file is opened
+    without blocking (``O_NONBLOCK``) and anything but a regular file is refused, unread, so
+    a FIFO or a device named as a vocabulary cannot stop the reader (a trace or a base
+    document named on the command line may come from a pipe).
 
     Every failure is ``error("PATH: what is wrong")``: a file that cannot be opened, one too
     large (naming ``env``, the variable that raises ``limit``), a damaged gzip stream.
@@ -90,10 +97,21 @@ def read_limited(
     """
     name = os.fspath(path)
     try:
-        f = open(name, "rb")
-    except OSError as exc:
-        raise error(f"{name}: cannot read {what}: {exc.strerror or exc}") from exc
-    with f:
+        # regular_only: without blocking, so a FIFO is refused, not waited on
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+                     | (getattr(os, "O_NONBLOCK", 0) if regular_only else 0))
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        raise error(f"{name}: cannot read {what}: {getattr(exc, 'strerror', None) or exc}"
+                    ) from exc
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode) or (regular_only and not stat.S_ISREG(mode)):
+        os.close(fd)
+        if stat.S_ISDIR(mode):  # as open() says it
+            raise error(f"{name}: cannot read {what}: {os.strerror(errno.EISDIR)}")
+        raise error(f"{name}: not a regular file (a FIFO, a device or a folder); livetok "
+                    f"reads a {what} only from a regular file")
+    os.set_blocking(fd, True)  # regular_only: a regular file, whose reads never wait
+    with open(fd, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size > limit:  # a regular file (devices and pipes say 0)
             raise error(_too_large(name, what, limit, env, f"{size:,} bytes, more"))
@@ -285,7 +303,7 @@ def read_vocabulary(name: str, *, inflate: bool = True) -> bytes:
     """The bytes of a vocabulary file, read with the ``LIVETOK_MAX_VOCAB_BYTES`` bound (see
     :func:`read_limited`). Runtime complexity: ``O(min(file size, bound))``."""
     return read_limited(name, vocabulary_limit(), what="vocabulary", env=_LIMIT_ENV,
-                        inflate=inflate)
+                        inflate=inflate, regular_only=True)
 
 
 def _parse_lines(raw: bytes, name: str) -> dict[bytes, int]:
