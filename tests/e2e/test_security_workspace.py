@@ -710,20 +710,26 @@ def test_gitignore_above_the_folder_is_read_inside_its_work_tree_only(repo: Path
     assert "line 1 passed over" in r.stderr and "LIVETOK_MAX_GLOB_STARS" in r.stderr
 
 
-@pytest.mark.parametrize("line", ["**/a/**/b/**/c", "x\\", "[z-a]"])
+@pytest.mark.parametrize("line", ["**/a/**/b/**/c", "x\\", "[z-a]", "a FIFO"])
 def test_count_r_below_a_gitignore_with_a_line_passed_over(repo: Path, line: str) -> None:
     """Row 8: the warning is about a file above the folder (before: "internal error:
-    AssertionError", exit 1)."""
-    (repo / ".gitignore").write_text(f"{line}\n*.log\n", encoding="utf-8")
+    AssertionError", exit 1); a .gitignore that cannot be read at all, likewise."""
+    if line == "a FIFO":
+        os.mkfifo(repo / ".gitignore")
+    else:
+        (repo / ".gitignore").write_text(f"{line}\n*.log\n", encoding="utf-8")
     (repo / "sub").mkdir()
     (repo / "sub" / "a.txt").write_text("hello world\n", encoding="utf-8")
     (repo / "sub" / "b.log").write_text("ignored\n", encoding="utf-8")
     r = livetok(repo, "count", "-r", "sub", "--no-cache")
     clean(r)
     assert r.returncode == 0, r.stderr
-    assert "internal error" not in r.stderr
+    assert "internal error" not in r.stderr and str(repo / ".gitignore") in r.stderr
+    if line == "a FIFO":
+        assert "not read" in r.stderr and "sub/b.log" in r.stdout
+        return
     assert [ln.split()[-1] for ln in r.stdout.splitlines()] == ["sub/", "sub/a.txt"]
-    assert "line 1 passed over" in r.stderr and str(repo / ".gitignore") in r.stderr
+    assert "line 1 passed over" in r.stderr
 
 
 def test_count_r_escapes_names(repo: Path) -> None:
