@@ -58,7 +58,14 @@ Settings arrive as ``initializationOptions`` (either the section itself or ``{"l
 
 A tokenizer path in the settings must name a ``tokenizer.json`` (a file whose name ends in
 ``.json``, or a model folder holding one); a relative one must stay inside the workspace's
-first folder (:meth:`Settings.refusal`).
+first folder; one inside any workspace folder needs the trust (:meth:`Settings.refusal`, the
+one rule of :func:`livetok.server.trust.tokenizer_refusal`).
+
+Settings are input: each value is checked where it is parsed (:func:`parse_settings`): its
+type, a control character (a NUL byte) in a name, a path or a map key, a name over
+:data:`MAX_NAME_CHARS` characters, a map or list over :data:`MAX_MAP_ENTRIES` entries. A bad
+value is a warning and that setting's default (or, later, its previous value); the other
+settings are read.
 """
 
 from __future__ import annotations
