@@ -12,7 +12,8 @@ schedules:
   milliseconds (default :data:`WAIT_MS`) and then answers with what is counted so far and
   ``"complete": false``; ``livetok/didChangeWorkspaceCounts`` tells the client when a map is
   complete, or changed, so it asks again. An encoding's identity (a ``tokenizer.json``'s
-  SHA-256, by :func:`livetok.server.trust.file_sha256`) is found in a thread too.
+  SHA-256, by :func:`livetok.server.trust.file_sha256`) and its count caches are found and
+  read in a thread too.
 - **Trust.** The map's encoding passes the trust rule that documents pass
   (:meth:`.LivetokServer.refusal`): one named in the request and refused is an invalid-params
   error; the settings' default, refused, is replaced by the default encoding, the user told
@@ -330,6 +331,13 @@ async def workspace_counts(ls: LivetokServer, params: Any) -> dict[str, Any]:
     depth = field_of(params, "depth")
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
         raise JsonRpcInvalidParams(f"depth must be an integer >= 0, got {depth!r}")
+    if name not in svc.encodings:
+        # its identity hashes a tokenizer.json, its caches are read from disk: in a thread
+        try:
+            svc.encodings[name] = await asyncio.to_thread(Encodings, [name])
+        except (OSError, ValueError) as exc:
+            raise JsonRpcException(message=f"livetok: no workspace map in {name}: {exc}",
+                                   code=REQUEST_FAILED) from None
     maps = [svc.map_for(f, name) for f in folders]
     pending = [asyncio.wrap_future(fut) for _m, fut in maps if not fut.done()]
     if pending and wait > 0:

@@ -249,6 +249,10 @@ async def test_workspace_map_without_a_document_needs_trust_for_the_default(tmp_
         assert got["encoding"] == "o200k_base", got["encoding"]
         assert a_txt(got) == o200k(TEXT)
         await client.until_said(lambda s: "trustWorkspaceTokenizers" in s)
+        # a name that is no encoding: an error answer naming it, and the session goes on
+        answer = await client.request("livetok/workspaceCounts", {"encoding": "no-such-enc"})
+        assert "no-such-enc" in answer["error"]["message"], answer
+        assert (await client.result("livetok/workspaceCounts", {}))["encoding"] == "o200k_base"
     # trusted, the same map is counted with the workspace's tokenizer (one token a character)
     async with serve({"tokenizer": tok, "trustWorkspaceTokenizers": True}, [ws]) as client:
         got = await client.result("livetok/workspaceCounts", {"wait": 30_000})
