@@ -335,8 +335,8 @@ async def workspace_counts(ls: LivetokServer, params: Any) -> dict[str, Any]:
         # its identity hashes a tokenizer.json, its caches are read from disk: in a thread
         try:
             svc.encodings[name] = await asyncio.to_thread(Encodings, [name])
-        except (OSError, ValueError) as exc:
-            raise JsonRpcException(message=f"livetok: no workspace map in {name}: {exc}",
+        except (OSError, ValueError) as err:
+            raise JsonRpcException(message=f"livetok: no workspace map in {name}: {err}",
                                    code=REQUEST_FAILED) from None
     maps = [svc.map_for(f, name) for f in folders]
     pending = [asyncio.wrap_future(fut) for _m, fut in maps if not fut.done()]
