@@ -17,7 +17,8 @@ schedules:
 - **Trust.** The map's encoding passes the trust rule that documents pass
   (:meth:`.LivetokServer.refusal`): one named in the request and refused is an invalid-params
   error; the settings' default, refused, is replaced by the default encoding, the user told
-  why as for a document.
+  why as for a document. Every workspace folder is the workspace, one added later too
+  (``workspace/didChangeWorkspaceFolders``: the open documents' encodings are chosen again).
 - **Open documents** show their live count in place of their file's when they are counted in
   the map's encoding (the common case: the map takes the document's encoding).
 - **Watched files.** The first request asks the client, when it can (dynamic registration),
@@ -356,6 +357,16 @@ async def workspace_counts(ls: LivetokServer, params: Any) -> dict[str, Any]:
         out.append(_folder_json(m, depth))
     return {"encoding": name, "contextWindow": ls.settings.context_window,
             "complete": all(f["complete"] for f in out), "folders": out}
+
+
+@feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+def workspace_folders_changed(ls: LivetokServer,
+                              params: types.DidChangeWorkspaceFoldersParams) -> None:
+    """Folders added or removed (pygls has updated ``ls.workspace``): every folder is the
+    workspace for the trust rule (:meth:`.LivetokServer.refusal`), so each open document's
+    encoding is chosen again; one whose ``tokenizer.json`` now lies in a workspace folder and
+    is not trusted is rebuilt with the default encoding, the user told why."""
+    ls.reencode_all(encodings=True, limits=False, budgets=False)
 
 
 @feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)

@@ -342,3 +342,21 @@ def test_budget_file_tokenizer_names_pass_the_same_rule(tmp_path: Path) -> None:
                            text=True, timeout=TIMEOUT)
         assert r.returncode == 2 and "livetok.toml:1" in r.stderr and why in r.stderr, r.stderr
         assert "\x00" not in r.stderr and "Traceback" not in r.stderr
+
+
+async def test_a_folder_added_later_is_the_workspace_too(tmp_path: Path) -> None:
+    """A document counted with a tokenizer.json outside the workspace (the user's own file) is
+    counted with the default once the folder holding that file joins the workspace untrusted
+    (``workspace/didChangeWorkspaceFolders``), and the user is told why."""
+    first, second = tmp_path / "first", _workspace(tmp_path / "second")
+    first.mkdir()
+    tok = str(second / "m" / "tokenizer.json")
+    async with serve({"tokenizer": tok}, [first]) as client:
+        uri = (first / "b.txt").as_uri()
+        client.open(uri)
+        assert (await client.count(uri))["encoding"] == tok  # outside the workspace: loaded
+        client.notify("workspace/didChangeWorkspaceFolders", {"event": {
+            "added": [{"uri": second.as_uri(), "name": "second"}], "removed": []}})
+        await client.until_said(lambda s: "trustWorkspaceTokenizers" in s)
+        got = await client.count(uri)
+        assert (got["encoding"], got["tokens"]) == ("o200k_base", o200k(TEXT))
