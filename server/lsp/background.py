@@ -94,6 +94,19 @@ class _Worker:
                 del box, error
             del future
 
+    def drop_queued(self) -> None:
+        """Cancel the work not started yet (its future is cancelled, its closure dropped); the
+        work running now goes on, and the thread ends after it."""
+        with self._lock:
+            queued, self._queue = self._queue, deque()
+        for future, _fn in queued:
+            future.cancel()
+        del queued
+
+
+def _ignore(_result: Any) -> None:
+    """The ``done`` of a job whose session ended."""
+
 
 class _Job(Generic[T]):
     __slots__ = ("future", "done", "handled")
@@ -118,6 +131,9 @@ class Background:
         self._jobs: dict[str, _Job[Any]] = {}  # each job has its own result type
         self._worker = _Worker()
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: set by :meth:`close`: the session ended, results are dropped
+        self._closed = False
+        self._on_idle: Callable[[], None] | None = None
 
     @staticmethod
     def in_worker() -> bool:
@@ -127,7 +143,8 @@ class Background:
     def post(self, fn: Callable[[], None]) -> None:
         """Run ``fn()`` soon on the event loop's thread (callable from the worker)."""
         assert self._loop is not None
-        self._loop.call_soon_threadsafe(fn)
+        if not self._closed:  # after the session's end nobody is told anything
+            self._loop.call_soon_threadsafe(fn)
 
     def busy(self, uri: str) -> bool:
         """Whether work on ``uri`` is running, so messages about it must :meth:`defer`."""
@@ -167,6 +184,9 @@ class Background:
         job.handled = True
         if self._jobs.get(uri) is job:
             del self._jobs[uri]
+        if self._closed:
+            self._drop_result(job)
+            return
         try:
             result = job.future.result().pop()  # taken out of its box (see _Worker._run)
         except Exception:
@@ -200,6 +220,30 @@ class Background:
                 # anything that arrives later
                 self._backlog[uri].extendleft(reversed(backlog))
                 return
+
+    def close(self, on_idle: Callable[[], None] | None = None) -> None:
+        """At the end of the session: the backlogs and the work not started are dropped, and
+        the work running now has its result dropped when it ends (its ``done`` is not called:
+        a document built for a session that is gone is never stored); the worker thread ends
+        with that work. ``on_idle()`` runs on the event loop when the last dropped result is
+        gone (the memory it held can go back to the system); not at all when nothing ran.
+
+        Runtime complexity: ``O(jobs + deferred messages)``.
+        """
+        self._closed = True
+        self._on_idle = on_idle
+        self._backlog.clear()
+        self._worker.drop_queued()  # their futures are cancelled: _finish drops them too
+
+    def _drop_result(self, job: _Job[Any]) -> None:
+        """After :meth:`close`: forget what ``job`` made, then ``on_idle`` once none is left."""
+        job.done = _ignore
+        future = job.future
+        if future.done() and not future.cancelled() and future.exception() is None:
+            future.result().clear()  # the box emptied: the result's memory is freed here
+        if not self._jobs and self._on_idle is not None:
+            on_idle, self._on_idle = self._on_idle, None
+            on_idle()
 
     def finish_all(self) -> None:
         """Wait for every job and run what waits on it, in this thread (at shutdown)."""

@@ -33,7 +33,7 @@ import contextvars
 import json
 import logging
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Generator
 
 import cattrs
 from lsprotocol import types
@@ -290,6 +290,24 @@ class LivetokProtocol(LanguageServerProtocol):
             ctx.run(self._handle_response, message.id, message.result)
         else:
             ctx.run(self._handle_response, message.id, None, message.error)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls's: the server's handler (which finishes the documents being built and what
+        waits on them), then the requests still waiting are cancelled (answered with -32800).
+
+        subtle: pygls cancels them while it iterates over its table of requests, and a cancel
+        answers at once, which removes the entry: the shutdown itself failed ("dictionary
+        changed size during iteration": -32603, and exit status 1). Here over a copy.
+        """
+        if (handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:
