@@ -220,6 +220,8 @@ def render(cells: list[Cell], missing: dict[str, str], shapes: list[str], length
             if fam in missing:
                 rows.append([LABELS.get(fam, fam)] + ["not run"] * len(shapes))
                 continue
+            if not any((fam, s, n) in by for s in shapes):
+                continue  # not run at this length (--million-families)
             rows.append([LABELS.get(fam, fam)] + [fmt_cell(by.get((fam, s, n)), timeout)
                                                   for s in shapes])
         md += [C.md_table(["family"] + [SHAPES[s] for s in shapes], rows), ""]
@@ -235,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help=f"smoke run: N = 2,000, {', '.join(QUICK_FAMILIES)}, digits")
     ap.add_argument("--million", action="store_true", help="also N = 1,000,000")
+    ap.add_argument("--million-families",
+                    help="comma-separated: the families run at 1,000,000 too (default: all)")
     ap.add_argument("--families", help="comma-separated: " + ", ".join(FAMILIES))
     ap.add_argument("--shapes", help="comma-separated: " + ", ".join(SHAPES))
     ap.add_argument("--timeout", type=float, default=30.0,
@@ -274,7 +278,9 @@ def main(argv: list[str] | None = None) -> int:
             missing[fam] = str(exc)
             log(f"  {fam}: not run ({exc})")
             continue
-        cells += asyncio.run(bench_family(f, ref, shapes, lengths, around, args.timeout, log))
+        lens = [n for n in lengths if n != 1_000_000 or not args.million_families
+                or fam in args.million_families.split(",")]
+        cells += asyncio.run(bench_family(f, ref, shapes, lens, around, args.timeout, log))
     md = render(cells, missing, shapes, lengths, families, args.timeout, command)
     C.write_page(args.out / "benchmarks-typing.md", md, info, log, command)
     bad = [f"{c.family} {c.shape} N={c.n:,}: {c.why}" for c in cells

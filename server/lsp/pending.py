@@ -107,8 +107,9 @@ class PendingChanges:
         self._batches.clear()
 
     def apply(self, uri: str, *, inline: bool = False) -> None:
-        """Apply ``uri``'s batch: in the worker thread when it is big or the last one was
-        slow (unless ``inline``), else now; then the count is published
+        """Apply ``uri``'s batch: in the worker thread when it is big, starts on a line of
+        :data:`LONG_LINE` or more or the last one was slow (unless ``inline``), else now;
+        then the count is published
         (``LivetokServer.applied``). A failure is logged and told to the user, as a
         handler's is."""
         batch = self._batches.pop(uri, None)
@@ -122,8 +123,12 @@ class PendingChanges:
         del batch
         if ls.store.find(uri) is not od:
             return  # closed or replaced meanwhile: its changes went with it
+        if ls.background.busy(uri):  # not expected (work starts after a flush): it waits
+            ls.background.defer(uri, functools.partial(self.add, od, version, changes, inserted),
+                                merges=True)
+            return
         before = od.lines.length
-        rng = changes[0].range
+        rng = changes[0].range if changes else None  # (an empty didChange only has a version)
         if rng is not None and rng[0] < od.lines.line_count:  # the batch's first line
             line_start, line_end, _flags = od.lines.span_flags(rng[0])
         else:

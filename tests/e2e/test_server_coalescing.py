@@ -324,3 +324,12 @@ async def test_a_real_trace_sent_in_bursts_is_exact(name):
                 by_version[version] = text
         await _all_counts_exact(client, doc.uri, start, by_version)  # type: ignore[arg-type]
         assert len(wanted) < len(txns)  # bursts were merged
+
+
+def test_an_empty_didchange_adopts_its_version():
+    """``contentChanges: []`` changes no text and adopts the version (as before batches)."""
+    server, sink, send = _in_process("hello\n")
+    send("textDocument/didChange", {"textDocument": {"uri": "file:///a.txt", "version": 5},
+                                    "contentChanges": []})
+    od = server.store.get("file:///a.txt")
+    assert (od.version, od.text()) == (5, "hello\n")
