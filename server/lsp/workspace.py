@@ -364,9 +364,10 @@ def workspace_folders_changed(ls: LivetokServer,
                               params: types.DidChangeWorkspaceFoldersParams) -> None:
     """Folders added or removed (pygls has updated ``ls.workspace``): every folder is the
     workspace for the trust rule (:meth:`.LivetokServer.refusal`), so each open document's
-    encoding is chosen again; one whose ``tokenizer.json`` now lies in a workspace folder and
-    is not trusted is rebuilt with the default encoding, the user told why."""
-    ls.reencode_all(encodings=True, limits=False, budgets=False)
+    encoding and ``livetok.compare``'s are chosen again; a ``tokenizer.json`` that now lies in
+    a workspace folder and is not trusted is dropped (a document's for the default encoding),
+    the user told why."""
+    ls.workspace_folders_changed()
 
 
 @feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
