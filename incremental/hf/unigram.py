@@ -205,7 +205,7 @@ class UnigramModel:
         keeps the first of the equal-scoring candidates *as rounded from those sums*, so a
         resync that assumes the scores after the edit shift by a constant can pick another
         path; no exact resync was found that beats re-running Viterbi, and Rust runs it
-        ~50x faster than this module (``docs/hf-unigram.md``, measured).
+        ~25x faster than this module (``docs/hf-unigram.md``, measured).
 
         Runtime complexity: ``O(n L)``, in Rust with the reference.
         """
