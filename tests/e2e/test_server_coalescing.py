@@ -333,3 +333,65 @@ def test_an_empty_didchange_adopts_its_version():
                                     "contentChanges": []})
     od = server.store.get("file:///a.txt")
     assert (od.version, od.text()) == (5, "hello\n")
+
+
+async def test_other_documents_are_answered_while_a_slow_batch_runs(monkeypatch):
+    """A slow document's batch runs in the worker thread: while it runs (held here on an
+    event, no clock), another document's keystrokes are counted and requests about it
+    answered; the slow document's later keys wait in its backlog and merge, and its count
+    names the last version, exact."""
+    import threading
+
+    server, sink, send = _in_process("slow document\n", "file:///slow.txt")
+    send("textDocument/didOpen", {"textDocument": {
+        "uri": "file:///fast.txt", "languageId": "plaintext", "version": 1, "text": "fast\n"}})
+    for _ in range(3000):
+        if {"file:///slow.txt", "file:///fast.txt"} <= set(od.uri for od in server.store) \
+                and not server.background.busy_uris():
+            break
+        await asyncio.sleep(0.01)
+    slow = server.store.get("file:///slow.txt")
+    slow.apply_seconds = 1.0
+    release = threading.Event()
+    edits = _count_edits(monkeypatch)
+    real = Document.edit
+
+    def held(self: Document, start: int, end: int, new_text: str) -> Any:
+        if threading.current_thread().name.startswith("livetok-bg"):
+            assert release.wait(60), "never released"
+        return real(self, start, end, new_text)
+
+    monkeypatch.setattr(Document, "edit", held)
+
+    def key(uri: str, version: int, ch: str) -> None:
+        send("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                        "contentChanges": [{"range": {
+                                            "start": {"line": 0, "character": 0},
+                                            "end": {"line": 0, "character": 0}}, "text": ch}]})
+
+    key("file:///slow.txt", 2, "a")
+    await asyncio.sleep(0.05)
+    assert server.background.busy("file:///slow.txt")  # its batch is held in the worker
+    for v, ch in enumerate("bcd", 3):
+        key("file:///slow.txt", v, ch)  # wait in its backlog
+    key("file:///fast.txt", 2, "x")
+    send("livetok/tokenCount", {"textDocument": {"uri": "file:///fast.txt"}}, msg_id=9)
+    for _ in range(500):
+        if any(m.get("id") == 9 for m in sink.sent):
+            break
+        await asyncio.sleep(0.01)
+    (answer,) = [m["result"] for m in sink.sent if m.get("id") == 9]
+    assert (answer["version"], answer["tokens"]) == (2, ref_count("xfast\n"))
+    assert server.background.busy("file:///slow.txt")
+    release.set()
+    for _ in range(3000):
+        counts = [m["params"] for m in sink.sent if m.get("method") == COUNT
+                  and m["params"]["uri"] == "file:///slow.txt" and m["params"]["version"] == 5]
+        if counts:
+            break
+        await asyncio.sleep(0.01)
+    text = "dcbaslow document\n"
+    assert (counts[0]["tokens"], counts[0]["characters"]) == (ref_count(text), len(text))
+    assert server.store.get("file:///slow.txt").text() == text
+    # the fast document's key, and the slow one's two batches ("a"; "b", "c", "d" merged)
+    assert len(edits) == 3, edits
