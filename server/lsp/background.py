@@ -22,7 +22,9 @@ tokenization.
 The worker is a daemon thread (:class:`_Worker`), started when work comes and gone when none is
 left: the interpreter joins a ``ThreadPoolExecutor``'s threads at exit, so an ``exit`` during
 a 30 s tokenization kept the process for those 30 s; a daemon thread never keeps it, and a
-finished session leaves no thread behind.
+finished session leaves no thread behind: at its end (:meth:`Background.close`) the work not
+started is dropped, the work running has its result dropped when it ends (a build cannot be
+stopped halfway), and the thread ends then.
 """
 
 from __future__ import annotations

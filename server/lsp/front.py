@@ -28,7 +28,9 @@ again), and all that follow. A first message that is not such an ``initialize`` 
 sent too early, bad JSON) is left to the full server, which answers it as before; LSP's
 lifecycle (``ServerNotInitialized`` before the ``initialize``, ``InvalidRequest`` for a
 second one, which the front hands over unread) is the server's to keep
-(``session.SessionProtocol``).
+(``session.SessionProtocol``). The front applies the server's limits by calling the
+server's own functions (``framing.refusal``, ``framing.lsp_integer``/``lsp_uinteger``,
+``uris.local_path``): what the server would refuse, the front leaves to it.
 Measured in ``docs/benchmarks-server.md`` (cold start).
 
 Only stdio starts this way: ``--tcp`` and ``--ws`` make a server per connection after the
