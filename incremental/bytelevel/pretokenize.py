@@ -45,7 +45,7 @@ from ..regex import Derivation, derive
 from .fastsplit import FastSplitter
 from .fastsplit import available as fast_available
 
-__all__ = ["PATTERNS", "Pretokenizer"]
+__all__ = ["PATTERNS", "Pretokenizer", "ascii_checked"]
 
 _O200K_PARTS = [
     r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
@@ -140,7 +140,7 @@ def _span_of(m: Any) -> tuple[int, int]:
     return span
 
 
-#: ASCII texts on which :func:`_ascii_checked` compares two forms of a pattern: every
+#: ASCII texts on which :func:`ascii_checked` compares two forms of a pattern: every
 #: character once, in pairs and in runs, and a seeded random text (a guard against syntax
 #: :func:`_ascii_form` would rewrite wrongly; the forms are equal by construction)
 _ASCII_PROBES = ["".join(map(chr, range(128))),
@@ -149,7 +149,7 @@ _ASCII_PROBES = ["".join(map(chr, range(128))),
                      [chr(a) for a in range(128)] + list("aaaa    ''\n\n11"), k=1500))]
 
 
-def _ascii_checked(patterns: list[str], reference: list[Any], *, match: bool
+def ascii_checked(patterns: list[str], reference: list[Any], *, match: bool
                    ) -> list[re.Pattern[str]] | None:
     """The ``re`` forms (:func:`_ascii_form`) of derived patterns, or None when one does not
     compile or differs from its ``regex`` reference on an ASCII probe: every reader's match at
@@ -227,7 +227,7 @@ class Pretokenizer:
     def _init_derived(self, name: str, d: Derivation) -> None:
         """A split pattern of a ``tokenizer.json`` file (any pattern :func:`derive` bounds):
         its Python ``regex`` form, its derived readers and their slacks, and ``re`` forms for
-        ASCII text where they provably match the same (:func:`_ascii_checked`)."""
+        ASCII text where they provably match the same (:func:`ascii_checked`)."""
         if d.fallback is not None or d.min_width == 0:
             raise ValueError(f"{name}: the pattern has no derived horizon ({d.fallback})")
         self.name = name
@@ -236,9 +236,9 @@ class Pretokenizer:
         self._readers = [regex.compile(r.pattern) for r in d.readers]
         self._base = d.base
         self._slacks = [r.slack for r in d.readers]
-        self._ascii_readers = _ascii_checked([r.pattern for r in d.readers], self._readers,
+        self._ascii_readers = ascii_checked([r.pattern for r in d.readers], self._readers,
                                              match=True)
-        split = _ascii_checked([d.regex_form], [self.regex], match=False)
+        split = ascii_checked([d.regex_form], [self.regex], match=False)
         self._ascii_split = split[0] if split is not None else None
         self.fast = None
 

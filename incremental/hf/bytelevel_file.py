@@ -270,13 +270,13 @@ def _ascii_twin(pattern: str, reference: Any) -> Any:
 
     Runtime complexity: ``O(probe characters)``, once per encoding.
     """
-    from ..bytelevel.pretokenize import _ascii_checked
+    from ..bytelevel.pretokenize import ascii_checked
 
     steps = _COMPILED_FROM.get(pattern)
     twin = _ASCII_TWINS.get(steps) if steps is not None else None
     if twin is None:
         return None
-    got = _ascii_checked([derive(twin, "oniguruma").regex_form], [reference], match=False)
+    got = ascii_checked([derive(twin, "oniguruma").regex_form], [reference], match=False)
     return got[0] if got is not None else None
 
 
