@@ -590,7 +590,9 @@ async function step(
   env?: NodeJS.ProcessEnv,
 ): Promise<void> {
   deps.log(`${what}: ${command} ${args.join(" ")}`);
+  const t0 = Date.now();
   const res = await deps.run(command, args, { cwd: deps.storageDir, env, signal, onLine: (l) => deps.log(l) });
+  deps.log(`${what}: exit ${res.code ?? "?"} after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   if (signal.aborted) {
     throw new InstallError("livetok: the language server's install was cancelled.");
   }

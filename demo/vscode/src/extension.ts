@@ -234,9 +234,11 @@ function createClient(server: ServerCommand): LanguageClient {
 
 async function startClient(): Promise<LanguageClient | undefined> {
   let c: LanguageClient;
+  const t0 = Date.now();
   try {
     c = createClient(await resolveServer());
     await c.start();
+    output?.appendLine(`the server runs (${((Date.now() - t0) / 1000).toFixed(1)} s to start it)`);
   } catch (err) {
     const message =
       err instanceof ServerCommandError
@@ -253,12 +255,19 @@ async function startClient(): Promise<LanguageClient | undefined> {
   return c;
 }
 
+/**
+ * How long a stop waits for the server's `shutdown` answer and exit before killing it
+ * (languageclient's default is 2 s, which a busy machine overran on *Restart Server*: the
+ * server was killed and requests sent meanwhile failed).
+ */
+const STOP_TIMEOUT_MS = 10_000;
+
 async function stopClient(): Promise<void> {
   const old = client;
   client = undefined;
   settingsSync = undefined;
   if (old !== undefined && old.needsStop()) {
-    await old.stop().catch((err: unknown) => output?.appendLine(`stopping the server failed: ${String(err)}`));
+    await old.stop(STOP_TIMEOUT_MS).catch((err: unknown) => output?.appendLine(`stopping the server failed: ${String(err)}`));
   }
 }
 
