@@ -1,6 +1,7 @@
-"""A session's end frees what it started (issue 34, row 4): a ``--tcp``/``--ws`` client that
-goes away while its big documents (>= 1 M code points, built in the worker thread) are being
-built left them behind, +70 MB per 4 M-code-point document and reset here, never given back:
+"""A session's end frees what it started (issue 34, row 4): a ``--tcp``/``--ws`` client (or a
+``livetok demo`` tab) that goes away while its big documents (>= 1 M code points, built in
+the worker thread) are being built left them behind, +72 MB per reset of two documents of
+4.5 M code points here, never given back:
 the builds finished after the session's end and were stored in the dead session, whose
 reference cycle ``gc.freeze`` (after a big build) had put out of the collector's reach. Now the
 builds not started are dropped, the one in flight has its result dropped, the worker thread
