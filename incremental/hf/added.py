@@ -43,7 +43,7 @@ from .errors import UnboundedComponent, UnsupportedComponent
 
 __all__ = ["AddedToken", "Match", "AddedMatcher", "TokenReads", "char_set", "parse_added_tokens",
            "trie_pattern", "token_rows", "tokens_of_rows", "MAX_ADDED_TOKENS",
-           "check_added_count"]
+           "check_added_count", "one_scan", "join_dropped", "drop_inside"]
 
 #: the most added tokens livetok reads from a file (``LIVETOK_MAX_ADDED_TOKENS``): their
 #: matcher is compiled on every load, 5-8 s for 100,000 (1,000,000: 190 s); the real files
@@ -320,3 +320,59 @@ class TokenReads:
 def char_set(chars: frozenset[str] | set[str]) -> str:
     """A ``re`` character class of exactly ``chars``."""
     return "[" + "".join(re.escape(c) for c in sorted(chars)) + "]"
+
+
+# -- the scan's helpers for the pieces of a document (:mod:`.encoding`) ----------------------
+
+
+def one_scan(raw: Sequence[AddedToken], norm: Sequence[AddedToken]) -> bool:
+    """Whether the two added-token passes (raw, then normalized under an identity normalizer)
+    find what one leftmost-longest scan of both finds: no raw token can start inside a
+    normalized one (no raw first character after a normalized token's first), and no token of
+    one set is a prefix of a token of the other (which would decide who wins at a position).
+
+    Runtime complexity: ``O(R N)`` for ``R`` raw and ``N`` normalized tokens.
+    """
+    firsts = {t.content[0] for t in raw if t.content}
+    if any(ch in firsts for t in norm for ch in t.content[1:]):
+        return False
+    a = [t.content for t in raw if t.content]
+    b = [t.content for t in norm if t.content]
+    return not any(x.startswith(y) or y.startswith(x) for x in a for y in b)
+
+
+def join_dropped(cands: list[tuple[int, int, bool, bool]]) -> list[tuple[int, int, bool]]:
+    """Drop the candidates flagged (inside a discarded ``single_word`` candidate); each one's
+    horizon joins the next kept one's.
+
+    Runtime complexity: ``O(len(cands))``.
+    """
+    out: list[tuple[int, int, bool]] = []
+    carry: int | None = None
+    for e, h, tok, drop in cands:
+        if drop:
+            carry = h if carry is None else (-1 if h < 0 or carry < 0 else max(carry, h))
+            continue
+        if carry is not None:
+            h = -1 if h < 0 or carry < 0 else max(carry, h)
+            carry = None
+        out.append((e, h, tok))
+    return out
+
+
+def drop_inside(pieces: list[tuple[int, int]], spans: list[tuple[int, int]], n: int
+                 ) -> list[tuple[int, int]]:
+    """Drop piece ends ``e`` with ``p <= e <= q`` for a span ``(p, q)`` (not the text's end);
+    a dropped end's horizon joins the next piece's.
+
+    Runtime complexity: ``O(len(pieces) * len(spans))``.
+    """
+    out: list[tuple[int, int]] = []
+    carry = 0
+    for e, h in pieces:
+        if e < n and any(p <= e <= q for p, q in spans):
+            carry = max(carry, h)
+            continue
+        out.append((e, max(h, carry)))
+        carry = 0
+    return out

@@ -50,16 +50,17 @@ from __future__ import annotations
 
 import re
 import string
-from itertools import chain, compress, repeat
-from operator import add, itemgetter, methodcaller, mul, not_
+from itertools import repeat
+from operator import add, itemgetter, methodcaller, mul
 from typing import Any, Mapping, Sequence, TypeGuard
 
 from ..cache import GenerationalCache
 from ..gcpause import collector_paused
 from ..pairmerge import SCAN_MAX, merge, merge_heap, merge_scan
+from .cut_pairs import formable_pairs, pair_cuts
 from .errors import UnsupportedComponent
 
-__all__ = ["BPEModel", "bpe_tables", "joinable_pairs", "formable_pairs", "is_vocab", "id_list"]
+__all__ = ["BPEModel", "bpe_tables", "is_vocab", "id_list"]
 
 #: pre-tokens longer than this are not kept in the cache (HF's ``MAX_LENGTH`` is 256 bytes)
 _CACHE_MAX = 256
@@ -128,45 +129,6 @@ def bpe_tables(spec: Mapping[str, Any], *, source: str) -> dict[str, Any]:
         "ignore_merges": _flag(spec, "ignore_merges"),
         "merged_specials": not (specials.isdisjoint(a_ids) and specials.isdisjoint(b_ids)),
     }
-
-
-def joinable_pairs(vocab: Mapping[str, int]) -> frozenset[str]:
-    """The two-character strings that occur inside some token of ``vocab`` (what
-    :meth:`BPEModel.cuts` tests; Gemma 3: 34,012 pairs, ~0.4 s to find).
-
-    >>> sorted(joinable_pairs({"abc": 0, "b": 1}))
-    ['ab', 'bc']
-
-    Runtime complexity: ``O(total length of the tokens)``, in C.
-    """
-    with collector_paused():
-        tokens = list(vocab)
-        tails = map(itemgetter(slice(1, None)), tokens)
-        # every token's adjacent pairs, all in C: map(add, t, t[1:]) per token
-        return frozenset(chain.from_iterable(map(map, repeat(add), tokens, tails)))
-
-
-def formable_pairs(tables: Mapping[str, Any]) -> frozenset[str]:
-    """The two-character strings a symbol of :class:`BPEModel` can span: those inside the
-    tokens the merges make (a symbol is one character's token, a byte-fallback token or a
-    fused unknown, or a merge's result, which spells its two parts), when no rule merges the
-    unknown or a byte-fallback token and ``ignore_merges`` is off; else those inside any
-    token (:func:`joinable_pairs`). Llama 2's ``<0x00>`` .. ``<0xFF>`` hold every pair of
-    digits, but no merge makes them: a line of digits is cut at every digit.
-
-    >>> sorted(formable_pairs(bpe_tables({"vocab": {"a": 0, "b": 1, "ab": 2, "<0x00>": 3},
-    ...                                   "merges": ["a b"]}, source="t")))
-    ['ab']
-
-    Runtime complexity: ``O(R + total length of the merged tokens)``, in C.
-    """
-    vocab: dict[str, int] = tables["vocab"]
-    if tables["merged_specials"] or tables["ignore_merges"]:
-        return joinable_pairs(vocab)
-    m = max(vocab.values(), default=-1) + 1
-    made = set(map(m.__rmod__, tables["rules"].values()))
-    names = id_list(vocab)
-    return joinable_pairs({t: 0 for t in map(names.__getitem__, made) if t is not None})
 
 
 def _byte_ids(vocab: Mapping[str, int]) -> list[int | None]:
@@ -531,7 +493,7 @@ class BPEModel:
         if n > _RUNS_FROM:
             out = self._run_cuts(pretoken, pairs)
         else:
-            out = _pair_cuts(pretoken, 1, n, pairs)
+            out = pair_cuts(pretoken, 1, n, pairs)
         joins = self._unknown_joins
         if joins != "never" and out:
             vocab = self.token_to_id
@@ -580,10 +542,10 @@ class BPEModel:
                     continue
                 short = 0
                 if a >= prev:  # test prev..a (a: the pair entering the run)
-                    out += _pair_cuts(s, prev, a + 1, pairs)
+                    out += pair_cuts(s, prev, a + 1, pairs)
                 prev = i  # (positions a+1..i-1 are inside the run)
         if prev < n:
-            out += _pair_cuts(s, prev, n, pairs)
+            out += pair_cuts(s, prev, n, pairs)
         return out
 
     def _solid_classes(self) -> tuple[re.Pattern[str], dict[str, re.Pattern[str]]]:
@@ -702,14 +664,6 @@ def _split_strings(merges: list[Any]) -> tuple[list[str], list[str]] | None:
         return None
     parts = joined.replace(" ", "\n").split("\n")
     return parts[0::2], parts[1::2]
-
-
-def _pair_cuts(s: str, lo: int, hi: int, pairs: frozenset[str]) -> list[int]:
-    """The positions ``lo <= c < hi`` (``lo >= 1``) whose pair ``s[c - 1:c + 1]`` is in no
-    token, in C: a string per pair and a set lookup each (~30-90 ms per million)."""
-    seg = s[lo - 1:hi]
-    return list(compress(range(lo, hi), map(not_, map(pairs.__contains__,
-                                                      map(add, seg, seg[1:])))))
 
 
 def _add(ids: list[int], lens: list[int] | None, tid: int, n: int) -> None:

@@ -49,7 +49,7 @@ back is monotone (the alignment is non-decreasing and the cut scan moves right).
 
 **Tight horizon** (the pipelines of every byte-level file: no ``lstrip``/``rstrip``/
 ``single_word``, no segment-start merge, a pre-tokenizer without prepends and without model
-cuts, one set of added tokens, or two that scan as one (:func:`_one_scan`); the rule above
+cuts, one set of added tokens, or two that scan as one (:func:`.added.one_scan`); the rule above
 for the others). Write ``K(q) = q + k(q) + 1`` where ``k(q)`` is the longest prefix of an
 added token matching at ``q`` (0 when ``text[q]`` starts none): the trie's walk from ``q``
 reads exactly ``text[q:K(q)]``, and whether a token starts at ``q`` (and which) is a function
@@ -94,7 +94,7 @@ import regex
 from ..cache import GenerationalCache
 from ..glue import GLUE_MIN_CP
 from ..stream import EncodeStreamMixin
-from .added import AddedToken, Match, TokenReads, char_set
+from .added import Match, TokenReads, char_set, drop_inside, join_dropped, one_scan
 from .pipeline import Sections, TokenizerJsonPipeline
 
 __all__ = ["TokenizerJsonEncoding"]
@@ -149,12 +149,12 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         self._last_long = None
         #: the tight horizon applies (module docstring, *Horizon*): no token options, no
         #: merge, a pre-tokenizer without prepends, and one set of added tokens (or two that
-        #: scan as one: :func:`_one_scan`)
+        #: scan as one: :func:`.added.one_scan`)
         self._tight = bool(
             not self._raw.has_options and not self._norm_tokens.has_options
             and not self._merge
             and not getattr(pre_tokenizer, "has_prepend", True)
-            and (not self._norm_tokens or (self.normalizer is None and _one_scan(raw, norm))))
+            and (not self._norm_tokens or (self.normalizer is None and one_scan(raw, norm))))
         #: ``transparent(text, a, b)`` of the normalizer, when it has one and the pieces are
         #: the pre-tokenizer's (no model cuts)
         self._transparent: Callable[[str, int, int], bool] | None = None if self._model_cuts \
@@ -300,7 +300,7 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
 
     def _split_tight(self, sub: str, pos: int) -> Iterator[tuple[int, int]]:
         """:meth:`split` under the tight rule's conditions, lazily: the added tokens (one
-        leftmost-longest scan: :func:`_one_scan`) and, between them, the pre-tokenizer's cuts
+        leftmost-longest scan: :func:`.added.one_scan`) and, between them, the pre-tokenizer's cuts
         when the normalizer is the identity or leaves the segment alone (``transparent``:
         every character its own normal form and every cut allowed, so ``_map_back`` keeps
         every cut), else :meth:`_segment_pieces` on that segment. The same pieces as
@@ -469,7 +469,7 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
                 seg_start = True
                 merge_pending = self._merge
         if rejected:
-            out = _drop_inside(out, rejected, n)
+            out = drop_inside(out, rejected, n)
         return out
 
     def _after(self, text: str, e: int, big: int, want_h: bool) -> int:
@@ -539,7 +539,7 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
                 # an end inside a discarded candidate is dropped (its horizon joins the next)
                 drop = c[0] < len(norm) and any(p <= c[0] <= q for p, q in nrej)
                 keep.append((c[0], c[1], c[2], drop))
-            cands = _join_dropped(keep)
+            cands = join_dropped(keep)
         return self._map_back(text, a, b, seg, norm, align, cands, want_h, seg_end_h, big,
                               seg_start)
 
@@ -667,48 +667,3 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         """Assert the cached pieces are consistent (for tests)."""
         for (piece, _first), (ids, cps) in self._cache.items():
             assert len(ids) == len(cps) and sum(cps) == len(piece), (piece, ids, cps)
-
-
-
-def _one_scan(raw: Sequence[AddedToken], norm: Sequence[AddedToken]) -> bool:
-    """Whether the two added-token passes (raw, then normalized under an identity normalizer)
-    find what one leftmost-longest scan of both finds: no raw token can start inside a
-    normalized one (no raw first character after a normalized token's first), and no token of
-    one set is a prefix of a token of the other (which would decide who wins at a position)."""
-    firsts = {t.content[0] for t in raw if t.content}
-    if any(ch in firsts for t in norm for ch in t.content[1:]):
-        return False
-    a = [t.content for t in raw if t.content]
-    b = [t.content for t in norm if t.content]
-    return not any(x.startswith(y) or y.startswith(x) for x in a for y in b)
-
-
-def _join_dropped(cands: list[tuple[int, int, bool, bool]]) -> list[tuple[int, int, bool]]:
-    """Drop the candidates flagged (inside a discarded ``single_word`` candidate); each one's
-    horizon joins the next kept one's."""
-    out: list[tuple[int, int, bool]] = []
-    carry: int | None = None
-    for e, h, tok, drop in cands:
-        if drop:
-            carry = h if carry is None else (-1 if h < 0 or carry < 0 else max(carry, h))
-            continue
-        if carry is not None:
-            h = -1 if h < 0 or carry < 0 else max(carry, h)
-            carry = None
-        out.append((e, h, tok))
-    return out
-
-
-def _drop_inside(pieces: list[tuple[int, int]], spans: list[tuple[int, int]], n: int
-                 ) -> list[tuple[int, int]]:
-    """Drop piece ends ``e`` with ``p <= e <= q`` for a span ``(p, q)`` (not the text's end);
-    a dropped end's horizon joins the next piece's."""
-    out: list[tuple[int, int]] = []
-    carry = 0
-    for e, h in pieces:
-        if e < n and any(p <= e <= q for p, q in spans):
-            carry = max(carry, h)
-            continue
-        out.append((e, max(h, carry)))
-        carry = 0
-    return out

@@ -36,7 +36,7 @@ from ..load import VocabularyError, inflated, read_as, json_object, size_limit, 
 from ..protocol import PieceEncoding
 from ..regex import MAX_PATTERN_CHARS
 from .added import check_added_count, parse_added_tokens, token_rows, tokens_of_rows
-from .bpe import formable_pairs
+from .cut_pairs import formable_pairs
 from .decoders import Decoder, Refused, build_decoder
 from .bytelevel_file import ByteLevelFile, route
 from .encoding import TokenizerJsonEncoding

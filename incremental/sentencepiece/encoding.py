@@ -94,13 +94,14 @@ from ..stream import EncodeStreamMixin
 from ..text import require_str, sanitize
 from .bpe import sp_bpe
 from .pairs import SentencePiecePairs
-from .model_proto import (
-    ModelProtoError,
-    ModelType,
-    PieceType,
-    SentencePieceModel,
-    parse_model_proto,
-    read_model_file,
+from .model_proto import PieceType, SentencePieceModel, read_model_file
+from .tables import (
+    SPACE,
+    SentencePieceModelError,
+    byte_piece_ids,
+    check_supported,
+    piece_tables,
+    raw_pairs,
 )
 
 __all__ = [
@@ -111,8 +112,6 @@ __all__ = [
     "load_mistral_v1",
 ]
 
-#: SentencePiece's whitespace symbol
-SPACE = "\u2581"
 #: coarse words longer than this are encoded piece by piece (finest split) instead of whole
 _LONG_WORD = 64
 #: strings longer than this take the pair engine (:mod:`.pairs`), shorter ones the heap
@@ -123,91 +122,6 @@ _PAIRS_FROM = 64
 class PieceIdError(IndexError, ValueError):
     """A token id out of range: an ``IndexError``, as sentencepiece raises, and a
     ``ValueError``, as livetok raised before, so either ``except`` catches it."""
-
-
-class SentencePieceModelError(ModelProtoError):
-    """The ``.model`` file declares something this implementation does not reproduce."""
-
-
-def _check_supported(model: SentencePieceModel, name: str) -> None:
-    """Raise :class:`SentencePieceModelError` for what this implementation does not reproduce."""
-    ts, ns = model.trainer_spec, model.normalizer_spec
-    if ts.model_type != ModelType.BPE:
-        kind = {1: "unigram", 3: "word", 4: "char"}.get(ts.model_type, str(ts.model_type))
-        raise SentencePieceModelError(
-            f"{name}: this is a {kind} SentencePiece model; livetok implements BPE models "
-            "only (model_type: BPE), such as Llama's or Mistral's tokenizer.model"
-        )
-    if ns.precompiled_charsmap:
-        raise SentencePieceModelError(
-            f"{name}: the model's normalizer {ns.name!r} rewrites text (precompiled "
-            "charsmap); livetok supports the identity normalizer only (Llama/Mistral)"
-        )
-    if ns.remove_extra_whitespaces:
-        raise SentencePieceModelError(
-            f"{name}: remove_extra_whitespaces=true is not supported (it makes a piece's "
-            "tokens depend on the end of the text); Llama/Mistral models set it false"
-        )
-    if ts.treat_whitespace_as_suffix:
-        raise SentencePieceModelError(
-            f"{name}: treat_whitespace_as_suffix=true is not supported"
-        )
-    for p, t in zip(model.pieces, model.types):
-        if t == PieceType.USER_DEFINED and (" " in p or SPACE in p):
-            raise SentencePieceModelError(
-                f"{name}: user-defined piece {p!r} holds whitespace; SentencePiece matches "
-                "user-defined pieces on both the raw and the normalized text, which differ "
-                "there, and livetok does not reproduce that (Mistral's have none)"
-            )
-
-
-def _piece_tables(model: SentencePieceModel, name: str) -> tuple[dict[str, int], dict[str, int], int]:
-    """``(pieces the BPE may form, reserved pieces, unk id)``: the pieces by kind, checked."""
-    piece_ids: dict[str, int] = {}
-    reserved: dict[str, int] = {}
-    unk_id = -1
-    for i, (p, t) in enumerate(zip(model.pieces, model.types)):
-        if not p:
-            raise SentencePieceModelError(f"{name}: piece {i} is empty")
-        formable = t in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
-        target = piece_ids if formable else reserved
-        if p in target:
-            raise SentencePieceModelError(f"{name}: piece {p!r} occurs twice")
-        target[p] = i
-        if t == PieceType.UNKNOWN:
-            unk_id = i
-    if unk_id < 0:
-        raise SentencePieceModelError(f"{name}: the model has no unknown piece (<unk>)")
-    return piece_ids, reserved, unk_id
-
-
-def _byte_ids(reserved: dict[str, int], types: list[int], name: str) -> list[int]:
-    """The ids of the 256 byte pieces ``<0x00>`` ... ``<0xFF>`` of a byte-fallback model."""
-    out = []
-    for b in range(256):
-        bid = reserved.get(f"<0x{b:02X}>")
-        if bid is None or types[bid] != PieceType.BYTE:
-            raise SentencePieceModelError(
-                f"{name}: byte_fallback is set but byte piece <0x{b:02X}> is missing"
-            )
-        out.append(bid)
-    return out
-
-
-def _raw_pairs(pairs: set[str]) -> frozenset[str]:
-    """The joinable pairs as the raw text spells them when a space normalizes to ``▁``.
-
-    >>> sorted(_raw_pairs({"\u2581a"}))
-    [' a', '\u2581a']
-    """
-    raw = set(pairs)
-    for pair in pairs:
-        if SPACE in pair:
-            first, second = pair[0], pair[1]
-            for x in {first, " "} if first == SPACE else {first}:
-                for y in {second, " "} if second == SPACE else {second}:
-                    raw.add(x + y)
-    return frozenset(raw)
 
 
 # --- the encoding ----------------------------------------------------------------------------
@@ -225,7 +139,7 @@ class SentencePieceEncoding(EncodeStreamMixin):
 
     def __init__(self, model: SentencePieceModel, *, name: str, source: str = "") -> None:
         ts, ns = model.trainer_spec, model.normalizer_spec
-        _check_supported(model, name)
+        check_supported(model, name)
         self.name = name
         self.source = source
         self.model = model
@@ -239,7 +153,7 @@ class SentencePieceEncoding(EncodeStreamMixin):
         #: the whitespace symbol of the normalized text
         self.space = SPACE if ns.escape_whitespaces else " "
         # pieces the BPE may form (SentencePiece's ``pieces_``) and the other, reserved ones
-        self._piece_ids, self._reserved, unk_id = _piece_tables(model, name)
+        self._piece_ids, self._reserved, unk_id = piece_tables(model, name)
         self.unk_id = unk_id
         self.bos_id = ts.bos_id
         self.eos_id = ts.eos_id
@@ -247,7 +161,7 @@ class SentencePieceEncoding(EncodeStreamMixin):
         self._unused = frozenset(
             i for i, t in enumerate(self._types) if t == PieceType.UNUSED
         )
-        self._byte_ids = _byte_ids(self._reserved, self._types, name) if self.byte_fallback else []
+        self._byte_ids = byte_piece_ids(self._reserved, self._types, name) if self.byte_fallback else []
         #: the vocabulary on the pair engine (:mod:`.pairs`), compiled on the first long
         #: string (~0.5 s for Mistral's 32,000 pieces); None where ties keep the heap
         self._pair_table: SentencePiecePairs | None = None
@@ -260,7 +174,7 @@ class SentencePieceEncoding(EncodeStreamMixin):
                 pairs.add(p[k : k + 2])
         self._pairs = frozenset(pairs)
         # the same pairs as they appear in the raw text (a space normalizes to ``▁``)
-        self._raw_pairs = _raw_pairs(pairs) if self.escape_whitespaces else frozenset(pairs)
+        self._raw_pairs = raw_pairs(pairs) if self.escape_whitespaces else frozenset(pairs)
         self._known_chars = frozenset(p for p in self._piece_ids if len(p) == 1) | frozenset(
             p for p in self._reserved if len(p) == 1
         )
