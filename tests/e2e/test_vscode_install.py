@@ -50,7 +50,7 @@ import pytest
 # without playwright, whose sync_api it imports
 from .test_editor_vscode import (  # noqa: F401 (pytestmark is read by pytest)
     CHROMIUM_FLAGS, TEXT, USER_SETTINGS, Workbench, chromium, code_server, expect_count, pytestmark, run_command,
-    status_text, sync_api, wait_until,
+    status_text, sync_api, type_saved, wait_until,
 )
 from .test_neovim_install import BASE_PYTHON, bin_dir, documented_messages
 from .test_vscode_extension import build_extension
@@ -189,12 +189,7 @@ def bare(wb: Workbench) -> Workbench:
 
 def type_and_expect(wb: Workbench, typed: str, encoding: str = "o200k_base", timeout: float = 60) -> int:
     """Type ``typed`` at the end of the open file, save, and wait for tiktoken's count of it."""
-    page = wb.page
-    page.locator(".monaco-editor .view-lines").first.click()
-    page.keyboard.press("Control+End")
-    page.keyboard.type(typed)
-    page.keyboard.press("Control+S")
-    wait_until("the typed text to be saved", lambda: wb.doc.read_text(encoding="utf-8").endswith(typed), 30)
+    type_saved(wb, typed)
     return expect_count(wb, encoding, wb.doc.read_text(encoding="utf-8"), timeout=timeout)
 
 
