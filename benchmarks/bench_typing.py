@@ -211,7 +211,14 @@ def render(cells: list[Cell], missing: dict[str, str], shapes: list[str], length
           f"reference (bold: over issue 35's target of {C.fmt_s(TARGET[100_000])} at "
           f"100,000 characters, {C.fmt_s(TARGET[1_000_000])} at 1,000,000; "
           f"\"> {timeout:g} s\": no final count within that time, the server stopped). How "
-          "it is measured: the docstring of `benchmarks/bench_typing.py`.", ""]
+          "it is measured: the docstring of `benchmarks/bench_typing.py`.", "",
+          "What the server does to keep up ([protocol](protocol.md), "
+          "`server/lsp/pending.py`): the keys of a document that "
+          "arrive while its earlier keys are applied are applied together, as one edit of the "
+          "core, and on a long line that work runs in the server's worker thread, so the lag "
+          "after the last key is about one or two such edits, not one per key typed. What one "
+          "edit costs in each family and shape, in process: "
+          "[worst-case keystrokes](benchmarks-worstcase.md).", ""]
     by = {(c.family, c.shape, c.n): c for c in cells}
     for n in lengths:
         md += [f"## {n:,} characters", ""]

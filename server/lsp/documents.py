@@ -252,9 +252,11 @@ class OpenDocument:
         self._region: EditRegion | None = None
         #: the recovery messages of the batch being applied: ``kind -> (first, how many)``
         self._notes: dict[str, tuple[str, int]] = {}
-        #: seconds the last batch of changes took (``pending.py`` sends a slow document's
-        #: next batch to the worker thread)
+        #: seconds the last batch of changes took, and the last batch that started on a long
+        #: line (None: none yet): ``pending.py`` merges a slow document's changes and sends
+        #: its next batch to the worker thread
         self.apply_seconds = 0.0
+        self.long_line_seconds: float | None = None
         self._factory = document_factory
         self._warn = warn
         #: ``livetok.maxDocumentSize``: longer texts are tracked but not tokenized

@@ -16,8 +16,8 @@ changes near each other into one re-tokenization, ``region.py``), when:
   runs (``Background``'s ``settle``): a request sees exactly the changes sent before it.
 
 A batch that is big (as big as a huge paste), that starts on a line of :data:`LONG_LINE`
-code points or more, or that follows one that took :data:`SLOW_APPLY_S` or more runs in the
-worker thread (``background.py``), so other documents
+code points or more (until one there was quick), or that follows one that took
+:data:`SLOW_APPLY_S` or more runs in the worker thread (``background.py``), so other documents
 and requests are not held up behind it; the document's messages wait in its backlog
 meanwhile, where its ``didChange`` messages merge again into the next batch. Every count the
 server publishes is that of the version its batch ended with (``docs/protocol.md``).
@@ -46,9 +46,11 @@ log = logging.getLogger(__name__)
 MERGE_S = 0.002
 #: a document whose last batch took this long applies its next one in the worker thread
 SLOW_APPLY_S = 0.02
-#: a batch that starts on a line this long runs in the worker thread: the first edit of a
-#: long piece can take seconds (a 50,000-digit line under ``o200k_base``: 2.4 s, its piece
-#: cache cold), which must not hold up the other documents
+#: a batch that starts on a line this long runs in the worker thread until one such batch
+#: took less than :data:`SLOW_APPLY_S`: the first edit of a long piece can take seconds (a
+#: 50,000-digit line under ``o200k_base``: 2.4 s, its piece cache cold), which must not hold
+#: up the other documents, while a quick one pays the thread's hand-over (up to a switch
+#: interval of the interpreter lock, 5 ms) for nothing
 LONG_LINE = 1 << 13
 
 
@@ -133,10 +135,12 @@ class PendingChanges:
             line_start, line_end, _flags = od.lines.span_flags(rng[0])
         else:
             line_start = line_end = 0
+        long = line_end - line_start >= LONG_LINE
         if not inline and (od.apply_seconds >= SLOW_APPLY_S
                            or inserted >= ls.settings.progress_threshold  # a huge paste
-                           or line_end - line_start >= LONG_LINE):
-            work = functools.partial(_timed_apply, od, changes, version)
+                           or long and (od.long_line_seconds is None
+                                        or od.long_line_seconds >= SLOW_APPLY_S)):
+            work = functools.partial(_timed_apply, od, changes, version, long)
             del changes  # subtle: the worker's work holds them, nothing else
             if ls.background.start(uri, work, functools.partial(ls.applied, od, before)):
                 return
@@ -151,13 +155,18 @@ class PendingChanges:
             return
         finally:
             od.apply_seconds = time.perf_counter() - started
+            if long:
+                od.long_line_seconds = od.apply_seconds
         ls.applied(od, before, patches)
 
 
-def _timed_apply(od: OpenDocument, changes: list[TextChange], version: int) -> list[Patch]:
+def _timed_apply(od: OpenDocument, changes: list[TextChange], version: int,
+                 long: bool) -> list[Patch]:
     """``od.apply``, keeping how long it took (runs in the worker thread for a slow one)."""
     started = time.perf_counter()
     try:
         return od.apply(changes, version)
     finally:
         od.apply_seconds = time.perf_counter() - started
+        if long:
+            od.long_line_seconds = od.apply_seconds
