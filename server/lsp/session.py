@@ -877,8 +877,14 @@ class LivetokServer(LanguageServer):
             if od.out_of_sync is not None:
                 return  # told already (and logged above)
             od.out_of_sync = f"a didChange could not be decoded: {reason}"
-            self.warn(f"livetok: ignored {method} of {od.uri} with invalid params ({reason}); "
-                      "the document is out of sync until a full-text change or reopen")
+            message = (f"livetok: ignored {method} of {od.uri} with invalid params ({reason}); "
+                       "the document is out of sync until a full-text change or reopen")
+            self.warn(message)
+            try:  # shown once: its count stops until then
+                self.protocol.notify(types.WINDOW_SHOW_MESSAGE, types.ShowMessageParams(
+                    type=types.MessageType.Warning, message=message))
+            except Exception:  # no transport yet (unit tests)
+                pass
 
         if self.background.busy(uri):
             self.background.defer(uri, mark)
