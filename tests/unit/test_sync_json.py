@@ -22,8 +22,11 @@ TEXT = "naïve café 😀 東京\nsecond line here\n\nfourth, last\n"
 
 
 class _Sink:
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
     def write(self, data: bytes) -> None:
-        pass
+        self.sent.append(json.loads(data.split(b"\r\n\r\n", 1)[-1]))
 
     def close(self) -> None:
         pass
@@ -143,6 +146,8 @@ def test_a_malformed_didchange_changes_nothing_and_is_told_once(params, field):
     assert od.text() == TEXT and od.version == 1
     assert od.out_of_sync is not None and field in od.out_of_sync
     assert len(warned) == 1 and "out of sync" in warned[0] and field in warned[0], warned
+    shown = [m for m in server.protocol.writer.sent if m.get("method") == "window/showMessage"]
+    assert len(shown) == 1 and shown[0]["params"]["message"] == warned[0]
     dispatch(server.protocol, json.dumps({
         "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
             "textDocument": {"uri": URI, "version": 5},
