@@ -21,17 +21,15 @@ Recovery rules (each logged through the ``warn`` callback):
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import gc
 import logging
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Sequence
 
 from livetok.incremental import Document, PieceEncoding, sanitize
 
+from livetok.server.lsp.compared import Compared, ComparedCount
 from livetok.server.lsp.lineindex import LineIndex
+from livetok.server.lsp.memory import return_free_memory, settle_big_build
 from livetok.server.parallel_open import PARALLEL_MIN_CHARS, parallel_block_tokens
 from livetok.server.lsp.positions import LineCol, PositionCodec, PositionError
 from livetok.server.lsp.region import EditRegion
@@ -80,72 +78,6 @@ class EncodingChoice(NamedTuple):
 
     name: str
     refusal: str | None = None
-
-
-@dataclass(frozen=True)
-class Compared:
-    """An encoding ``livetok.compare`` lists: the name as listed, the encoding it is counted
-    with, and whether that count is exact (a model the catalog marks ≈ is counted with its
-    stand-in, and ``note`` says why it is only ≈)."""
-
-    name: str
-    encoding: PieceEncoding
-    exact: bool = True
-    note: str | None = None
-
-
-class ComparedCount:
-    """One document's count under a :class:`Compared` encoding: its own core ``Document``,
-    edited with the document's (None: the encoding is the document's own, whose count is
-    shared), and the count its last build or edit gave."""
-
-    __slots__ = ("compared", "doc", "tokens")
-
-    def __init__(self, compared: Compared, doc: Document | None) -> None:
-        self.compared = compared
-        self.doc = doc
-        self.tokens = doc.token_count if doc is not None else 0
-
-
-def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim``, or None elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # musl and others have no malloc_trim
-        return None
-
-
-_TRIM = _malloc_trim()
-
-
-def return_free_memory() -> None:
-    """Give the C heap's free memory back to the system (glibc's ``malloc_trim``).
-
-    After a big document is built, the blocks and lists of the build are freed into glibc's
-    heap, which keeps them: the server's resident set stayed ~2.5x the text above what it
-    holds. A no-op where ``malloc_trim`` does not exist.
-    """
-    if _TRIM is not None:
-        _TRIM(0)
-
-
-def settle_big_build() -> None:
-    """After (a part of) a big document's build: give freed memory back
-    (:func:`return_free_memory`) and move every object alive to the cyclic garbage
-    collector's permanent generation (``gc.freeze``).
-
-    Subtle: a document's chunks are objects the collector tracks (~400,000 for 100 MB), and
-    each full collection walked them all while holding the interpreter lock: 30 ms at 40 MB,
-    the slowest round trip of the other documents during a 100 MB open. Frozen objects are
-    still freed when nothing refers to them; a reference cycle that is already garbage at
-    the freeze would stay, so the young generations (where new garbage is) are collected
-    first, which is cheap.
-    """
-    return_free_memory()
-    gc.collect(1)
-    gc.freeze()
 
 
 def _safe_blocks(parts: list[str], blocks_of: Callable[[str, int], Iterator[str]],

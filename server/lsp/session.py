@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import inspect
 import logging
 import threading
@@ -67,9 +66,8 @@ from livetok.server.lsp.handlers import FEATURES, uri_of
 from livetok.server.lsp.background import Background
 from livetok.server.lsp.budget_watch import BudgetWatch
 from livetok.server.lsp.settings import DEFAULT_ENCODING, Settings, workspace_folders
+from livetok.server.lsp.compared import Compared, ComparedCount
 from livetok.server.lsp.documents import (
-    Compared,
-    ComparedCount,
     CountCallback,
     DocumentFactory,
     EncodingChoice,
@@ -78,8 +76,8 @@ from livetok.server.lsp.documents import (
     EarlyDocument,
     OpenDocument,
     Patch,
-    return_free_memory,
 )
+from livetok.server.lsp.memory import collect_ended_sessions, return_free_memory
 from livetok.server.lsp.pending import PendingChanges
 from livetok.server.lsp.positions import PositionCodec, Unit
 from livetok.server.lsp.protocol import DID_CHANGE_TOKEN_COUNT, LivetokProtocol
@@ -109,28 +107,6 @@ _TRIM_CHARS = 1 << 20
 _READY: set[str] = set()
 
 __version__ = livetok_version()
-
-
-def collect_ended_sessions() -> None:
-    """After a session's end: collect what it left (a server and pygls's protocol refer to each
-    other, as a connection's objects do), then give the freed memory back.
-
-    subtle: ``documents.settle_big_build`` freezes every object alive after a big build
-    (``gc.freeze``) and the collector never looks at frozen objects again: a session that was
-    alive then (the one whose build it was, any other) stayed in memory for good once it
-    ended, with what it held. So they are thawed, collected and frozen again (what is still
-    alive: the other sessions' documents stay out of later collections' way).
-
-    Runtime complexity: ``O(objects alive)``: one full collection, ~30 ms per 40 MB of
-    documents open in other sessions; once per session.
-    """
-    if gc.get_freeze_count():
-        gc.unfreeze()
-        gc.collect()
-        gc.freeze()
-    else:
-        gc.collect()
-    return_free_memory()
 
 
 def _encoding_inputs(settings: Settings) -> tuple[Any, ...]:

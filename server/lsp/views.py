@@ -15,7 +15,8 @@ from typing import Any, Iterator, Sequence
 from livetok.incremental import TokenInfo
 
 from livetok.server.lsp.settings import Settings
-from livetok.server.lsp.documents import ComparedCount, OpenDocument
+from livetok.server.lsp.compared import ComparedCount
+from livetok.server.lsp.documents import OpenDocument
 from livetok.server.budgets.markdown import Section, sections
 from livetok.server.lsp.positions import LineCol, units_len
 
@@ -333,7 +334,7 @@ def _hover_compared(od: OpenDocument, para: tuple[int, int] | None,
     blank line) under each compared encoding, an ≈ one marked so.
 
     >>> from livetok.incremental import get_encoding
-    >>> from livetok.server.lsp.documents import Compared
+    >>> from livetok.server.lsp.compared import Compared
     >>> od = OpenDocument("file:///a", "plaintext", 1, "hello world", get_encoding("o200k_base"),
     ...                   compare=[Compared("cl100k_base", get_encoding("cl100k_base")),
     ...                            Compared("claude", get_encoding("cl100k_base"), False, "≈")])

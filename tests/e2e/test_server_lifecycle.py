@@ -515,7 +515,7 @@ async def test_demo_session_gives_a_closed_documents_memory_back():
     not kept by the process (before, most of it was: glibc kept the freed heap)."""
     from livetok.server.cli.demo import MAX_DOCUMENT_CHARS, MAX_SESSION_CHARS, _capped_server_class
     from livetok.server.demo.site import sample_text
-    from livetok.server.lsp.documents import return_free_memory
+    from livetok.server.lsp.memory import return_free_memory
 
     if not os.path.exists("/proc/self/statm") or not sys.platform.startswith("linux"):
         pytest.skip("measures the resident set in /proc (Linux)")
