@@ -606,6 +606,7 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         ctx = self._ctx
         prev = 0  # the previous accepted end, segment-relative
         h_acc = 0
+        memo = [0, -1]  # _orig_horizon's scan so far (its docstring)
         for j, hn, _tok in cands:
             # the horizon of this candidate, in original coordinates
             if want_h:
@@ -614,7 +615,7 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
                 elif j >= nlen:
                     h = seg_end_h
                 else:
-                    h = a + self._orig_horizon(seg, align, hn)
+                    h = a + self._orig_horizon(seg, align, hn, memo)
                 if big:
                     h = max(h, self._after(text, a + (j if align is None else
                                                       (align[j] if j < nlen else len(seg))),
@@ -645,20 +646,38 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
             h_acc = 0
         return out
 
-    def _orig_horizon(self, seg: str, align: list[int] | None, hn: int) -> int:
-        """Original offset (in ``seg``) up to which reading decides ``norm[:hn]``."""
+    def _orig_horizon(self, seg: str, align: list[int] | None, hn: int,
+                      memo: list[int] | None = None) -> int:
+        """Original offset (in ``seg``) up to which reading decides ``norm[:hn]``: past the
+        first place ``q >= align[hn]`` where the normalizer may cut.
+
+        ``memo`` ``[p0, q0]``, kept by the caller across the candidates of one segment: no
+        place in ``[p0, q0)`` may be cut, and ``q0`` may (or is ``len(seg)``), so a later
+        ``p`` in ``[p0, q0]`` gets ``q0`` without a scan. Without it, a segment where the
+        normalizer may cut nowhere (XLM-R's Precompiled maps the ZWJ of emoji sequences to a
+        space, so an emoji line has no cut) re-scanned to its end for each of its
+        candidates: quadratic (issue 35, an edit on a 100,000-character emoji line ran for
+        minutes).
+
+        Runtime complexity: ``O(q - p)`` cut tests; over one segment's candidates in
+        increasing order with one ``memo``, ``O(len(seg))`` in all.
+        """
         if align is None:
             return hn
         p = align[hn]
+        ctx = self._ctx
+        if memo is not None and memo[0] <= p <= memo[1]:
+            return memo[1] + ctx + 1
         norm_obj = self.normalizer
         assert norm_obj is not None
-        ctx = self._ctx
         q = p
         while q < len(seg):
             lo = max(0, q - ctx)
             if norm_obj.cut_ok(seg[lo:min(len(seg), q + ctx)], q - lo):
                 break
             q += 1
+        if memo is not None:
+            memo[0], memo[1] = p, q
         return q + ctx + 1
 
     # -- invariants ------------------------------------------------------------------------------

@@ -107,3 +107,45 @@ def test_edits_in_a_long_unigram_piece_equal_huggingface(line: str, alphabet: st
             text = text[:p] + text[p + 1:]
             length -= 1
         assert doc.token_ids() == hf_ids("xlmr", text)
+
+
+def test_an_edit_on_an_emoji_line_reads_it_a_bounded_number_of_times(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # XLM-R's Precompiled maps an emoji sequence's ZWJ to a space, so its normalizer may cut
+    # nowhere in an emoji line: the horizon's scan found the line's end once per candidate
+    # piece end (quadratic; at 100,000 characters one edit ran for minutes). Counted in
+    # normalizer cut tests, not time: a linear scan makes a few per character.
+    from livetok.incremental.hf import normalizers
+
+    enc = encoding("xlmr")
+    zwj = ("\U0001F469\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466",
+           "\U0001F468\u200d\U0001F4BB", "\U0001F3F3\ufe0f\u200d\U0001F308",
+           "\U0001F469\U0001F3FD\u200d\U0001F680")
+    rng = random.Random(35)
+    line = "".join(rng.choice(zwj) for _ in range(300))
+    text = "a\n" + line + "\n" + "word " * 200
+    doc = Document(text, enc)
+    calls = 0
+    cut_ok = normalizers.Sequence.cut_ok
+
+    def counted(self: normalizers.Sequence, *args: object, **kw: object) -> bool:
+        nonlocal calls
+        calls += 1
+        return cut_ok(self, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(normalizers.Sequence, "cut_ok", counted)
+    lo = 2
+    for k in range(6):
+        calls = 0
+        p = lo + rng.randrange(len(line))
+        if k % 2:
+            doc.edit(p, p + 1, "")
+            text = text[:p] + text[p + 1:]
+            line = line[:p - lo] + line[p - lo + 1:]
+        else:
+            ch = rng.choice(["\u200d", "x", " ", "\U0001F469"])
+            doc.edit(p, p, ch)
+            text = text[:p] + ch + text[p:]
+            line = line[:p - lo] + ch + line[p - lo:]
+        assert calls <= 10 * len(line), (k, calls, len(line))
+        assert doc.token_ids() == hf_ids("xlmr", text)
