@@ -711,7 +711,7 @@ class Document:
         # the tokenization of their own text (Remark 3), as Algorithm 1 needs
         l_lo = (seq.piece_start_at(a) if a < lstop else None)
         if l_lo is None and a < lstop:
-            l_lo = _clean_start_at(seq, a)
+            l_lo = seq.flagged_start_at(a, CLEAN)
         left: Iterator[tuple[int, int, int]] = iter(())
         if l_lo is not None:
             l_hi = min(
@@ -724,7 +724,7 @@ class Document:
         rstart = max(end, a - delta)
         r_hi = seq.piece_start_at(ob) if ob > rstart else None
         if r_hi is None and ob > rstart:
-            r_hi = _clean_start_at(seq, ob)
+            r_hi = seq.flagged_start_at(ob, CLEAN)
         right: Iterator[tuple[int, int, int]] = iter(())
         if r_hi is not None and r_hi > 0:
             ti, ts = seq.locate(rstart)
@@ -747,7 +747,15 @@ class Document:
         self.stats.glue_widenings += g.widenings
         segs: list[_Seg] = []
         if g.left is not None and l_lo is not None and g.left > l_lo:
-            segs.append((0, l_lo, g.left, None, None, None))
+            kept = l_lo
+            if not seq.get(l_lo)[2] & PIECE_START:
+                # subtle: glued at a clean old token inside an old piece (above): that token
+                # now starts the new piece, so it is kept with the piece-start flag added
+                tid, w, f = seq.get(l_lo)
+                segs.append((1, 0, 0, [tid], [w], bytearray([f | PIECE_START])))
+                kept += 1
+            if g.left > kept:
+                segs.append((0, kept, g.left, None, None, None))
         if self._lead is not None and self._clean is not None:
             segs.append(_new_tokens(self._lead, self._clean, g.tokens, g.start == a))
         else:
@@ -782,25 +790,6 @@ class Document:
                 f"want {list(want_flags[max(0, k - 3):k + 4])}; text {text!r:.200}"
             )
         assert seq.total_counted == len(enc.encode(text)), "count differs from encode()"
-
-
-def _clean_start_at(seq: TokenSeq, cp: int) -> int | None:
-    """Index of the token that starts on a character boundary exactly at ``cp`` (a piece start
-    or not; ``total_tokens`` at the end), or None when no token boundary is there.
-
-    Runtime complexity: ``O(log C + load)``.
-    """
-    if cp >= seq.total_cp:
-        return seq.total_tokens if cp == seq.total_cp else None
-    j, st = seq.first_at_or_after(cp)
-    while j < seq.total_tokens and st == cp:
-        _, w, f = seq.get(j)
-        if f & CLEAN:
-            return j
-        if w:
-            return None
-        j += 1
-    return None
 
 
 def _any_piece(head: str) -> bool:

@@ -294,12 +294,21 @@ class TokenSeq:
 
         Runtime complexity: ``O(log C + load)``.
         """
-        if cp == self.total_cp:
-            return self.total_tokens
+        return self.flagged_start_at(cp, PIECE_START)
+
+    def flagged_start_at(self, cp: int, flag: int) -> int | None:
+        """Index of the token carrying ``flag`` (``PIECE_START``, ``CLEAN``) that starts
+        exactly at ``cp`` (zero-width tokens there are passed over), ``total_tokens`` for
+        ``cp == total_cp``, or None when no such token starts there.
+
+        Runtime complexity: ``O(log C + load)``.
+        """
+        if cp >= self.total_cp:
+            return self.total_tokens if cp == self.total_cp else None
         j, start = self.first_at_or_after(cp)
         while j < self.total_tokens and start == cp:
             _, w, f = self.get(j)
-            if f & PIECE_START:
+            if f & flag:
                 return j
             if w:
                 return None

@@ -55,3 +55,40 @@ def test_lowercase_before_uppercase_in_cjk_glues_near_the_edit(
     assert sum(sizes) < 2_000, sizes  # windows near the edit, not the piece's 10 KB tail
     doc.edit(at, at + 1, "")  # and back: the piece runs through "Y" again
     assert doc.token_ids() == ref.encode_ordinary(text[:at] + text[at + 1:])
+
+
+def test_a_token_glued_at_inside_an_old_piece_starts_the_new_one() -> None:
+    """The old token Algorithm 1 glues at (clean, inside an old piece) starts the new piece:
+    it is kept with the piece-start flag, so the structure equals a full build's (before, its
+    ids were right and its flag was not: ``_check`` failed)."""
+    enc = get_encoding("o200k_base")
+    text = "中文字符测试" * 12
+    doc = Document(text, enc)
+    for at, ins in ((1, "ÀÉÎ" * 28), (49, " ")):
+        doc.edit(at, at, ins)
+        text = text[:at] + ins + text[at:]
+        doc._check()
+    assert doc.token_ids() == enc.encode(text)
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_random_edits_of_cased_runs_keep_the_structure(name: str) -> None:
+    """Seeded edits mixing CJK, upper- and lower-case runs (where edits move piece ends far
+    from themselves): after each, the document equals a full build, flags included."""
+    import random
+
+    enc = get_encoding(name)
+    rng = random.Random(1)
+    chars = ["中", "文", "字", "À", "É", "Î", "a", "b", "Q", " ", "1", "\n", "é", "ß"]
+    for _ in range(120):
+        text = "".join(rng.choice(["中文字符测试", "ÀÉÎ", "abc", "XYZ", " "])
+                       for _ in range(rng.randint(5, 60)))
+        doc = Document(text, enc)
+        for _ in range(30):
+            a = rng.randint(0, len(text))
+            b = min(len(text), a + rng.choice([0, 0, 0, 1, 2, 5, 40]))
+            ins = ("".join(rng.choice(chars) for _ in range(rng.choice([0, 1, 1, 1, 2, 30])))
+                   if rng.random() < 0.9 else "ÀÉÎ" * rng.randint(1, 30))
+            doc.edit(a, b, ins)
+            text = text[:a] + ins + text[b:]
+            doc._check()
