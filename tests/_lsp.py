@@ -9,6 +9,7 @@ encoding the line prefix, so a bug in the server's codec cannot hide in the test
 from __future__ import annotations
 
 import asyncio
+import json
 import bisect
 import contextlib
 import os
@@ -247,3 +248,17 @@ class ClientDoc:
 
     def close(self) -> None:
         notify(self.client, "textDocument/didClose", {"textDocument": {"uri": self.uri}})
+
+
+class MessageSink:
+    """A writer for an in-process server (``server.protocol.set_writer``) that keeps every
+    message it sends, parsed, in ``sent``."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def write(self, data: bytes) -> None:
+        self.sent.append(json.loads(data.partition(b"\r\n\r\n")[2]))
+
+    def close(self) -> None:
+        pass

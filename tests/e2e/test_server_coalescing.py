@@ -22,7 +22,7 @@ from livetok.incremental import Document
 from livetok.server.lsp import session as app
 from livetok.server.lsp.transport import dispatch
 
-from .._lsp import ClientDoc, naive_position, session, token_count
+from .._lsp import ClientDoc, MessageSink, naive_position, session, token_count
 from .._refs import tiktoken_ref
 from .._traces import TRACE_NAMES, apply, load_txns
 from ..conftest import SLOW
@@ -34,21 +34,10 @@ def ref_count(text: str) -> int:
     return len(tiktoken_ref("o200k_base").encode_ordinary(text))
 
 
-class _Sink:
-    def __init__(self) -> None:
-        self.sent: list[dict[str, Any]] = []
-
-    def write(self, data: bytes) -> None:
-        self.sent.append(json.loads(data.split(b"\r\n\r\n", 1)[-1]))
-
-    def close(self) -> None:
-        pass
-
-
-def _in_process(text: str, uri: str = "file:///a.txt") -> tuple[Any, _Sink, Callable[..., None]]:
+def _in_process(text: str, uri: str = "file:///a.txt") -> tuple[Any, MessageSink, Callable[..., None]]:
     """A server in this process with ``text`` open, what it writes, and ``send``."""
     server = app.create_server()
-    sink = _Sink()
+    sink = MessageSink()
     server.protocol.set_writer(sink)
 
     def send(method: str, params: dict[str, Any], msg_id: int | None = None) -> None:

@@ -10,19 +10,7 @@ from typing import Any
 from livetok.server.lsp.session import create_server
 from livetok.server.lsp.transport import dispatch
 
-
-class _Sink:
-    """A writer that keeps the messages the server sends."""
-
-    def __init__(self) -> None:
-        self.sent: list[dict[str, Any]] = []
-
-    def write(self, data: bytes) -> None:
-        body = data.split(b"\r\n\r\n", 1)[-1]
-        self.sent.append(json.loads(body))
-
-    def close(self) -> None:
-        pass
+from .._lsp import MessageSink
 
 
 def _send(server: Any, method: str, params: Any, msg_id: int | None = None) -> None:
@@ -32,9 +20,9 @@ def _send(server: Any, method: str, params: Any, msg_id: int | None = None) -> N
     dispatch(server.protocol, json.dumps(message).encode())
 
 
-async def _type_into_a_document(n_edits: int) -> tuple[Any, _Sink]:
+async def _type_into_a_document(n_edits: int) -> tuple[Any, MessageSink]:
     server = create_server()
-    sink = _Sink()
+    sink = MessageSink()
     server.protocol.set_writer(sink)
     _send(server, "initialize", {"capabilities": {}, "processId": None}, msg_id=1)
     _send(server, "initialized", {})

@@ -24,32 +24,21 @@ from livetok.server.lsp.front import (
 )
 from livetok.server.lsp.framing import Frame
 from livetok.server.lsp.transport import dispatch
+
+from .._lsp import MessageSink
 from tests._refs import tiktoken_ref
 
 SERVER = [sys.executable, "-m", "livetok.server"]
 
 
-class _Sink:
-    """A writer that keeps the messages a server sends, parsed."""
-
-    def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = []
-
-    def write(self, data: bytes) -> None:
-        self.messages.append(json.loads(data.partition(b"\r\n\r\n")[2]))
-
-    def close(self) -> None:
-        pass
-
-
 def _server_answer(params: dict[str, Any], forced: str | None) -> dict[str, Any]:
     """The full server's own answer to ``initialize`` with ``params`` (no front)."""
     server = create_server(position_encoding=forced)
-    sink = _Sink()
+    sink = MessageSink()
     server.protocol.set_writer(sink)
     dispatch(server.protocol, json.dumps(
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode())
-    [answer] = [m for m in sink.messages if m.get("id") == 1]
+    [answer] = [m for m in sink.sent if m.get("id") == 1]
     return answer
 
 
@@ -129,14 +118,14 @@ def test_hand_over_drops_the_second_answer_and_reads_the_params():
     sent = answer_first(Frame("message", body), None, out.append)
     assert sent is not None and len(out) == 1
     server = create_server()
-    sink = _Sink()
+    sink = MessageSink()
     handover = HandOver(sink, sent)
     server.protocol.set_writer(handover)
     dispatch(server.protocol, body)
     assert handover.dropped is not None and handover.dropped["result"] == sent["result"]
     assert server.codec.unit == "utf-32"
     # the bad option is warned about (the logMessage passes), the answer is not sent twice
-    assert [m.get("method") for m in sink.messages] == ["window/logMessage"]
+    assert [m.get("method") for m in sink.sent] == ["window/logMessage"]
 
 
 def _did_open(uri: str, text: str, language_id: str = "plaintext") -> bytes:
@@ -148,7 +137,7 @@ def _did_open(uri: str, text: str, language_id: str = "plaintext") -> bytes:
 def _server_count(options: Any, did_open: bytes) -> dict[str, Any] | None:
     """The count the full server publishes for ``did_open`` (None: none)."""
     server = create_server()
-    sink = _Sink()
+    sink = MessageSink()
     server.protocol.set_writer(sink)
     dispatch(server.protocol, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                           "params": {"processId": None, "capabilities": {},
@@ -156,7 +145,7 @@ def _server_count(options: Any, did_open: bytes) -> dict[str, Any] | None:
     dispatch(server.protocol, did_open)
     server.background.finish_all()
     server.publish()
-    counts = [m["params"] for m in sink.messages
+    counts = [m["params"] for m in sink.sent
               if m.get("method") == "livetok/didChangeTokenCount"]
     return counts[-1] if counts else None
 
@@ -241,7 +230,7 @@ REQUESTS = [
 def _answers_of_server(options: Any, unit: str, messages: list[dict[str, Any]]
                        ) -> list[dict[str, Any]]:
     server = create_server()
-    sink = _Sink()
+    sink = MessageSink()
     server.protocol.set_writer(sink)
     dispatch(server.protocol, json.dumps({"jsonrpc": "2.0", "id": "i", "method": "initialize",
                                           "params": {"processId": None, "capabilities": {
@@ -250,7 +239,7 @@ def _answers_of_server(options: Any, unit: str, messages: list[dict[str, Any]]
     for m in messages:
         dispatch(server.protocol, json.dumps(m).encode())
         server.background.finish_all()
-    return [m for m in sink.messages if "id" in m and m["id"] != "i"]
+    return [m for m in sink.sent if "id" in m and m["id"] != "i"]
 
 
 @pytest.mark.parametrize("unit", ["utf-8", "utf-16", "utf-32"])
@@ -296,7 +285,7 @@ def test_the_server_keeps_the_front_s_documents():
     early = EarlyServer(None, "utf-16", lambda b: None)
     assert early.handle(Frame("message", did_open))
     server = create_server()
-    server.protocol.set_writer(_Sink())
+    server.protocol.set_writer(MessageSink())
     dispatch(server.protocol, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                           "params": {"processId": None,
                                                      "capabilities": {}}}).encode())

@@ -22,6 +22,8 @@ from lsprotocol import types
 from livetok.server.lsp import session as app
 from livetok.server.lsp.transport import dispatch
 
+from .._lsp import MessageSink
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "architecture.md"
 SVG = ROOT / "docs" / "img" / "architecture.svg"
@@ -101,21 +103,10 @@ def test_the_first_is_what_the_session_calls_on_a_didchange() -> None:
     assert server.store.get(uri).doc.text.startswith("hello, world")
 
 
-class _Sink:
-    def __init__(self) -> None:
-        self.sent: list[dict[str, Any]] = []
-
-    def write(self, data: bytes) -> None:
-        self.sent.append(json.loads(data.split(b"\r\n\r\n", 1)[-1]))
-
-    def close(self) -> None:
-        pass
-
-
-def _session() -> tuple[Any, _Sink, Callable[..., None]]:
+def _session() -> tuple[Any, MessageSink, Callable[..., None]]:
     """A server in this process, what it writes, and ``send(method, params, msg_id=None)``."""
     server = app.create_server()
-    sink = _Sink()
+    sink = MessageSink()
     server.protocol.set_writer(sink)
 
     def send(method: str, params: dict[str, Any], msg_id: int | None = None) -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from livetok.incremental import Document
 
+from .._edits import type_in_span
 from .._hf_encodings import encoding, hf_ids
 
 
@@ -25,19 +26,8 @@ def _edits(name: str, text: str, lo: int, length: int, alphabet: str, n: int, se
     enc = encoding(name)
     rng = random.Random(seed)
     doc = Document(text, enc)
-    for _ in range(n):
-        if length == 0 or rng.random() < 0.5:
-            p = lo + rng.randrange(length + 1)
-            ch = rng.choice(alphabet if rng.random() < 0.5 else "abXY ")
-            doc.edit(p, p, ch)
-            text = text[:p] + ch + text[p:]
-            length += 1
-        else:
-            p = lo + rng.randrange(length)
-            doc.edit(p, p + 1, "")
-            text = text[:p] + text[p + 1:]
-            length -= 1
-        assert doc.token_ids() == hf_ids(name, text), (name, text[lo - 5:lo + length + 5])
+    type_in_span(rng, doc, text, lo, length, alphabet=alphabet, other="abXY ", n=n,
+                 reference=lambda t: hf_ids(name, t))
     return doc
 
 

@@ -18,6 +18,7 @@ import pytest
 from livetok.incremental import Document
 from livetok.incremental.hf.unigram import UnigramModel, _reference_encode, reference_unigram
 
+from .._edits import type_in_span
 from .._hf_encodings import encoding, hf_ids
 
 pytest.importorskip("tokenizers")
@@ -94,19 +95,8 @@ def test_edits_in_a_long_unigram_piece_equal_huggingface(line: str, alphabet: st
     text = "Some text.\n" + line + "\nmore text\n"
     lo, length = text.index(line), len(line)
     doc = Document(text, enc)
-    for _ in range(25):
-        if length == 0 or rng.random() < 0.5:
-            p = lo + rng.randrange(length + 1)
-            ch = rng.choice(alphabet if rng.random() < 0.5 else "abX ")
-            doc.edit(p, p, ch)
-            text = text[:p] + ch + text[p:]
-            length += 1
-        else:
-            p = lo + rng.randrange(length)
-            doc.edit(p, p + 1, "")
-            text = text[:p] + text[p + 1:]
-            length -= 1
-        assert doc.token_ids() == hf_ids("xlmr", text)
+    type_in_span(rng, doc, text, lo, length, alphabet=alphabet, other="abX ", n=25,
+                 reference=lambda t: hf_ids("xlmr", t))
 
 
 def test_an_edit_on_an_emoji_line_reads_it_a_bounded_number_of_times(

@@ -20,6 +20,8 @@ from livetok.incremental.sentencepiece.bpe import sp_bpe
 from livetok.incremental.sentencepiece.encoding import find_mistral_v1, load_mistral_v1
 from livetok.incremental.sentencepiece.pairs import SentencePiecePairs, _leftmost_run, _run_chunks
 
+from .._edits import type_in_span
+
 
 
 def _vocab(rng: random.Random, alphabet: str, n_pieces: int, group: list[int] | None
@@ -152,19 +154,8 @@ def _edit_run(line: str, alphabet: str, n_edits: int, seed: int) -> Document:
     lo = text.index(line)
     length = len(line)
     doc = Document(text, ENC)
-    for _ in range(n_edits):
-        if length == 0 or rng.random() < 0.5:
-            p = lo + rng.randrange(length + 1)
-            ch = rng.choice(alphabet if rng.random() < 0.5 else "abcXYZ ")
-            doc.edit(p, p, ch)
-            text = text[:p] + ch + text[p:]
-            length += 1
-        else:
-            p = lo + rng.randrange(length)
-            doc.edit(p, p + 1, "")
-            text = text[:p] + text[p + 1:]
-            length -= 1
-        assert doc.token_ids() == SP.encode(text)
+    type_in_span(rng, doc, text, lo, length, alphabet=alphabet, other="abcXYZ ", n=n_edits,
+                 reference=SP.encode)
     return doc
 
 

@@ -15,26 +15,17 @@ import pytest
 from livetok.server.lsp import sync
 from livetok.server.lsp.session import LivetokServer, create_server
 from livetok.server.lsp.transport import dispatch
+
+from .._lsp import MessageSink
 from tests._refs import tiktoken_ref
 
 URI = "file:///a.txt"
 TEXT = "naïve café 😀 東京\nsecond line here\n\nfourth, last\n"
 
 
-class _Sink:
-    def __init__(self) -> None:
-        self.sent: list[dict[str, Any]] = []
-
-    def write(self, data: bytes) -> None:
-        self.sent.append(json.loads(data.split(b"\r\n\r\n", 1)[-1]))
-
-    def close(self) -> None:
-        pass
-
-
 def _server() -> LivetokServer:
     server = create_server()
-    server.protocol.set_writer(_Sink())
+    server.protocol.set_writer(MessageSink())
     for msg in ({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": {"capabilities": {}}},
                 {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
