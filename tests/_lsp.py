@@ -18,7 +18,7 @@ import sys
 import uuid
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -262,3 +262,22 @@ class MessageSink:
 
     def close(self) -> None:
         pass
+
+
+def in_process_server() -> tuple[Any, MessageSink, Callable[..., None]]:
+    """A language server in this process (no transport), what it writes, and
+    ``send(method, params, msg_id=None)``, which hands it one message as the reader would."""
+    from livetok.server.lsp.session import create_server
+    from livetok.server.lsp.transport import dispatch
+
+    server = create_server()
+    sink = MessageSink()
+    server.protocol.set_writer(sink)
+
+    def send(method: str, params: dict[str, Any], msg_id: int | None = None) -> None:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if msg_id is not None:
+            msg["id"] = msg_id
+        dispatch(server.protocol, json.dumps(msg).encode())
+
+    return server, sink, send

@@ -12,17 +12,14 @@ of the version it names.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from typing import Any, Callable
 
 import pytest
 
 from livetok.incremental import Document
-from livetok.server.lsp import session as app
-from livetok.server.lsp.transport import dispatch
 
-from .._lsp import ClientDoc, MessageSink, naive_position, session, token_count
+from .._lsp import ClientDoc, MessageSink, in_process_server, naive_position, session, token_count
 from .._refs import tiktoken_ref
 from .._traces import TRACE_NAMES, apply, load_txns
 from ..conftest import SLOW
@@ -36,16 +33,7 @@ def ref_count(text: str) -> int:
 
 def _in_process(text: str, uri: str = "file:///a.txt") -> tuple[Any, MessageSink, Callable[..., None]]:
     """A server in this process with ``text`` open, what it writes, and ``send``."""
-    server = app.create_server()
-    sink = MessageSink()
-    server.protocol.set_writer(sink)
-
-    def send(method: str, params: dict[str, Any], msg_id: int | None = None) -> None:
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
-        if msg_id is not None:
-            msg["id"] = msg_id
-        dispatch(server.protocol, json.dumps(msg).encode())
-
+    server, sink, send = in_process_server()
     send("initialize", {"capabilities": {}}, msg_id=1)
     send("initialized", {})
     send("textDocument/didOpen", {"textDocument": {

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 import re
 import sys
 from pathlib import Path
@@ -20,9 +19,8 @@ from typing import Any, Callable
 from lsprotocol import types
 
 from livetok.server.lsp import session as app
-from livetok.server.lsp.transport import dispatch
 
-from .._lsp import MessageSink
+from .._lsp import MessageSink, in_process_server
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "architecture.md"
@@ -105,17 +103,7 @@ def test_the_first_is_what_the_session_calls_on_a_didchange() -> None:
 
 def _session() -> tuple[Any, MessageSink, Callable[..., None]]:
     """A server in this process, what it writes, and ``send(method, params, msg_id=None)``."""
-    server = app.create_server()
-    sink = MessageSink()
-    server.protocol.set_writer(sink)
-
-    def send(method: str, params: dict[str, Any], msg_id: int | None = None) -> None:
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
-        if msg_id is not None:
-            msg["id"] = msg_id
-        dispatch(server.protocol, json.dumps(msg).encode())
-
-    return server, sink, send
+    return in_process_server()
 
 
 def test_a_didchange_runs_the_five_in_order() -> None:
