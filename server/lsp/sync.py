@@ -20,7 +20,7 @@ from pygls.capabilities import ServerCapabilitiesBuilder
 
 from livetok.server.lsp.bigtext import TextParts
 from livetok.server.lsp.documents import OpenDocument, TextChange
-from livetok.server.lsp.framing import LSP_INTEGER_MAX
+from livetok.server.lsp.framing import LSP_INTEGER_MAX, lsp_uinteger
 from livetok.server.lsp.handlers import feature
 from livetok.server.lsp.positions import PositionCodec, Unit
 from livetok.server.lsp.settings import SettingsError, parse_settings, workspace_root
@@ -176,8 +176,10 @@ def did_change(ls: LivetokServer, params: types.DidChangeTextDocumentParams) -> 
     did_change_json(ls, ls.protocol._converter.unstructure(params))
 
 
-#: LSP's ``integer`` and ``uinteger`` (a version, a line, a column): the bounds the stdio
-#: front applies too (``framing.lsp_integer``, ``framing.lsp_uinteger``), checked inline here
+#: LSP's ``integer`` and ``uinteger`` (a version, a line, a column): the bounds of the stdio
+#: front's ``framing.lsp_integer`` / ``lsp_uinteger``, checked inline on the keystroke path (a
+#: call there is one more function a keystroke runs, ``test_architecture``); a refusal's
+#: message comes from ``lsp_uinteger`` (:func:`_integer`)
 _INT_MIN, _INT_MAX = -LSP_INTEGER_MAX - 1, LSP_INTEGER_MAX
 
 
@@ -189,11 +191,11 @@ class ChangeRefused(ValueError):
     """A ``didChange`` whose params are not what LSP says; the message names the field."""
 
 
-def _integer(value: Any, where: str, low: int = 0) -> int:
-    if type(value) is not int or not low <= value <= _INT_MAX:
-        kind = "an integer" if low < 0 else "an integer >= 0"
-        raise ChangeRefused(f"{where} must be {kind} up to {_INT_MAX}, not {_shown(value)}")
-    return value
+def _integer(value: Any, where: str) -> None:
+    """Refuse ``value`` unless it is an LSP ``uinteger`` (the message names ``where``)."""
+    if not lsp_uinteger(value):
+        raise ChangeRefused(f"{where} must be an integer >= 0 up to {_INT_MAX}, not "
+                            f"{_shown(value)}")
 
 
 def _shown(value: Any) -> str:
