@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from livetok.incremental.analysis import corpus
+from livetok.incremental.samples import corpora as corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -34,7 +34,7 @@ MB = 1_000_000
 # -- corpus ------------------------------------------------------------------------------------
 
 
-# the one corpus reader (livetok.incremental.analysis.corpus); these names are the benchmarks'
+# the one corpus reader (livetok.incremental.samples.corpora); these names are the benchmarks'
 stdlib_root = corpus.stdlib_dir
 #: the first ``n_chars`` code points of the standard library's text (see ``corpus.stdlib_text``)
 real_text = corpus.stdlib_text

@@ -454,7 +454,7 @@ def sweep_tables(results: list[AdvResult]) -> tuple[str, str]:
 
 TIKTOKEN_COUNT = r"""
 import sys, tiktoken
-from livetok.incremental.find import find_vocabulary
+from livetok.incremental.vocab.find import find_vocabulary
 from livetok.incremental.bytelevel.pretokenize import PATTERNS
 name, path = sys.argv[1], sys.argv[2]
 ranks, _ = find_vocabulary(name)

@@ -135,7 +135,7 @@ def multilingual_text(n: int) -> tuple[str, str]:
         raise
     except BaseException:  # noqa: BLE001 - Django absent (pytest's Skipped): the fallback
         pass
-    from livetok.incremental.analysis import corpus
+    from livetok.incremental.samples import corpora as corpus
 
     parts = list(corpus.cjk_texts())
     if VIM_TUTOR.is_dir():
@@ -151,7 +151,7 @@ def multilingual_text(n: int) -> tuple[str, str]:
 def encode_parts(n: int) -> list[tuple[str, str]]:
     """The three parts of the encode text, ``(label, text)``, about ``n`` code points each
     (the traces' final texts are shorter when ``n`` is large: they are 160 K together)."""
-    from livetok.incremental.analysis import corpus
+    from livetok.incremental.samples import corpora as corpus
 
     traces = "\n".join(corpus.trace_texts())[:n]
     multi, _ = multilingual_text(n)
@@ -241,7 +241,7 @@ class SPRef:
     def __init__(self) -> None:
         import sentencepiece as spm
 
-        from livetok.incremental.find import find_mistral_v1
+        from livetok.incremental.vocab.find import find_mistral_v1
 
         p = find_mistral_v1()
         if p is None:
@@ -260,7 +260,7 @@ def sp_missing() -> str:
     """Why the built-in SentencePiece comparison cannot run here ("" when it can)."""
     import importlib.util
 
-    from livetok.incremental.find import find_mistral_v1
+    from livetok.incremental.vocab.find import find_mistral_v1
 
     if importlib.util.find_spec("sentencepiece") is None:
         return "the `sentencepiece` package (its reference) is not installed"

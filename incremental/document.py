@@ -5,7 +5,7 @@
 
 1. :meth:`~Document._restart` — the pieces left of a *restart* boundary are unchanged: walk left
    from the piece holding ``start`` while the previous piece's
-   :meth:`~livetok.incremental.protocol.PieceEncoding.horizon` reaches ``start`` (the horizons'
+   :meth:`~livetok.incremental.piece_encoding.PieceEncoding.horizon` reaches ``start`` (the horizons'
    dominance property makes the first piece whose predecessor stays left of ``start`` safe);
 2. :meth:`~Document._resplit` — re-split the new text from there until a new boundary at or
    after the edit's end is also an old (shifted) boundary: the split from a boundary depends
@@ -24,7 +24,7 @@ edit steps above and the invariants that tie them together (:meth:`Document._che
 steps share the document's state (its token sequence, the encoding's per-token tables) and
 hand each other their intermediate results (``_Resplit``, ``_Seg``), so apart they would
 trade private state across files; what stands alone already lives elsewhere: the token
-sequence (:mod:`.tokenseq`), Algorithm 1 (:mod:`.glue`), range counts (:mod:`.counting`).
+sequence (:mod:`.tokenseq`), Algorithm 1 (:mod:`.glue`), range counts (:mod:`.range_count`).
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar
 
-from .counting import RangeCounter
+from .range_count import RangeCounter
 from .gcpause import collector_paused as _collector_paused
 from .glue import GLUE_MIN_CP, glue
-from .protocol import ByteLevelEncoding, PieceEncoding, byte_level, check_encoding, quiet_side
+from .piece_encoding import ByteLevelEncoding, PieceEncoding, byte_level, check_encoding, quiet_side
 from .text import sanitize
 from .tokenseq import CLEAN, PIECE_START, PLACEHOLDER, SeqView, TokenSeq
 

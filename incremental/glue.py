@@ -36,7 +36,7 @@ WordPiece (``supports_glue`` is False there).
 **Its users**, each over its own data (``docs/algorithms.md`` section 3):
 
 * ``Document._glue_piece`` — an edit inside one long piece (old tokens of the sequence);
-* ``count_range`` (:mod:`.counting`) — a range that cuts a long piece, one side per cut;
+* ``count_range`` (:mod:`.range_count`) — a range that cuts a long piece, one side per cut;
 * ``bpe._glued_split`` — a long piece split chunk by chunk, glued at each seam (an empty edit,
   with a cap and a give-up result);
 * :func:`.analysis.widening.glue_edit` — the widening measurement, by :func:`glue_one_step`.

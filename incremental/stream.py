@@ -1,6 +1,6 @@
 """Token ids of a text that arrives in chunks, in memory bounded by the longest piece.
 
-:func:`encode_stream` works with any :class:`~livetok.incremental.protocol.PieceEncoding`
+:func:`encode_stream` works with any :class:`~livetok.incremental.piece_encoding.PieceEncoding`
 (tiktoken-style regex encodings, SentencePiece BPE, WordPiece). It keeps a buffer that always
 starts at a piece boundary of the whole text and emits a piece's ids as soon as the splitter has
 *certainly* finished that piece, which the encoding's :meth:`horizon` tells: when the piece at
@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Iterator
 
 from .text import join_surrogates, sanitize
-from .protocol import ByteLevelEncoding, PieceEncoding, byte_level, check_encoding
+from .piece_encoding import ByteLevelEncoding, PieceEncoding, StreamStats, byte_level, check_encoding
 
 __all__ = ["encode_stream", "count_stream", "check_pieces", "StreamStats", "PieceTooLongError",
            "MAX_PIECE_CP", "EncodeStreamMixin"]
@@ -62,25 +62,12 @@ class PieceTooLongError(ValueError):
         )
 
 
-class StreamStats:
-    """What :func:`encode_stream` held: the largest buffer, in code points (for benchmarks)."""
-
-    def __init__(self) -> None:
-        self.max_buffer_cp = 0
-        self.chunks = 0
-        self.pieces = 0
-
-    def __repr__(self) -> str:
-        return (f"StreamStats(max_buffer_cp={self.max_buffer_cp}, chunks={self.chunks}, "
-                f"pieces={self.pieces})")
-
-
 def _piece_strings(bl: ByteLevelEncoding | None) -> Callable[[str], list[str]] | None:
     """The encoding's one-call splitter into piece strings, when it has one."""
     return bl.piece_strings if bl is not None else None
 
 
-#: the slack of :meth:`PieceEncoding.horizon`'s dominance property (see :mod:`.protocol`)
+#: the slack of :meth:`PieceEncoding.horizon`'s dominance property (see :mod:`.piece_encoding`)
 _DOMINANCE_SLACK = 4
 
 
@@ -183,7 +170,7 @@ def encode_stream(
 
 class EncodeStreamMixin:
     """A base class that gives an encoding the method form of :func:`encode_stream`, which
-    :class:`~livetok.incremental.protocol.PieceEncoding` declares (every livetok encoding
+    :class:`~livetok.incremental.piece_encoding.PieceEncoding` declares (every livetok encoding
     inherits it)."""
 
     __slots__ = ()

@@ -26,7 +26,7 @@ from typing import Sequence
 from livetok.incremental import PieceEncoding
 from livetok.incremental.bytelevel.encoding import Encoding
 from livetok.incremental.document import BlockTokens, block_cps_type, block_tokens
-from livetok.incremental.load import size_limit
+from livetok.incremental.env_limits import size_limit
 
 from livetok.server.forked import forked_map
 

@@ -37,9 +37,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from livetok.incremental.find import HF_PREFIX
-from livetok.incremental.load import size_limit, vocabulary_limit
-from livetok.incremental.registry import is_file_name
+from livetok.incremental.vocab.find import HF_PREFIX
+from livetok.incremental.vocab.readers import vocabulary_limit
+from livetok.incremental.env_limits import size_limit
+from livetok.incremental.vocab.registry import is_file_name
 
 __all__ = [
     "MAX_CONFIG_BYTES_ENV",

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from livetok.incremental.load import size_limit
+from livetok.incremental.env_limits import size_limit
 
 from livetok.server import trust
 from livetok.server.budgets.globs import UNINDEXED_ENV, GlobRules, unindexed_limit

@@ -7,10 +7,10 @@ import functools
 import tiktoken
 
 from livetok.incremental import get_encoding
-from livetok.incremental.analysis.corpus import stdlib_text
+from livetok.incremental.samples.corpora import stdlib_text
 
 #: ``real_text(n)``: the first ``n`` code points of the standard library's text, the corpus the
-#: benchmarks read too (``livetok.incremental.analysis.corpus``)
+#: benchmarks read too (``livetok.incremental.samples.corpora``)
 real_text = stdlib_text
 
 BPE_NAMES = ["o200k_base", "cl100k_base", "r50k_base"]

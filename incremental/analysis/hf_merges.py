@@ -161,11 +161,11 @@ def read_model(data: Mapping[str, Any], *, source: str) -> TokenizerJsonModel:
 
 def load_model(path: str | os.PathLike[str]) -> TokenizerJsonModel:
     """:func:`read_model` of the file ``path``, read with the vocabulary size bound
-    (``LIVETOK_MAX_VOCAB_BYTES``) and the JSON depth bound of :mod:`livetok.incremental.load`.
+    (``LIVETOK_MAX_VOCAB_BYTES``) and the JSON depth bound of :mod:`livetok.incremental.vocab.readers`.
 
     Runtime complexity: ``O(file size)``.
     """
-    from ..load import MAX_JSON_DEPTH, check_json_depth, read_limited, vocabulary_limit
+    from ..vocab.readers import MAX_JSON_DEPTH, check_json_depth, read_limited, vocabulary_limit
 
     name = os.fspath(path)
     raw = read_limited(path, vocabulary_limit(), what="tokenizer.json", env=_LIMIT_ENV,
@@ -331,7 +331,7 @@ def bytes_of(s: str) -> bytes | None:
 
     Runtime complexity: ``O(len(s))``.
     """
-    from ..hf.models import bytes_to_unicode
+    from ..hf.model_section import bytes_to_unicode
 
     table = {c: b for b, c in bytes_to_unicode().items()}
     try:

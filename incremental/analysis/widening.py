@@ -112,7 +112,7 @@ def _main() -> None:  # pragma: no cover - measurement script
     import argparse
 
     from ..sentencepiece.encoding import load_mistral_v1
-    from .corpus import cjk_texts, real_text
+    from ..samples.corpora import cjk_texts, real_text
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--edits", type=int, default=3000)

@@ -33,7 +33,7 @@ from typing import Sequence
 import regex
 
 from .bpe import SCAN_MAX, bpe_encode, scan_ids
-from ..cache import GenerationalCache
+from ..piece_memo import GenerationalCache
 from .pretokenize import PATTERNS, Pretokenizer
 from ..stream import EncodeStreamMixin
 from ..text import join_surrogates, require_str, sanitize
@@ -59,7 +59,7 @@ class PieceCache(GenerationalCache[str, tuple[int, ...]]):
     that is missing (``__missing__``), so looking up a block's pieces by ``map`` is one C loop
     that calls Python only for new pieces, with no ``None`` checks.
 
-    A miss is one Python call: the older generation (see :mod:`.cache`: the memo is bounded to
+    A miss is one Python call: the older generation (see :mod:`..piece_memo`: the memo is bounded to
     two generations), then the whole-piece rank lookup and, for a piece that is not a token,
     the rank scan of :func:`.bpe.scan_ids` (the heap BPE for long pieces). Long pieces are
     kept only until :meth:`end_call`, so that each distinct piece is BPE-encoded once per call
@@ -754,7 +754,7 @@ class Encoding(EncodeStreamMixin):
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickling (for a process pool, say) as its vocabulary, pattern and special tokens;
         the registry pickles the encodings that ``get_encoding`` returns as their name
-        (:func:`livetok.incremental.registry._reduce`), as tiktoken does."""
+        (:func:`livetok.incremental.vocab.registry._reduce`), as tiktoken does."""
         return unpickle_encoding, (type(self), self._constructor_args())
 
     def _constructor_args(self) -> dict[str, Any]:

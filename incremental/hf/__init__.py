@@ -16,7 +16,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..protocol import PieceEncoding
+    from ..piece_encoding import PieceEncoding
 
 __all__ = ["load_tokenizer_json", "tokenizer_from_dict"]
 

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple, Sequence
 
 import regex
 
-from ..load import size_limit
+from ..env_limits import size_limit
 from .errors import UnboundedComponent, UnsupportedComponent
 
 __all__ = ["AddedToken", "Match", "AddedMatcher", "TokenReads", "char_set", "parse_added_tokens",

@@ -54,7 +54,7 @@ from itertools import repeat
 from operator import add, itemgetter, methodcaller, mul
 from typing import Any, Mapping, Sequence, TypeGuard
 
-from ..cache import GenerationalCache
+from ..piece_memo import GenerationalCache
 from ..gcpause import collector_paused
 from ..pairmerge import SCAN_MAX, merge, merge_heap, merge_scan
 from .cut_pairs import formable_pairs, pair_cuts

@@ -52,7 +52,7 @@ from ..text import sanitize
 from .added import AddedToken, TokenReads
 from ..pairmerge import merge
 from .decoders import Decoder, decode_id, decode_tokens
-from .models import bytes_to_unicode
+from .model_section import bytes_to_unicode
 
 __all__ = ["ByteLevelFile", "AddedTokenSplit", "route", "tiles", "byte_ranks"]
 

@@ -83,7 +83,7 @@ def decode_tokens(decoder: Decoder | None, tokens: list[str]) -> str:
 @functools.lru_cache(maxsize=1)
 def _byte_of_char() -> dict[str, int]:
     """GPT-2's printable stand-in characters -> the bytes they stand for."""
-    from .models import bytes_to_unicode
+    from .model_section import bytes_to_unicode
 
     return {c: b for b, c in bytes_to_unicode().items()}
 

@@ -2,7 +2,7 @@
 incremental contract on top of HuggingFace's pipeline (:mod:`.pipeline`, which runs
 ``Tokenizer::encode`` on a whole text: added tokens, normalizer, pre-tokenizer, model).
 
-**Pieces** (the :class:`~livetok.incremental.protocol.PieceEncoding` contract) are spans of the
+**Pieces** (the :class:`~livetok.incremental.piece_encoding.PieceEncoding` contract) are spans of the
 *original* text that can be encoded alone, found by :meth:`TokenizerJsonEncoding.split`:
 
 * every added-token split is a boundary on both sides, except that when the pipeline depends
@@ -91,7 +91,7 @@ from typing import Callable, Iterator, Sequence
 
 import regex
 
-from ..cache import GenerationalCache
+from ..piece_memo import GenerationalCache
 from ..glue import GLUE_MIN_CP
 from ..stream import EncodeStreamMixin
 from .added import Match, TokenReads, char_set, drop_inside, join_dropped, one_scan
@@ -166,7 +166,7 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         self._one_pretoken: Callable[[str], bool] = getattr(
             pre_tokenizer, "one_pretoken", lambda s: False)
         self._tok_ready = False
-        #: :class:`~livetok.incremental.protocol.QuietEncoding` (:meth:`quiet`): offered by
+        #: :class:`~livetok.incremental.piece_encoding.QuietEncoding` (:meth:`quiet`): offered by
         #: the glued pipelines whose pieces are the model's cuts (Gemma): ``M`` covers the
         #: longest added token's scan, the normalizer's context and the local pre-tokenizer's
         #: reads (0: not offered)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..load import VocabularyError
+from ..vocab.readers import VocabularyError
 
 __all__ = ["UnsupportedComponent", "UnboundedComponent"]
 

@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable, Literal, Protocol, Sequence as Seq, 
 
 import regex
 
-from ..load import size_limit
+from ..env_limits import size_limit
 from ..regex import (BoundedRegex, PatternError, UnsafePattern, alphabet, check, compile_bounded,
                      min_width, translate)
 from ..wordpiece import bert_normalize

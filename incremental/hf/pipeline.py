@@ -14,7 +14,7 @@
 
 :meth:`~TokenizerJsonPipeline.decode` applies the file's ``decoder`` (:mod:`.decoders`). What
 makes the pipeline incremental (pieces that can be encoded alone, their horizons, the piece
-cache: the :class:`~livetok.incremental.protocol.PieceEncoding` contract) is
+cache: the :class:`~livetok.incremental.piece_encoding.PieceEncoding` contract) is
 :class:`.encoding.TokenizerJsonEncoding`, which runs this pipeline on each piece.
 
 Runtime complexity: ``O(n)`` splitting and normalization plus the model on each pre-token.
@@ -29,7 +29,7 @@ from ..text import require_str, sanitize
 from .added import AddedMatcher, AddedToken
 from .decoders import Decoder, decode_id, decode_tokens
 from .errors import UnsupportedComponent
-from .models import Model, byte_level_map
+from .model_section import Model, byte_level_map
 
 __all__ = ["TokenizerJsonPipeline", "Sections", "NormalizerLike", "PreTokenizerLike"]
 
@@ -337,7 +337,7 @@ def _unmap_bytes(tok: str) -> bytes:
     """The bytes a byte-level token's characters stand for."""
     global _BYTE_DECODER
     if _BYTE_DECODER is None:
-        from ..load import gpt2_byte_decoder
+        from ..vocab.readers import gpt2_byte_decoder
         _BYTE_DECODER = gpt2_byte_decoder()
     dec = _BYTE_DECODER
     try:

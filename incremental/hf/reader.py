@@ -31,9 +31,10 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Tuple
 
-from .. import vocab_cache
-from ..load import VocabularyError, inflated, read_as, json_object, size_limit, vocabulary_limit
-from ..protocol import PieceEncoding
+from ..vocab import parse_store as vocab_cache
+from ..vocab.readers import VocabularyError, inflated, read_as, json_object, vocabulary_limit
+from ..env_limits import size_limit
+from ..piece_encoding import PieceEncoding
 from ..regex import MAX_PATTERN_CHARS
 from .added import check_added_count, parse_added_tokens, token_rows, tokens_of_rows
 from .cut_pairs import formable_pairs
@@ -41,7 +42,7 @@ from .decoders import Decoder, Refused, build_decoder
 from .bytelevel_file import ByteLevelFile, route
 from .encoding import TokenizerJsonEncoding
 from .errors import UnboundedComponent, UnsupportedComponent
-from .models import model_from_tables, model_tables
+from .model_section import model_from_tables, model_tables
 from .normalizers import Normalizer, build_normalizer
 from .pipeline import Sections
 from .pretokenizers import PreTokenizer, build_pre_tokenizer
@@ -340,8 +341,8 @@ def _is_payload(value: object) -> bool:
 
 def _code_files() -> list[str]:
     """The files of the code that makes a payload (:func:`prepare`): its key in the cache."""
-    from .. import load
-    from . import added, bpe, bytelevel_file, models, unigram
+    from ..vocab import readers as load
+    from . import added, bpe, bytelevel_file, model_section as models, unigram
 
     return [__file__, load.__file__, models.__file__, bpe.__file__, unigram.__file__,
             added.__file__, bytelevel_file.__file__]

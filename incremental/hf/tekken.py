@@ -34,7 +34,7 @@ import json
 from typing import Any, Mapping
 
 from ..bytelevel.encoding import Encoding
-from .models import bytes_to_unicode
+from .model_section import bytes_to_unicode
 
 __all__ = ["tekken_ranks", "tekken_specials", "tekken_to_dict", "tekken_json_text",
            "tekken_encoding", "load_tekken"]
@@ -164,12 +164,12 @@ def load_tekken(name: str, path: str, raw: bytes) -> Encoding:
     """The named Tekken encoding (``mistral-common``'s semantics, :func:`tekken_encoding`) of
     the file ``path`` whose bytes are ``raw``, its ranks kept in the vocabulary cache
     (:mod:`..vocab_cache`: a warm start parses no JSON). A file that is not a Tekken
-    vocabulary is a one-line :class:`~livetok.incremental.load.VocabularyError`.
+    vocabulary is a one-line :class:`~livetok.incremental.vocab.readers.VocabularyError`.
 
     Runtime complexity: ``O(vocabulary)``.
     """
-    from .. import vocab_cache
-    from ..load import VocabularyError, check_byte_level, check_ranks
+    from ..vocab import parse_store as vocab_cache
+    from ..vocab.readers import VocabularyError, check_byte_level, check_ranks
 
     def make() -> dict[str, Any]:
         try:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Sequence
 
-from ..cache import GenerationalCache
+from ..piece_memo import GenerationalCache
 from .errors import UnsupportedComponent
 
 __all__ = ["UnigramModel", "UNK_PENALTY", "unigram_tables"]

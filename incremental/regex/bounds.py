@@ -29,7 +29,8 @@ from typing import Callable, Iterator, Union
 
 import regex
 
-from ..load import VocabularyError, size_limit
+from ..vocab.readers import VocabularyError
+from ..env_limits import size_limit
 from .charsets import ANY_CHAR, explicit, overlap
 from .parser import parse
 from .syntax import (Alt, Backref, Chars, Flavour, Group, Look, Node, Repeat, Seq, UnsafePattern,

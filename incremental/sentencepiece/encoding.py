@@ -24,7 +24,7 @@ time). Encoding follows SentencePiece's ``bpe::Model::Encode`` and
    unknown symbols becomes a single ``unk_id`` (as ``PopulateSentencePieceText`` does). Pieces of
    type UNUSED are re-split into the two symbols that formed them (``resegment``).
 
-**Pieces** (the :class:`~livetok.incremental.protocol.PieceEncoding` contract). A merge only
+**Pieces** (the :class:`~livetok.incremental.piece_encoding.PieceEncoding` contract). A merge only
 ever forms a vocabulary piece, so no symbol ever spans a position ``i`` where the two
 characters ``c[i-1] c[i]`` occur together in *no* vocabulary piece: cutting the text there
 changes nothing (each side's merges are the restriction of the whole string's merge sequence
@@ -87,8 +87,8 @@ from typing import Iterator, Sequence
 
 import regex
 
-from ..cache import GenerationalCache
-from ..find import MISTRAL_V1_ENV, find_mistral_v1
+from ..piece_memo import GenerationalCache
+from ..vocab.find import MISTRAL_V1_ENV, find_mistral_v1
 from ..glue import GLUE_MIN_CP
 from ..stream import EncodeStreamMixin
 from ..text import require_str, sanitize
@@ -188,7 +188,7 @@ class SentencePieceEncoding(EncodeStreamMixin):
         self._ud_re = regex.compile("|".join(regex.escape(p) for p in ud)) if ud else None
         #: Algorithm 1 stays exact unless a glued piece could be one user-defined match
         self.supports_glue = not ud or len(ud[0]) < GLUE_MIN_CP
-        #: :class:`~livetok.incremental.protocol.QuietEncoding` (:meth:`quiet`): a boundary is
+        #: :class:`~livetok.incremental.piece_encoding.QuietEncoding` (:meth:`quiet`): a boundary is
         #: decided by the two characters around it, so ``M = 2`` (0: not offered, with
         #: user-defined pieces, whose matches the scan decides further away)
         self.quiet_margin = 0 if ud else 2
@@ -613,7 +613,7 @@ def load_sentencepiece(path: str | os.PathLike[str], *, name: str | None = None)
 
 def load_mistral_v1() -> SentencePieceEncoding:
     """The ``mistral-7b-v0.1`` encoding (32,000 pieces, byte fallback), found by
-    :func:`~livetok.incremental.find.find_mistral_v1` and built at each call;
+    :func:`~livetok.incremental.vocab.find.find_mistral_v1` and built at each call;
     ``get_encoding("mistral-7b-v0.1")`` keeps the one the registry loaded.
 
     Raises :class:`SentencePieceModelError` saying how to install the model when it is absent.

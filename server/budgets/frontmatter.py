@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from livetok.incremental.load import size_limit
+from livetok.incremental.env_limits import size_limit
 
 from livetok.server.budgets.config import ConfigError, ConfigProblem
 from livetok.server.budgets.limits import shown

@@ -35,7 +35,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Final, Iterable, Literal, Sequence
 
-from livetok.incremental.load import size_limit
+from livetok.incremental.env_limits import size_limit
 
 __all__ = ["UNINDEXED_ENV", "GlobError", "GlobRules", "unindexed_limit"]
 

@@ -17,7 +17,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from livetok.incremental.load import size_limit
+from livetok.incremental.env_limits import size_limit
 
 __all__ = [
     "GLOBS_ENV",

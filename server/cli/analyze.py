@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Callable
 
 from livetok.incremental import Encoding, PieceEncoding
 from livetok.incremental.analysis import merge_rules as mr
-from livetok.incremental.load import read_limited, size_limit
+from livetok.incremental.vocab.readers import read_limited
+from livetok.incremental.env_limits import size_limit
 
 from livetok.server.cli.main import INPUT_ERRORS, Subparsers, input_error
 

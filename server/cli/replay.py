@@ -15,7 +15,8 @@ import time
 from typing import Callable
 
 from livetok.incremental import Document, Encoding, PieceEncoding, get_encoding
-from livetok.incremental.load import read_limited, size_limit
+from livetok.incremental.vocab.readers import read_limited
+from livetok.incremental.env_limits import size_limit
 
 from livetok.server.cli.main import INPUT_ERRORS, Subparsers, add_encoding_arguments, encoding_name, input_error
 from livetok.server.cli.traces import Trace, iter_patches, load_trace

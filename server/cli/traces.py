@@ -14,7 +14,8 @@ from operator import add, itemgetter, sub
 from pathlib import Path
 from typing import Any, Iterator
 
-from livetok.incremental.load import MAX_JSON_DEPTH, check_json_depth, read_limited, size_limit
+from livetok.incremental.vocab.readers import MAX_JSON_DEPTH, check_json_depth, read_limited
+from livetok.incremental.env_limits import size_limit
 
 __all__ = ["Trace", "TraceError", "MAX_TRACE_BYTES", "max_trace_bytes", "load_trace",
            "iter_patches"]

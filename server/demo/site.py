@@ -35,7 +35,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from websockets.datastructures import Headers
 from websockets.http11 import Response
 
-from livetok.incremental.analysis import corpus
+from livetok.incremental.samples import corpora as corpus
 
 __all__ = ["AllowedHosts", "DemoSite", "SAMPLE_SIZES", "MAX_PATH_CHARS", "ENCODINGS",
            "list_traces", "regular_file_inside", "sample_text"]

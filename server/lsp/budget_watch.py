@@ -49,7 +49,7 @@ from typing import Callable, Sequence
 from lsprotocol import types
 
 from livetok.incremental import get_encoding
-from livetok.incremental.load import size_limit
+from livetok.incremental.env_limits import size_limit
 
 from livetok.server import trust
 from livetok.server.budgets.baseline import load_baseline

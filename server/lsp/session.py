@@ -57,11 +57,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
 from livetok.incremental import Document, PieceEncoding, get_encoding
-from livetok.incremental.catalog import find_model, model_encoding
-from livetok.incremental.registry import is_file_name
+from livetok.incremental.vocab.catalog import find_model, model_encoding
+from livetok.incremental.vocab.registry import is_file_name
 
 from livetok.server.lsp import views
-from livetok.server.lsp import requests, sync, workspace  # noqa: F401  (they register their handlers)
+from livetok.server.lsp import requests, sync, workspace_counts as workspace  # noqa: F401  (they register their handlers)
 from livetok.server.lsp.handlers import FEATURES, uri_of
 from livetok.server.lsp.background import Background
 from livetok.server.lsp.budget_watch import BudgetWatch

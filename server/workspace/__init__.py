@@ -6,7 +6,7 @@ Pure (no LSP library): ``livetok count -r`` and the language server's
 - :mod:`.scan`: which files are in the map (the walk of ``livetok check``, ``.gitignore``,
   the ``include``/``exclude`` globs of the budget file, limits), and why the others are not;
 - :mod:`.classify`: reading one file, bounded, and whether it is text;
-- :mod:`.cache`: counts kept across runs, keyed by the SHA-256 of a file's bytes and the
+- :mod:`.count_store`: counts kept across runs, keyed by the SHA-256 of a file's bytes and the
   encoding's identity, in the user's cache folder;
 - :mod:`.counting`: counting many files, the cache first, the misses by forked processes;
 - :mod:`.tree`: the counts as a tree of folders with totals, updated file by file;

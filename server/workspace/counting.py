@@ -1,9 +1,9 @@
 """Counting the files of a workspace map: the stat index first, then the count caches, then
 the misses, on several cores.
 
-A file whose ``stat`` the stat index knows (:class:`~.cache.StatIndex`: it did not change
+A file whose ``stat`` the stat index knows (:class:`~.count_store.StatIndex`: it did not change
 since it was read) is neither read nor hashed: its SHA-256 comes from the index and its
-counts from each encoding's :class:`~.cache.CountCache`. Any other file is read once
+counts from each encoding's :class:`~.count_store.CountCache`. Any other file is read once
 (:mod:`.classify`), its bytes hashed (SHA-256) and looked up in the count caches; only the
 misses are encoded. A file's count is the count ``livetok count FILE`` prints: its bytes
 decoded as UTF-8 (undecodable bytes as U+FFFD) and ``len(encode(text))``; a text holding a
@@ -32,15 +32,15 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple, Sequence, cast
 
 from livetok.incremental import Encoding, PieceEncoding, get_encoding, list_encodings
-from livetok.incremental.catalog import model_encoding
-from livetok.incremental.limits import size_limit
-from livetok.incremental.registry import ALIASES, is_file_name
+from livetok.incremental.vocab.catalog import model_encoding
+from livetok.incremental.env_limits import size_limit
+from livetok.incremental.vocab.registry import ALIASES, is_file_name
 from livetok.incremental.stream import MAX_PIECE_CP, check_pieces
 
 from livetok.server import trust
 from livetok.server.forked import forked_map
 from livetok.server.walk import Skipped
-from livetok.server.workspace.cache import BINARY, CountCache, StatIndex, encoding_identity
+from livetok.server.workspace.count_store import BINARY, CountCache, StatIndex, encoding_identity
 from livetok.server.workspace.classify import SNIFF_BYTES, is_binary, read_file
 from livetok.server.workspace.scan import MAX_FILE_BYTES_ENV, Candidate, Limits
 

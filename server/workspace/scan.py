@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
-from livetok.incremental.limits import size_limit
+from livetok.incremental.env_limits import size_limit
 
 from livetok.server.budgets.config import BudgetConfig, ConfigError
 from livetok.server.budgets.discovery import ConfigFinder

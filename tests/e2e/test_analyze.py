@@ -110,7 +110,7 @@ def test_binary_head_is_still_a_model_file(tmp_path) -> None:
 
 def test_trained_sentencepiece_model(tmp_path) -> None:
     spm = pytest.importorskip("sentencepiece")
-    from livetok.incremental.analysis import corpus
+    from livetok.incremental.samples import corpora as corpus
 
     lines = [ln for ln in corpus.stdlib_texts().__next__().splitlines() + list(corpus.trace_texts()[:1]) if ln.strip()]
     model = tmp_path / "tiny.model"

@@ -401,7 +401,7 @@ def test_large_file_counted_by_blocks_equals_tiktoken(tmp_path, monkeypatch, job
 
 def test_vocabulary_readers_say_what_is_wrong(tmp_path) -> None:
     """The core readers' other refusals, in this process: each a ValueError naming the file."""
-    from livetok.incremental.load import VocabularyError, load_gpt2_files
+    from livetok.incremental.vocab.readers import VocabularyError, load_gpt2_files
     from livetok.incremental.sentencepiece.model_proto import ModelProtoError, read_model_file
 
     enc = tmp_path / "encoder.json"
@@ -428,7 +428,7 @@ def test_library_refuses_an_incomplete_byte_level_vocabulary(tmp_path):
     import base64
 
     from livetok.incremental import get_encoding
-    from livetok.incremental.load import VocabularyError
+    from livetok.incremental.vocab.readers import VocabularyError
 
     vocab = tmp_path / "small.tiktoken"
     vocab.write_text("".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(200)))
@@ -441,7 +441,7 @@ def test_wordpiece_files_are_read_with_the_bounds(tmp_path, monkeypatch, kind):
     """A WordPiece ``vocab.txt`` or ``tokenizer.json`` over the size bound, or a JSON nested
     past the depth bound, is a VocabularyError naming the file (not a MemoryError or a
     RecursionError)."""
-    from livetok.incremental.load import VocabularyError
+    from livetok.incremental.vocab.readers import VocabularyError
     from livetok.incremental.wordpiece.load import load_wordpiece
 
     big = tmp_path / kind

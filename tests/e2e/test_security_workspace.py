@@ -49,7 +49,7 @@ def _limit_memory() -> None:  # runs in the child, before exec
 
 def _cache_dir() -> str:
     """The vocabulary cache the tests use (kept when HOME moves to the victim's folder)."""
-    from livetok.incremental.vocab_cache import cache_dir
+    from livetok.incremental.vocab.parse_store import cache_dir
 
     return cache_dir() or ""
 

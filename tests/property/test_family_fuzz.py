@@ -54,7 +54,7 @@ def test_random_edits_equal_the_reference(name: str) -> None:
         enc, ref = bw.load_family(family)
     except LookupError as exc:
         pytest.skip(str(exc))
-    from livetok.incremental.analysis.corpus import real_text
+    from livetok.incremental.samples.corpora import real_text
 
     rng = random.Random(27)
     parts = [real_text(4_000)]

@@ -27,8 +27,8 @@ from livetok.incremental.bytelevel.bpe import (
     bpe_split,
 )
 from livetok.incremental.bytelevel._reference import bpe_encode_naive
-from livetok.incremental.find import _tiktoken_cache_file
-from livetok.incremental.load import load_gpt2_files, load_tiktoken_file
+from livetok.incremental.vocab.find import _tiktoken_cache_file
+from livetok.incremental.vocab.readers import load_gpt2_files, load_tiktoken_file
 
 from .._refs import BPE_NAMES, real_text, tiktoken_ref
 from ..conftest import SLOW, slow_except
@@ -73,7 +73,8 @@ def test_model_tables_are_tiktokens():
     """The model tables are tiktoken's, so every model name maps as in tiktoken."""
     import tiktoken.model as tm
 
-    from livetok.incremental import encoding_for_model, encoding_name_for_model, models
+    from livetok.incremental import encoding_for_model, encoding_name_for_model
+    from livetok.incremental.vocab import openai_models as models
 
     assert models.MODEL_TO_ENCODING == tm.MODEL_TO_ENCODING
     assert list(models.MODEL_PREFIX_TO_ENCODING.items()) == list(
@@ -471,7 +472,7 @@ def test_package_file_falls_back_to_the_package_loader(monkeypatch) -> None:
     ``importlib.resources``, which imports it."""
     from importlib.machinery import ModuleSpec
 
-    from livetok.incremental import find
+    from livetok.incremental.vocab import find
 
     real = find.find_spec
     monkeypatch.setattr(find, "find_spec", lambda name: ModuleSpec(name, None)
@@ -517,7 +518,7 @@ def test_tiktoken_cache_is_found_offline(tmp_path, monkeypatch):
 
 
 def test_env_var_names_the_vocabulary(tmp_path, monkeypatch):
-    from livetok.incremental.find import find_vocabulary
+    from livetok.incremental.vocab.find import find_vocabulary
 
     f = tmp_path / "v.tiktoken"
     f.write_bytes(base64.b64encode(b"x") + b" 0\n")
@@ -945,7 +946,7 @@ def test_concurrent_first_loads_build_the_vocabulary_once() -> None:
     import threading
     import time
 
-    from livetok.incremental import registry
+    from livetok.incremental.vocab import registry
 
     calls: list[int] = []
 
@@ -1042,7 +1043,7 @@ def test_tiktoken_files_in_any_layout_load_like_tiktoken(tmp_path) -> None:
 def test_byte_level_check_does_not_build_the_token_tables(monkeypatch):
     """Asking whether an encoding is byte-level must not build its per-token tables (~50 ms for
     o200k_base), which counting never reads: the class is asked, not the properties."""
-    from livetok.incremental import protocol
+    from livetok.incremental import piece_encoding as protocol
 
     monkeypatch.setattr(protocol, "_BYTE_LEVEL", {})  # forget what earlier tests found
     base = get_encoding("r50k_base")

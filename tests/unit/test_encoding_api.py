@@ -15,8 +15,8 @@ from typing import Any, Iterator, Sequence
 import pytest
 
 from livetok.incremental import Document, get_encoding
-from livetok.incremental import tiktoken_compat
-from livetok.incremental.protocol import PieceEncoding, check_encoding
+from livetok.incremental.vocab import tiktoken_compat
+from livetok.incremental.piece_encoding import PieceEncoding, check_encoding
 from livetok.incremental.sentencepiece.encoding import find_mistral_v1
 from livetok.incremental.stream import EncodeStreamMixin
 

@@ -24,7 +24,7 @@ import pytest
 from livetok.incremental import Document
 from livetok.incremental.hf.bytelevel_file import ByteLevelFile, route, tiles
 from livetok.incremental.hf.reader import tokenizer_from_dict
-from livetok.incremental.protocol import byte_level
+from livetok.incremental.piece_encoding import byte_level
 
 from .._edits import random_edit
 from .._hf_encodings import encoding, hf_ids, params, reference

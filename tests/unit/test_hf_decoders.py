@@ -209,7 +209,7 @@ def test_an_unsupported_decoder_loads_counts_and_refuses_to_decode(tmp_path):
 
 
 def test_the_decoder_survives_the_vocabulary_cache(tmp_path, monkeypatch):
-    from livetok.incremental import vocab_cache
+    from livetok.incremental.vocab import parse_store as vocab_cache
 
     monkeypatch.setenv(vocab_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
     path = tmp_path / "tokenizer.json"

@@ -21,7 +21,7 @@ import pytest
 from livetok.incremental import Document
 from livetok.incremental.bytelevel.pretokenize import Pretokenizer
 from livetok.incremental.hf import bytelevel_file as B
-from livetok.incremental.hf.models import bytes_to_unicode
+from livetok.incremental.hf.model_section import bytes_to_unicode
 from livetok.incremental.regex import derive
 
 from .._hf_encodings import encoding, hf_ids, reference

@@ -4,7 +4,7 @@ A load from the cache (``prepare``'s payload: the model's tables, the added toke
 sections) gives the encoding a parse gives, with HuggingFace's ids; the cache is keyed by the
 file's bytes (an edited file is prepared again), a damaged entry is rebuilt, ``LIVETOK_CACHE=0``
 writes nothing, and a file with an error raises it every time and is never cached. The
-cache's own rules (trust, keys, atomic writes) are ``test_vocab_cache.py``'s.
+cache's own rules (trust, keys, atomic writes) are ``test_parse_store.py``'s.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import regex
 
-from livetok.incremental import vocab_cache
+from livetok.incremental.vocab import parse_store as vocab_cache
 from livetok.incremental.gcpause import collector_paused
 from livetok.incremental.hf import reader
 from livetok.incremental.hf.added import trie_pattern
@@ -30,7 +30,7 @@ from livetok.incremental.hf.unigram import UnigramModel, unigram_tables
 
 from .._hf_encodings import code_text, hf_ids, multilingual_text
 from .._tokenizer_files import tokenizer_file
-from .test_vocab_cache import _files, cache  # noqa: F401  (cache: the tmp cache folder fixture)
+from .test_parse_store import _files, cache  # noqa: F401  (cache: the tmp cache folder fixture)
 
 
 def _no_prepare(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,7 +110,7 @@ def test_a_damaged_entry_is_rebuilt(cache: Path, tmp_path: Path,
     [entry] = _files(cache)
     good = entry.read_bytes()
     entry.write_bytes(good[:-5] + bytes(b ^ 0xFF for b in good[-5:]))
-    with caplog.at_level("WARNING", logger="livetok.incremental.vocab_cache"):
+    with caplog.at_level("WARNING", logger="livetok.incremental.vocab.parse_store"):
         assert reader.load_tokenizer_json(path).encode("ab ab") == [2, 5]
     assert "corrupt" in caplog.text
     assert entry.read_bytes() == good

@@ -1,4 +1,4 @@
-"""The ``tokenizer.json`` models (``incremental/hf/models.py``, ``bpe.py``, ``unigram.py``)
+"""The ``tokenizer.json`` models (``incremental/hf/model_section.py``, ``bpe.py``, ``unigram.py``)
 against HuggingFace ``tokenizers``' own models, one pre-token at a time.
 
 The reference is the real file's model alone: ``Tokenizer.from_file(p).model.tokenize(s)``
@@ -28,14 +28,7 @@ from tokenizers import Tokenizer
 from livetok.incremental.hf.bpe import BPEModel
 from livetok.incremental.pairmerge import merge_heap, merge_scan
 from livetok.incremental.hf.errors import UnsupportedComponent
-from livetok.incremental.hf.models import (
-    Model,
-    WordLevelModel,
-    WordPieceModel,
-    build_model,
-    byte_level_map,
-    bytes_to_unicode,
-)
+from livetok.incremental.hf.model_section import Model, WordLevelModel, WordPieceModel, build_model, byte_level_map, bytes_to_unicode
 from livetok.incremental.hf.unigram import UnigramModel
 
 from .._hf_encodings import params, reference, tokenizer_json

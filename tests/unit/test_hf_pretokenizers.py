@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from livetok.incremental.hf.errors import UnsupportedComponent
-from livetok.incremental.hf.models import bytes_to_unicode
+from livetok.incremental.hf.model_section import bytes_to_unicode
 from livetok.incremental.hf.pretokenizers import PreTokenizer, build_pre_tokenizer
 
 from .._split_checks import (

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from livetok.incremental import get_encoding, list_encodings
-from livetok.incremental import hf, registry
+from livetok.incremental import hf
+from livetok.incremental.vocab import registry
 from livetok.incremental.bytelevel.encoding import Encoding
-from livetok.incremental.find import (find_hf_tokenizer, find_tekken, hub_cache_dir, list_hf_tokenizers,
-                                      split_model_id)
-from livetok.incremental.load import VocabularyError
+from livetok.incremental.vocab.find import find_hf_tokenizer, find_tekken, hub_cache_dir, list_hf_tokenizers, split_model_id
+from livetok.incremental.vocab.readers import VocabularyError
 
 from .._tokenizer_files import installed, tokenizer_file, FILES
 
@@ -282,7 +282,7 @@ def test_tekken_warm_start_reads_no_json(tmp_path: Path, monkeypatch: pytest.Mon
     """The second build reads the ranks from the vocabulary cache: no JSON parse; and it
     encodes as the first."""
     pytest.importorskip("mistral_common")
-    from livetok.incremental import vocab_cache
+    from livetok.incremental.vocab import parse_store as vocab_cache
     from livetok.incremental.hf import tekken
 
     monkeypatch.setenv(vocab_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))

@@ -92,7 +92,7 @@ def test_document_edits_are_exact(kind: str) -> None:
 
 
 def test_loaded_from_a_file_and_again_from_the_vocabulary_cache(tmp_path, monkeypatch, caplog):
-    from livetok.incremental import vocab_cache
+    from livetok.incremental.vocab import parse_store as vocab_cache
     from livetok.incremental.hf import reader
 
     monkeypatch.setenv(vocab_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))

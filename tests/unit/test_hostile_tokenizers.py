@@ -3,7 +3,7 @@
 Each attack is built here as a small ``tokenizer.json`` in ``tmp_path`` (no attack file is
 committed), loaded with ``livetok.incremental.get_encoding(path)`` and used on its hostile text
 in a subprocess under an address-space limit of 1 GB and a 60 s timeout (a hang guard only):
-the outcome is a :class:`~livetok.incremental.load.VocabularyError` with a one-line message
+the outcome is a :class:`~livetok.incremental.vocab.readers.VocabularyError` with a one-line message
 that names the file and the limit (or a correct, bounded result), never a hang or a
 ``MemoryError``. Measured before the bounds (2 cores): a Split or Replace regex ``(a|aa)+$``
 on 49 characters ran forever; 24 chained ``Replace "a" -> "aa"`` took 1-3.7 GB and 10-51 s;
@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from livetok.incremental.hf import reader
-from livetok.incremental.load import VocabularyError
+from livetok.incremental.vocab.readers import VocabularyError
 from livetok.incremental.regex import UnsafePattern, check
 
 #: the address space each run may use (Linux)
@@ -39,7 +39,7 @@ TIMEOUT = 60
 _CHILD = r"""
 import json, sys, time
 from livetok.incremental import get_encoding
-from livetok.incremental.load import VocabularyError
+from livetok.incremental.vocab.readers import VocabularyError
 
 path, spec = sys.argv[1], json.loads(sys.argv[2])
 text = spec["unit"] * spec["times"] + spec["tail"]

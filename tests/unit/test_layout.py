@@ -1,13 +1,17 @@
-"""The layout of ``incremental/``: a core at the top and a folder per tokenizer family.
+"""The layout of ``incremental/``: the engine at the top, the vocabularies in ``vocab/``, a
+folder per tokenizer family, ``analysis/`` (studies of tokenizers) and ``samples/`` (real text).
 
 Parses the import statements of every module (those inside functions too: a deferred import is
 still a dependency) and checks that
 
+* the engine (the top-level modules but the package face) imports no vocabulary, family,
+  analysis or sample module: it takes an encoding object and never finds or reads files;
+* nothing that tokenizes imports ``samples`` (only ``analysis`` reads sample text);
 * no family (``bytelevel``, ``wordpiece``, ``sentencepiece``) imports another family, ``hf``
   or ``analysis``, and no core module imports ``analysis`` (it studies tokenizers, it does not
   run them); ``hf`` (the ``tokenizer.json`` reader) composes the families and may import them;
-* the modules import each other without a cycle (``if TYPE_CHECKING:`` imports, which never
-  run, left out);
+* the modules import each other without a cycle (``if TYPE_CHECKING:`` imports included:
+  a type-only cycle is still two modules that cannot be read apart);
 * ``document`` does not import the registry (names are looked up by the package face);
 * a module of ``incremental/`` or ``server/`` over :data:`MAX_LINES` lines says why it is one
   concept, in a paragraph of its docstring that starts with :data:`ONE_CONCEPT`.
@@ -25,6 +29,8 @@ SOURCE = ROOT / "incremental"
 FAMILIES = ("bytelevel", "wordpiece", "sentencepiece")
 #: areas that build on the families: they may import them, no family imports them
 COMPOSERS = ("hf",)
+#: the rooms below the package that are neither a family nor a composer
+ROOMS = ("vocab", "regex", "analysis", "samples")
 
 
 def _module_name(path: Path) -> str:
@@ -74,15 +80,17 @@ def _imports(name: str, *, with_type_checking: bool) -> set[str]:
 
 
 def _area(name: str) -> str:
-    """``core``, ``analysis`` or the family a module belongs to."""
+    """``core`` (the engine and the package face), a room of :data:`ROOMS` or the family a
+    module belongs to."""
     rest = name[len(PACKAGE) + 1 :].split(".") if name != PACKAGE else [""]
-    return rest[0] if len(rest) > 1 or rest[0] in (*FAMILIES, *COMPOSERS, "analysis") else "core"
+    return rest[0] if len(rest) > 1 or rest[0] in (*FAMILIES, *COMPOSERS, *ROOMS) else "core"
 
 
 def test_the_layout_is_read_right():
     """The parser sees the imports this test is about (a test that cannot fail is no test)."""
     wp = f"{PACKAGE}.wordpiece"
-    assert _area(f"{wp}.encoding") == "wordpiece" and _area(f"{PACKAGE}.registry") == "core"
+    assert _area(f"{wp}.encoding") == "wordpiece" and _area(f"{PACKAGE}.vocab.registry") == "vocab"
+    assert _area(f"{PACKAGE}.document") == "core" and _area(f"{PACKAGE}.samples.corpora") == "samples"
     assert _area(f"{PACKAGE}.analysis.widening") == "analysis" and _area(PACKAGE) == "core"
     assert f"{wp}.linmaxmatch" in _imports(f"{wp}.e2e", with_type_checking=False)
     assert f"{PACKAGE}.text" in _imports(f"{wp}.encoding", with_type_checking=False)
@@ -95,8 +103,27 @@ def test_the_document_takes_an_encoding_and_does_not_look_names_up():
     the central structure: ``Document`` takes an encoding object and never imports the
     registry (deferred and ``TYPE_CHECKING`` imports count)."""
     deps = _imports(f"{PACKAGE}.document", with_type_checking=True)
-    assert f"{PACKAGE}.registry" not in deps, "document imports the registry"
-    assert f"{PACKAGE}.protocol" in deps  # (the parser sees the module's imports)
+    assert f"{PACKAGE}.vocab.registry" not in deps, "document imports the registry"
+    assert f"{PACKAGE}.piece_encoding" in deps  # (the parser sees the module's imports)
+
+
+def test_the_engine_and_the_vocabularies_are_apart():
+    """The engine (the top-level modules: ``document``, ``tokenseq``, ``glue``, ``pairmerge``,
+    ``piece_encoding``, ``stream``, ...) imports nothing from ``vocab/``, a family, ``hf``,
+    ``analysis`` or ``samples``: only the package face (``__init__``) joins them. And nothing
+    but ``analysis`` and ``samples`` itself imports ``samples``."""
+    wrong = []
+    for name in MODULES:
+        area = _area(name)
+        for dep in sorted(_imports(name, with_type_checking=True)):
+            dep_area = _area(dep)
+            if area == "core" and name != PACKAGE and dep_area != "core":
+                wrong.append(f"{name} imports {dep}: the engine takes objects, it finds nothing")
+            if dep_area == "samples" and area not in ("analysis", "samples"):
+                wrong.append(f"{name} imports {dep}: sample text is for studies and tests")
+    assert not wrong, "\n".join(wrong)
+    face = _imports(PACKAGE, with_type_checking=False)
+    assert f"{PACKAGE}.vocab.registry" in face  # (the rule above sees the face's imports)
 
 
 def test_no_family_imports_another_family_or_analysis():
@@ -143,7 +170,7 @@ def test_cycle_finder_finds_a_cycle():
 def test_no_import_cycle():
     # the package's __init__ re-exports the public names; importing a submodule runs it first,
     # which is not an edge of the graph (else every module would sit on a cycle through it)
-    graph = {name: _imports(name, with_type_checking=False) - {PACKAGE} for name in MODULES}
+    graph = {name: _imports(name, with_type_checking=True) - {PACKAGE} for name in MODULES}
     cycle = _cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 
 spm = pytest.importorskip("sentencepiece")
 
-from livetok.incremental.analysis import corpus  # noqa: E402
+from livetok.incremental.samples import corpora as corpus  # noqa: E402
 from livetok.incremental.sentencepiece import encoding as sentencepiece_bpe  # noqa: E402
 from livetok.incremental.sentencepiece import model_proto  # noqa: E402
-from livetok.incremental.protocol import PieceEncoding  # noqa: E402
-from livetok.incremental.find import find_mistral_v1  # noqa: E402
+from livetok.incremental.piece_encoding import PieceEncoding  # noqa: E402
+from livetok.incremental.vocab.find import find_mistral_v1  # noqa: E402
 from livetok.incremental.sentencepiece._reference import encode_reference, sp_bpe_naive  # noqa: E402
 from livetok.incremental.sentencepiece.bpe import sp_bpe  # noqa: E402
 from livetok.incremental.sentencepiece.encoding import (  # noqa: E402
@@ -429,7 +429,7 @@ def test_missing_mistral_says_how_to_install(monkeypatch) -> None:
 
 @needs_mistral
 def test_registry_name() -> None:
-    reg = pytest.importorskip("livetok.incremental.registry")
+    reg = pytest.importorskip("livetok.incremental.vocab.registry")
     enc = reg.get_encoding("mistral-7b-v0.1")
     assert enc.encode("Hello world") == [22557, 1526]
 

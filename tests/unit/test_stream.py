@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from livetok.incremental import stream
-from livetok.incremental.analysis import corpus
+from livetok.incremental.samples import corpora as corpus
 from livetok.incremental.sentencepiece.encoding import find_mistral_v1, load_mistral_v1
 from livetok.incremental.stream import StreamStats, count_stream, encode_stream
 

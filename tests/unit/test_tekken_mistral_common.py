@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from livetok.incremental import Document, get_encoding
-from livetok.incremental.find import find_tekken
+from livetok.incremental.vocab.find import find_tekken
 
 from .._tekken_ref import mistral_common_encode
 

@@ -19,7 +19,7 @@ import pytest
 
 from livetok.server import trust
 from livetok.server.lsp.settings import parse_settings, workspace_folders
-from livetok.server.workspace.cache import encoding_identity
+from livetok.server.workspace.count_store import encoding_identity
 
 #: a hang guard, not a timing: each call below returns in microseconds
 HANG = 30.0
@@ -57,7 +57,7 @@ def unreadable(tmp_path: Path) -> list[Path]:
 
 
 def test_the_bounded_reads_refuse_a_fifo_or_a_device_unread(unreadable: list[Path]) -> None:
-    from livetok.incremental.load import read_vocabulary
+    from livetok.incremental.vocab.readers import read_vocabulary
 
     for path in unreadable:
         for read in (lambda: read_vocabulary(str(path)),

@@ -214,7 +214,7 @@ def test_tables_rebuild_the_same_matcher_and_big_vocabularies_read_them_from_the
     """``LinMaxMatch(..., tables=m.tables())`` is ``m`` without Algorithm 2; a vocabulary of
     ``CACHE_MIN_TOKENS`` or more (lowered here) keeps its tables in the vocabulary cache, so
     the second encoding built from it runs neither the trie build nor the precomputation."""
-    from livetok.incremental import vocab_cache
+    from livetok.incremental.vocab import parse_store as vocab_cache
     from livetok.incremental.wordpiece import encoding as wp_encoding
     from livetok.incremental.wordpiece.encoding import WordPieceEncoding
 

@@ -31,13 +31,13 @@ from tokenizers import (
     trainers,
 )
 
-import livetok.incremental.find as find
+import livetok.incremental.vocab.find as find
 from livetok.incremental import PieceEncoding, VocabularyError, get_encoding
 from livetok.incremental.wordpiece.bert_normalize import BertNormalizer, pre_tokenize
 from livetok.incremental.text import sanitize
 from livetok.incremental.wordpiece.linmaxmatch import LinMaxMatch
-from livetok.incremental.find import BERT_UNCASED_VOCAB_SHA256, vocab_sha256
-from livetok.incremental.load import read_vocab_txt
+from livetok.incremental.vocab.find import BERT_UNCASED_VOCAB_SHA256, vocab_sha256
+from livetok.incremental.vocab.readers import read_vocab_txt
 from livetok.incremental.wordpiece.encoding import WordPieceEncoding
 from livetok.incremental.wordpiece.load import from_tokenizer_json, load_bert_uncased, load_wordpiece
 

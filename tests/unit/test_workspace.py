@@ -18,9 +18,9 @@ import pytest
 from livetok.incremental import get_encoding
 from livetok.server.budgets.config import ConfigError, parse_config
 from livetok.server.walk import Skipped, walk, why_not_walked
-from livetok.server.workspace import cache as cache_mod
+from livetok.server.workspace import count_store as cache_mod
 from livetok.server.workspace import counting as counting_mod
-from livetok.server.workspace.cache import BINARY, CountCache, StatIndex, encoding_identity
+from livetok.server.workspace.count_store import BINARY, CountCache, StatIndex, encoding_identity
 from livetok.server.workspace.counting import Counted, Encodings, count_candidates
 from livetok.server.workspace.scan import Candidate, Limits, scan, why_left_out
 from livetok.server.workspace.tokenmap import WorkspaceMap
@@ -154,7 +154,7 @@ def test_a_damaged_cache_is_ignored_and_rebuilt(cache_dir: Path, damage: str, ki
         assert other.path is not None
         data = Path(other.path).read_bytes()
     Path(a.path).write_bytes(data)
-    with caplog.at_level(logging.WARNING, logger="livetok.server.workspace.cache"):
+    with caplog.at_level(logging.WARNING, logger="livetok.server.workspace.count_store"):
         b = make()
         assert b.get(record(1)[0]) is None
     assert "ignored, rebuilt" in caplog.text
@@ -182,14 +182,14 @@ def test_a_planted_or_shared_cache_is_not_trusted(cache_dir: Path, tmp_path: Pat
     assert a.save()
     assert victim.read_text() == "precious" and not os.path.islink(a.path)
     os.chmod(a.path, 0o666)
-    with caplog.at_level(logging.WARNING, logger="livetok.server.workspace.cache"):
+    with caplog.at_level(logging.WARNING, logger="livetok.server.workspace.count_store"):
         assert make().get(record(1)[0]) is None
     assert "not trusted" in caplog.text
     os.chmod(a.path, 0o600)
     assert make().get(record(1)[0]) == record(1)[1]
     os.chmod(cache_dir, 0o777)
     cache_mod._refused.clear()
-    with caplog.at_level(logging.WARNING, logger="livetok.server.workspace.cache"):
+    with caplog.at_level(logging.WARNING, logger="livetok.server.workspace.count_store"):
         assert make().path is None
     assert "not trusted" in caplog.text and "LIVETOK_CACHE" in caplog.text
     os.chmod(cache_dir, 0o700)
@@ -455,7 +455,7 @@ def test_map_refresh_follows_changes(tree: Path, cache_dir: Path) -> None:
     m.tree._check()
 
 
-@pytest.mark.parametrize("name", ["livetok.server.workspace.cache",
+@pytest.mark.parametrize("name", ["livetok.server.workspace.count_store",
                                   "livetok.server.workspace.classify",
                                   "livetok.server.workspace.counting",
                                   "livetok.server.workspace.scan",

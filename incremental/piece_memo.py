@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from .load import size_limit
+from .env_limits import size_limit
 
 __all__ = ["GenerationalCache", "DEFAULT_LIMIT", "default_limit"]
 

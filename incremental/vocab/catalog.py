@@ -9,7 +9,7 @@ stand-in and says why it is one.
 
 Model names are accepted wherever an encoding is: :func:`.registry.get_encoding` asks
 :func:`model_encoding` about a name it does not know (this module registers itself with
-:func:`.registry.register_models`: it imports :mod:`.models`, which imports the registry, so
+:func:`.registry.register_models`: it imports :mod:`.openai_models`, which imports the registry, so
 the registry cannot import it). An exact model loads its tokenizer; an ≈ one is refused with a
 message naming the stand-in, so that an encoding under a model's name is always exact (the
 command line and the editor count an ≈ model with its stand-in, :func:`stand_in`, and mark the
@@ -30,10 +30,9 @@ from dataclasses import dataclass, replace
 from importlib.util import find_spec
 
 from . import registry
-from .find import (HF_PREFIX, find_bert_uncased, find_hf_tokenizer, find_mistral_data,
-                   find_mistral_v1, hub_cache_dir)
-from .load import VocabularyError
-from .models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
+from .find import HF_PREFIX, find_bert_uncased, find_hf_tokenizer, find_mistral_data, find_mistral_v1, hub_cache_dir
+from .readers import VocabularyError
+from .openai_models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
 
 __all__ = ["Model", "Availability", "StandIn", "MODELS", "find_model", "list_models",
            "availability", "model_encoding", "stand_in", "close_model_names"]
@@ -233,7 +232,7 @@ _GEMINI_WHY = (
     "but whether later Gemini versions changed it, and what Gemini's countTokens API adds, "
     "livetok cannot check (it never calls the API)")
 
-#: every model of the catalog, by maker; OpenAI's from tiktoken's table (:mod:`.models`)
+#: every model of the catalog, by maker; OpenAI's from tiktoken's table (:mod:`.openai_models`)
 MODELS: tuple[Model, ...] = (
     *(_openai(name, enc) for name, enc in MODEL_TO_ENCODING.items()),
     *(Model(f"gpt-oss-{size}", f"gpt-oss-{size}", "OpenAI", "o200k_harmony", True,

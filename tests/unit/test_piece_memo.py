@@ -1,4 +1,4 @@
-"""Bounded piece memos (``livetok.incremental.cache``) and the block-by-block document build:
+"""Bounded piece memos (``livetok.incremental.piece_memo``) and the block-by-block document build:
 memory that stays bounded while the results stay exact."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import random
 import pytest
 
 from livetok.incremental import Document, get_encoding
-from livetok.incremental import cache as cache_mod
+from livetok.incremental import piece_memo as cache_mod
 from livetok.incremental import document as document_mod
 from livetok.incremental.bytelevel import encoding as encoding_mod
-from livetok.incremental.cache import GenerationalCache, default_limit
+from livetok.incremental.piece_memo import GenerationalCache, default_limit
 
 from .._refs import BPE_NAMES, real_text, tiktoken_ref
 

@@ -21,14 +21,12 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from .bytelevel.encoding import Encoding
-from .bytelevel.pretokenize import PATTERNS
-from . import vocab_cache
-from .find import (HF_PREFIX, MISTRAL_V1_ENV, find_hf_tokenizer, find_mistral_data,
-                   find_mistral_v1, find_vocabulary, list_hf_tokenizers, split_model_id)
-from .load import (VocabularyError, check_byte_level, load_gpt2_files, load_tiktoken_file,
-                   read_limited, vocabulary_limit)
-from .protocol import PieceEncoding, check_encoding
+from ..bytelevel.encoding import Encoding
+from ..bytelevel.pretokenize import PATTERNS
+from . import parse_store as vocab_cache
+from .find import HF_PREFIX, MISTRAL_V1_ENV, find_hf_tokenizer, find_mistral_data, find_mistral_v1, find_vocabulary, list_hf_tokenizers, split_model_id
+from .readers import VocabularyError, check_byte_level, load_gpt2_files, load_tiktoken_file, read_limited, vocabulary_limit
+from ..piece_encoding import PieceEncoding, check_encoding
 
 __all__ = ["get_encoding", "list_encodings", "describe_encodings", "register_encoding",
            "register_models", "is_registered", "derived", "is_file_name",
@@ -155,13 +153,13 @@ def _variant_of(base: str, name: str) -> Callable[[], Any]:
 
 
 def _bert() -> Any:
-    from .wordpiece.load import load_bert_uncased
+    from ..wordpiece.load import load_bert_uncased
 
     return load_bert_uncased()
 
 
 def _mistral() -> Any:
-    from .sentencepiece.encoding import SentencePieceEncoding
+    from ..sentencepiece.encoding import SentencePieceEncoding
 
     path = find_mistral_v1()
     if path is None:  # a vocabulary that is not here, as for the other Mistral files
@@ -179,7 +177,7 @@ def _mistral_sp(name: str) -> Callable[[], Any]:
     filename = _MISTRAL_SP[name]
 
     def build() -> Any:
-        from .sentencepiece.encoding import SentencePieceEncoding
+        from ..sentencepiece.encoding import SentencePieceEncoding
 
         path = _mistral_file(name, filename)
         return SentencePieceEncoding(_sentencepiece_model(str(path)), name=name,
@@ -209,7 +207,7 @@ def _tekken(name: str) -> Callable[[], Any]:
 
     def build() -> Any:
         path = _mistral_file(name, f"tekken_{version}.json")
-        from .hf.tekken import load_tekken
+        from ..hf.tekken import load_tekken
 
         limit = vocabulary_limit()
         raw = read_limited(path, limit, what="Tekken vocabulary", env="LIVETOK_MAX_VOCAB_BYTES")
@@ -220,13 +218,13 @@ def _tekken(name: str) -> Callable[[], Any]:
 
 def _sentencepiece_model(name: str) -> Any:
     """The ``SentencePieceModel`` of the ``.model`` file ``name``, as ``read_model_file``
-    reads it, from the vocabulary cache when that holds it (:mod:`.vocab_cache`).
+    reads it, from the vocabulary cache when that holds it (:mod:`.parse_store`).
 
     Runtime complexity: ``O(file size)``.
     """
     from dataclasses import astuple
 
-    from .sentencepiece import model_proto as mp
+    from ..sentencepiece import model_proto as mp
 
     limit = vocabulary_limit()
     raw = read_limited(name, limit, what="SentencePiece model", env="LIVETOK_MAX_VOCAB_BYTES",
@@ -279,7 +277,7 @@ def register_encoding(name: str, factory: Callable[[], Any]) -> None:
 
 
 #: how model names become encoding names: ``(encoding_of, listed)`` registered by
-#: :mod:`.catalog` (:func:`register_models`), which imports :mod:`.models`, which imports this
+#: :mod:`.catalog` (:func:`register_models`), which imports :mod:`.openai_models`, which imports this
 #: module: so the registry is told, it does not import the catalog
 _MODELS: list[tuple[Callable[[str], str | None], Callable[[], list[tuple[str, str]]]]] = []
 
@@ -411,11 +409,11 @@ def _from_file(canonical: str, p: str) -> PieceEncoding:
     """The encoding ``canonical`` with its vocabulary read from the file ``p`` (not cached):
     see :func:`get_encoding`'s ``path``."""
     if canonical == "bert-base-uncased":
-        from .wordpiece.load import load_wordpiece
+        from ..wordpiece.load import load_wordpiece
 
         return load_wordpiece(p)
     if canonical == "mistral-7b-v0.1":
-        from .sentencepiece.encoding import SentencePieceEncoding
+        from ..sentencepiece.encoding import SentencePieceEncoding
 
         return SentencePieceEncoding(_sentencepiece_model(p), name=Path(p).stem, source=p)
     if canonical not in _PATTERN_OF:
@@ -490,7 +488,7 @@ def _tokenizer_json(name: str, p: str, key: str | tuple[str, str] | None = None
             if waited is not None and _SIGNATURES.get(key) == sig:
                 return waited  # loaded by the caller we waited for
         try:
-            from .hf import load_tokenizer_json
+            from ..hf import load_tokenizer_json
 
             enc = check_encoding(load_tokenizer_json(p, name=name))
         except ImportError as exc:

@@ -24,7 +24,7 @@ version whose ``marshal`` wrote it, and the source of the modules that parse (li
 version as far as the payload is concerned, known without ``importlib.metadata``, which would
 make a cached load half as slow again). A file that is truncated, corrupt, from another
 livetok or another vocabulary is ignored with a log line (``logging``, logger
-``livetok.incremental.vocab_cache``) and rebuilt from the source; one that cannot be written
+``livetok.incremental.vocab.parse_store``) and rebuilt from the source; one that cannot be written
 (a read-only home, a full disk) is skipped with a log line. Either way the vocabulary is the
 one the source holds.
 """
@@ -43,7 +43,7 @@ import tempfile
 import time
 from typing import Any, Callable, NamedTuple, Sequence, TypeVar
 
-from .limits import size_limit
+from ..env_limits import size_limit
 
 __all__ = ["FORMAT", "CACHE_DIR_ENV", "CACHE_SWITCH_ENV", "MAX_ENTRIES_ENV", "MAX_BYTES_ENV",
            "MAX_ENTRIES", "MAX_BYTES", "cache_dir", "cached", "cache_file", "folder_refusal",

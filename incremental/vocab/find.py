@@ -35,12 +35,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Mapping
 
-from .load import (
-    VocabularyError,
-    load_gpt2_files,
-    load_tiktoken_file,
-    vocab_from_lines,
-)
+from .readers import VocabularyError, load_gpt2_files, load_tiktoken_file, vocab_from_lines
 
 __all__ = [
     "find_vocabulary",
@@ -117,7 +112,7 @@ def _tiktoken_cache_file(name: str) -> Path | None:
 def find_vocabulary(name: str) -> tuple[dict[bytes, int], str]:
     """Find and read the mergeable ranks of a built-in byte-level encoding; ``(ranks, source)``.
 
-    Raises :class:`~livetok.incremental.load.VocabularyError` naming every place it looked.
+    Raises :class:`~livetok.incremental.vocab.readers.VocabularyError` naming every place it looked.
 
     Runtime complexity: ``O(vocabulary file)``.
     """

@@ -1,7 +1,7 @@
 """Limits on what livetok reads, each movable by an environment variable.
 
-One small module with no livetok imports, so that every reader (:mod:`.load`,
-:mod:`.vocab_cache`, :mod:`.cache`, the server's) can ask for its limit without an import
+One small module with no livetok imports, so that every reader (:mod:`.vocab.readers`,
+:mod:`.vocab.parse_store`, :mod:`.piece_memo`, the server's) can ask for its limit without an import
 cycle.
 """
 

@@ -1,4 +1,4 @@
-"""The derived vocabulary cache (``livetok.incremental.vocab_cache``): a cached load gives the
+"""The derived vocabulary cache (``livetok.incremental.vocab.parse_store``): a cached load gives the
 same ranks and ids as a parse, and a cache file that is truncated, corrupt, from another
 version or another vocabulary, not the user's own, or not writable is ignored, rebuilt or
 skipped with a log line, the vocabulary always the one the source file holds."""
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from livetok.incremental import load, vocab_cache
+from livetok.incremental.vocab import readers as load, parse_store as vocab_cache
 from livetok.incremental.bytelevel.encoding import Encoding
 from livetok.incremental.bytelevel.pretokenize import PATTERNS
-from livetok.incremental.find import _package_file
-from livetok.incremental.load import VocabularyError, load_gpt2_files, load_tiktoken_file
+from livetok.incremental.vocab.find import _package_file
+from livetok.incremental.vocab.readers import VocabularyError, load_gpt2_files, load_tiktoken_file
 
 from .._refs import real_text, tiktoken_ref
 
@@ -270,7 +270,7 @@ def test_the_size_bound_holds_for_a_cached_file(cache, tmp_path, monkeypatch) ->
 
 
 def test_mistral_model_is_cached_and_encodes_the_same(cache, monkeypatch) -> None:
-    from livetok.incremental import registry
+    from livetok.incremental.vocab import registry
     from livetok.incremental.sentencepiece import model_proto
     from livetok.incremental.sentencepiece.encoding import load_mistral_v1
 
@@ -316,7 +316,7 @@ import json, logging, sys
 logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
 from livetok.incremental.bytelevel.encoding import Encoding
 from livetok.incremental.bytelevel.pretokenize import PATTERNS
-from livetok.incremental.load import load_tiktoken_file
+from livetok.incremental.vocab.readers import load_tiktoken_file
 ranks = load_tiktoken_file(sys.argv[1])
 enc = Encoding("t", pat_str=PATTERNS["o200k_base"], mergeable_ranks=ranks)
 print(json.dumps([len(ranks), enc.encode(sys.argv[2])]))

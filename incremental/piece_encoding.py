@@ -33,14 +33,26 @@ answers once, at construction, whether the byte-level paths apply.
 from __future__ import annotations
 
 from array import array
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol, Sequence
+from typing import Callable, Iterable, Iterator, Protocol, Sequence
 from typing import runtime_checkable
 
-if TYPE_CHECKING:  # .stream imports this module
-    from .stream import StreamStats
 
 __all__ = ["PieceEncoding", "ByteLevelEncoding", "QuietEncoding", "check_encoding", "byte_level",
            "quiet_side"]
+
+
+
+class StreamStats:
+    """What :func:`encode_stream` held: the largest buffer, in code points (for benchmarks)."""
+
+    def __init__(self) -> None:
+        self.max_buffer_cp = 0
+        self.chunks = 0
+        self.pieces = 0
+
+    def __repr__(self) -> str:
+        return (f"StreamStats(max_buffer_cp={self.max_buffer_cp}, chunks={self.chunks}, "
+                f"pieces={self.pieces})")
 
 
 @runtime_checkable
@@ -256,7 +268,7 @@ def check_encoding(enc: object) -> PieceEncoding:
     raise TypeError(
         f"{enc!r} is not a livetok encoding: it lacks {', '.join(missing)}. Pass a name from "
         "livetok.incremental.list_encodings() or an object implementing "
-        f"livetok.incremental.protocol.PieceEncoding{mixin}"
+        f"livetok.incremental.piece_encoding.PieceEncoding{mixin}"
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .load import VocabularyError
+from .readers import VocabularyError
 from .registry import get_encoding
 
 __all__ = [

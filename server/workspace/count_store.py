@@ -5,7 +5,7 @@ repository encodes none of its files again; and beside the counts a stat index
 bytes), so that it neither reads nor hashes a file that did not change.
 
 Where: ``$LIVETOK_COUNT_CACHE_DIR``, else the ``counts`` folder of the vocabulary cache's folder
-(:func:`livetok.incremental.vocab_cache.cache_dir`: ``$LIVETOK_CACHE_DIR``, else
+(:func:`livetok.incremental.vocab.parse_store.cache_dir`: ``$LIVETOK_CACHE_DIR``, else
 ``platformdirs.user_cache_dir("livetok")``; ``LIVETOK_CACHE=0`` turns both off), one file per
 encoding identity (:func:`encoding_identity`) and one stat index. Nothing a workspace holds chooses the folder or
 the file's name, and no path is stored: a cloned repository can neither make livetok write
@@ -41,13 +41,12 @@ import struct
 import threading
 from typing import Any, ClassVar, Generic, Iterable, Sequence, TypeVar
 
-from livetok.incremental.catalog import model_encoding
-from livetok.incremental.find import find_hf_tokenizer
-from livetok.incremental.limits import size_limit
-from livetok.incremental.load import vocabulary_limit
-from livetok.incremental.registry import ALIASES, is_file_name, tokenizer_json_path
-from livetok.incremental.vocab_cache import (CACHE_DIR_ENV, CACHE_SWITCH_ENV, cache_dir,
-                                             folder_refusal, write_private)
+from livetok.incremental.vocab.catalog import model_encoding
+from livetok.incremental.vocab.find import find_hf_tokenizer
+from livetok.incremental.env_limits import size_limit
+from livetok.incremental.vocab.readers import vocabulary_limit
+from livetok.incremental.vocab.registry import ALIASES, is_file_name, tokenizer_json_path
+from livetok.incremental.vocab.parse_store import CACHE_DIR_ENV, CACHE_SWITCH_ENV, cache_dir, folder_refusal, write_private
 
 from livetok.server import trust
 from livetok.server.version import livetok_version

@@ -22,8 +22,8 @@ from itertools import accumulate, repeat
 from operator import sub
 from typing import Any, Callable, Mapping
 
-from . import vocab_cache
-from .limits import size_limit
+from . import parse_store as vocab_cache
+from ..env_limits import size_limit
 
 __all__ = [
     "VocabularyError",
@@ -207,7 +207,7 @@ def check_ranks(ranks: Mapping[bytes, int], name: str) -> None:
     >>> check_ranks({b"a": 0, b"b": 0}, "v.tiktoken")
     Traceback (most recent call last):
     ...
-    livetok.incremental.load.VocabularyError: v.tiktoken: rank 0 is given to two tokens, b'a' and b'b'; each token needs its own rank
+    livetok.incremental.vocab.readers.VocabularyError: v.tiktoken: rank 0 is given to two tokens, b'a' and b'b'; each token needs its own rank
 
     Runtime complexity: ``O(len(ranks))``.
     """
@@ -238,7 +238,7 @@ def check_byte_level(ranks: Mapping[bytes, int], name: str) -> None:
     >>> check_byte_level({bytes([b]): b for b in range(255)}, "v.tiktoken")
     Traceback (most recent call last):
     ...
-    livetok.incremental.load.VocabularyError: v.tiktoken: not a byte-level BPE vocabulary: 1 of the 256 single bytes has no rank (0xff); every byte must be a token
+    livetok.incremental.vocab.readers.VocabularyError: v.tiktoken: not a byte-level BPE vocabulary: 1 of the 256 single bytes has no rank (0xff); every byte must be a token
 
     Runtime complexity: ``O(1)`` (256 lookups).
     """
@@ -258,7 +258,7 @@ def load_tiktoken_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
     The file is read with a bound on its (inflated) size, ``MAX_VOCAB_BYTES``, and its ranks
     are checked by :func:`check_ranks`; every failure is a :class:`VocabularyError` that
     names the file. The ranks come from the vocabulary cache when it holds this file's
-    (:mod:`.vocab_cache`; docs/startup.md has the figures).
+    (:mod:`.parse_store`; docs/startup.md has the figures).
 
     Runtime complexity: ``O(file size)``.
     """
@@ -381,7 +381,7 @@ def load_gpt2_files(
     ``vocab.bpe`` is given, its merge order is checked against the ids, as tiktoken does.
     Both files are read with a bound on their size (``MAX_VOCAB_BYTES``); ``encoder.json``
     must be one flat JSON object of token strings to integer ids (:func:`check_ranks`). The
-    ranks come from the vocabulary cache when it holds these files' (:mod:`.vocab_cache`).
+    ranks come from the vocabulary cache when it holds these files' (:mod:`.parse_store`).
 
     Runtime complexity: ``O(file size)``.
     """

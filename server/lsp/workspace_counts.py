@@ -48,7 +48,7 @@ from livetok.server.lsp.budget_watch import path_of
 from livetok.server.lsp.handlers import feature, field_of
 from livetok.server.lsp.protocol import REQUEST_FAILED
 from livetok.server.parallel_open import open_jobs
-from livetok.server.workspace.cache import encoding_identity
+from livetok.server.workspace.count_store import encoding_identity
 from livetok.server.workspace.counting import Encodings
 from livetok.server.workspace.tokenmap import WorkspaceMap
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
-from ..load import gpt2_byte_decoder
+from ..vocab.readers import gpt2_byte_decoder
 from ..wordpiece.linmaxmatch import LinMaxMatch
 from .bpe import BPEModel, is_vocab, bpe_tables, id_list
 from .errors import UnsupportedComponent

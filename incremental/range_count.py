@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Iterator, Sequence
 
 from .glue import GLUE_MIN_CP, glue
-from .protocol import ByteLevelEncoding, PieceEncoding
+from .piece_encoding import ByteLevelEncoding, PieceEncoding
 from .tokenseq import TokenSeq
 
 __all__ = ["RangeCounter"]
