@@ -57,6 +57,7 @@ from typing import Any, Mapping, Sequence, TypeGuard
 from ..piece_memo import GenerationalCache
 from ..gcpause import collector_paused
 from ..pairmerge import SCAN_MAX, merge, merge_heap, merge_scan
+from ..run_chunks import RunChunks
 from .cut_pairs import formable_pairs, pair_cuts
 from .errors import UnsupportedComponent
 
@@ -279,6 +280,8 @@ class BPEModel:
         self._lens_cache = GenerationalCache()
         self._last_long: tuple[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]] | None
         self._last_long = None
+        #: runs that grow from the left into inert chunks (Gemma 3's spaces): cut, not merged
+        self._runs = RunChunks(self.rules, self.m, vocab.get) if self.scan_exact else None
 
     # -- tokenization ---------------------------------------------------------------------------
 
@@ -342,6 +345,12 @@ class BPEModel:
     def _whole(self, s: str, lens: list[int] | None) -> list[int]:
         """Initial symbols and merges of ``s`` (no ``ignore_merges`` short cut, no cuts); the
         symbols' character counts appended to ``lens`` when given."""
+        peel = self._runs.peel(s) if self._runs is not None else None
+        if peel is not None:  # k chunks T_L, then the rest (:mod:`..run_chunks`)
+            k, size, tid = peel
+            if lens is not None:
+                lens += repeat(size, k)
+            return [tid] * k + self._whole(s[k * size:], lens)
         own: list[int] | None = None if lens is None else []
         ids = self._initial(s, own)
         if self.scan_exact:
@@ -554,11 +563,11 @@ class BPEModel:
         regex. Classes are grown greedily over the printable ASCII characters, lower-case
         letters, upper-case letters and digits first: a character joins the first class
         whose every member pairs with it both ways (and it with itself), else starts one (at
-        most :data:`_MAX_CLASSES`)."""
+        most :data:`_MAX_CLASSES`, and one more for SentencePiece's ``▁``: a line of spaces)."""
         if self._solid is None:
             pairs = self.joinable_pairs()
             order = (string.ascii_lowercase + string.ascii_uppercase + string.digits
-                     + string.punctuation)
+                     + string.punctuation + "\u2581")
             classes: list[list[str]] = []
             for c in order:
                 if c + c not in pairs:
@@ -568,7 +577,7 @@ class BPEModel:
                         k.append(c)
                         break
                 else:
-                    if len(classes) < _MAX_CLASSES:
+                    if len(classes) < _MAX_CLASSES or c == "\u2581":
                         classes.append([c])
             of_class: dict[str, re.Pattern[str]] = {}
             for k in classes:
