@@ -47,7 +47,7 @@ BOXES = {
                                     "hover, code lens,", "semantic tokens"]),
     "seq": (715, 480, 230, 70, ["4  TokenSeq.replace", "replaces only the changed",
                                 "tokens; count kept current"]),
-    "publish": (345, 480, 270, 90, ["5  LivetokServer.publish", "once the input is drained:",
+    "publish": (345, 480, 270, 90, ["5  Publisher.publish", "once the input is drained:",
                                     "livetok/didChangeTokenCount", "{uri, version, tokens, ...}"]),
     "status": (35, 510, 210, 80, ["Status bar", "1,234 tokens · o200k_base", "· 1.0% of window"]),
 }

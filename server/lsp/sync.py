@@ -64,7 +64,7 @@ def initialize(ls: LivetokServer, params: types.InitializeParams) -> None:
     ls.refresh_lenses = bool(ws and ws.code_lens and ws.code_lens.refresh_support)
     ls.refresh_semantic = bool(ws and ws.semantic_tokens and ws.semantic_tokens.refresh_support)
     ls.budgets.initialize(caps)
-    ls.preload = threading.Thread(target=ls.preload_encoding,
+    ls.preload = threading.Thread(target=ls.encodings.preload,
                                   args=(ls.settings.default_encoding,),
                                   name="livetok-preload", daemon=True)
     ls.preload.start()
@@ -80,7 +80,7 @@ def initialized(ls: LivetokServer, params: types.InitializedParams) -> None:
 def shutdown(ls: LivetokServer, params: None) -> None:
     ls.background.finish_all()  # documents still being tokenized, and what waits on them
     ls.pending.apply_all(inline=True)  # changes merged meanwhile (pending.py)
-    ls.publish()  # counts still pending go out before the shutdown answer
+    ls.publisher.publish()  # counts still pending go out before the shutdown answer
     ls.save_traces()
 
 
@@ -97,18 +97,18 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
     if td.uri in ls.store:
         ls.warn(f"livetok: {td.uri} opened twice; replacing it with the new text")
         ls.close(td.uri)
-    ls._not_kept.pop(td.uri, None)
+    ls.admission.forget(td.uri)
     n_chars = len(td.text)
-    why = ls.not_kept(td.uri, n_chars)
+    why = ls.admission.not_kept(td.uri, n_chars)
     if why is not None:  # over the session's limit (livetok demo): the text is not kept
-        ls.drop(td.uri, why)
+        ls.admission.drop(td.uri, why)
         return
     big = n_chars >= ls.settings.progress_threshold
-    token = ls.progress_begin(td.uri, len(td.text)) if big and ls.progress_ok else None
+    token = ls.admission.progress_begin(td.uri, len(td.text)) if big and ls.progress_ok else None
     started = time.perf_counter()
-    choice = ls.encoding_choice(td.uri, td.language_id)
-    ready = ls.ready_encoding(choice, td.uri)
-    if ready is not None and not ls.compare_ready():
+    choice = ls.encodings.choice(td.uri, td.language_id)
+    ready = ls.encodings.ready(choice, td.uri)
+    if ready is not None and not ls.compared.ready():
         ready = None  # livetok.compare names an encoding to load: in the worker thread too
 
     def build(enc: PieceEncoding) -> OpenDocument:
@@ -128,7 +128,7 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
             # the one handed over (OpenDocument._build_handed drops it before building)
             text, td.text = [text], ""
         return ls.open_document(td.uri, td.language_id, td.version, text, enc, on_count=(
-            ls.first_count(td.uri, td.version, enc.name) if big and ls.background.in_worker()
+            ls.publisher.first_count(td.uri, td.version, enc.name) if big and ls.background.in_worker()
             else None), choice=choice)
 
     def opened(od: OpenDocument) -> None:
@@ -140,19 +140,19 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
         ls.store.add(od)
         if ls.recorder is not None:
             ls.recorder.open(td.uri, od.text())
-        ls.changed(td.uri)
+        ls.publisher.changed(td.uri)
         if not ls.budgets.dynamic:  # no file watcher: an opened budget file is re-read
-            ls.budget_files_changed([td.uri])
+            ls.reencoder.budget_files_changed([td.uri])
 
     def load_and_build() -> OpenDocument:
-        return build(ls.load_encoding(choice, td.uri))
+        return build(ls.encodings.load(choice, td.uri))
 
     def building() -> None:  # its size counts toward the session's limit meanwhile
-        ls._opening[td.uri] = n_chars
+        ls.admission.opening(td.uri, n_chars)
         ls.background.defer(td.uri, built)  # first in its backlog: right after opened()
 
     def built() -> None:
-        ls._opening.pop(td.uri, None)
+        ls.admission.opened(td.uri)
 
     # an encoding not loaded yet may take seconds (a big tokenizer.json): loaded in the worker
     # thread, while this document's messages wait in its backlog and the others are served
@@ -160,7 +160,7 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
         if ls.background.start(td.uri, load_and_build, opened):
             building()
             return
-        ready = ls.load_encoding(choice, td.uri)
+        ready = ls.encodings.load(choice, td.uri)
     # a big document is tokenized in the worker thread: the others keep being served
     if big and ls.background.start(td.uri, functools.partial(build, ready), opened):
         building()
@@ -291,7 +291,7 @@ def apply_changes(ls: LivetokServer, uri: str, version: int, changes: list[TextC
         return
     od = ls.store.find(uri)
     if od is None:
-        if uri not in ls._not_kept:  # one not kept was said so once
+        if ls.admission.why(uri) is None:  # one not kept was said so once
             ls.warn(f"livetok: didChange for {uri}, which is not open; ignored "
                     "(send textDocument/didOpen first)")
         return
@@ -329,7 +329,7 @@ def did_change_configuration(ls: LivetokServer,
     old, ls.settings = ls.settings, new
     if ls.settings == old:
         return  # nothing changed: nothing to send
-    ls.settings_changed(old)
+    ls.reencoder.settings_changed(old)
     if ls.refresh_semantic and new.semantic_tokens != old.semantic_tokens:
         ls.protocol.send_request(types.WORKSPACE_SEMANTIC_TOKENS_REFRESH, None)
 
@@ -337,9 +337,9 @@ def did_change_configuration(ls: LivetokServer,
 @feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: LivetokServer,
                              params: types.DidChangeWatchedFilesParams) -> None:
-    ls.budget_files_changed([c.uri for c in params.changes])
+    ls.reencoder.budget_files_changed([c.uri for c in params.changes])
 
 
 @feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: LivetokServer, params: types.DidSaveTextDocumentParams) -> None:
-    ls.budget_files_changed([params.text_document.uri])
+    ls.reencoder.budget_files_changed([params.text_document.uri])

@@ -15,7 +15,7 @@ schedules:
   SHA-256, by :func:`livetok.server.trust.file_sha256`) and its count caches are found and
   read in a thread too.
 - **Trust.** The map's encoding passes the trust rule that documents pass
-  (:meth:`.LivetokServer.refusal`): one named in the request and refused is an invalid-params
+  (:meth:`.Encodings.refusal`): one named in the request and refused is an invalid-params
   error; the settings' default, refused, is replaced by the default encoding, the user told
   why as for a document. Every workspace folder is the workspace, one added later too
   (``workspace/didChangeWorkspaceFolders``: the open documents' encodings are chosen again).
@@ -228,7 +228,7 @@ def _encoding(ls: LivetokServer, params: Any) -> str:
     if name is not None:
         if not isinstance(name, str) or not name:
             raise JsonRpcInvalidParams(f"encoding must be an encoding's name, got {name!r}")
-        refusal = ls.refusal(name)
+        refusal = ls.encodings.refusal(name)
         if refusal is not None:
             raise JsonRpcInvalidParams(refusal)
         return name
@@ -237,7 +237,7 @@ def _encoding(ls: LivetokServer, params: Any) -> str:
     od = ls.store.find(uri) if isinstance(uri, str) else None
     if od is not None:
         return od.encoding.name
-    return ls.trusted_encoding(ls.settings.default_encoding, "the workspace map")
+    return ls.encodings.trusted(ls.settings.default_encoding, "the workspace map")
 
 
 def _folders(ls: LivetokServer, params: Any) -> list[Path]:
@@ -363,11 +363,11 @@ async def workspace_counts(ls: LivetokServer, params: Any) -> dict[str, Any]:
 def workspace_folders_changed(ls: LivetokServer,
                               params: types.DidChangeWorkspaceFoldersParams) -> None:
     """Folders added or removed (pygls has updated ``ls.workspace``): every folder is the
-    workspace for the trust rule (:meth:`.LivetokServer.refusal`), so each open document's
+    workspace for the trust rule (:meth:`.Encodings.refusal`), so each open document's
     encoding and ``livetok.compare``'s are chosen again; a ``tokenizer.json`` that now lies in
     a workspace folder and is not trusted is dropped (a document's for the default encoding),
     the user told why."""
-    ls.workspace_folders_changed()
+    ls.reencoder.workspace_folders_changed()
 
 
 @feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)

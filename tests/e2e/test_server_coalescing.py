@@ -73,7 +73,7 @@ async def test_keys_read_together_are_applied_in_one_edit(monkeypatch):
     text = "an ordinary first line\n" + line + "\nand a last one\n"
     server, sink, send = _in_process(text)
     for _ in range(3000):  # the open's count is published (the encoding may load first)
-        if any(m.get("method") == COUNT for m in sink.sent) and not server._dirty:
+        if any(m.get("method") == COUNT for m in sink.sent) and not server.publisher.due:
             break
         await asyncio.sleep(0.01)
     sink.sent.clear()

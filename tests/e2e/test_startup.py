@@ -144,7 +144,7 @@ def _server_count(options: Any, did_open: bytes) -> dict[str, Any] | None:
                                                      "initializationOptions": options}}).encode())
     dispatch(server.protocol, did_open)
     server.background.finish_all()
-    server.publish()
+    server.publisher.publish()
     counts = [m["params"] for m in sink.sent
               if m.get("method") == "livetok/didChangeTokenCount"]
     return counts[-1] if counts else None

@@ -328,6 +328,7 @@ def test_initialize_preloads_the_default_encoding(monkeypatch):
     a thread, before any didOpen; a failure there is only logged."""
     from lsprotocol import types
 
+    from livetok.server.lsp import encodings
     from livetok.server.lsp import session as app
     from livetok.server.lsp import sync
 
@@ -337,7 +338,7 @@ def test_initialize_preloads_the_default_encoding(monkeypatch):
         asked.append(name)
         raise ValueError("not here")
 
-    monkeypatch.setattr(app, "get_encoding", fake_get_encoding)
+    monkeypatch.setattr(encodings, "get_encoding", fake_get_encoding)
     server = app.LivetokServer()
     sync.initialize(server, types.InitializeParams(
         capabilities=types.ClientCapabilities(),
@@ -371,14 +372,14 @@ def test_a_failing_notification_handler_warns_and_the_server_keeps_running(monke
     server = create_server()
     server.protocol.set_writer(Sink())
     send("initialize", {"capabilities": {}}, msg_id=1)
-    real = server.load_encoding
+    real = server.encodings.load
 
     def load_encoding(choice: Any, uri: str):
         if uri.endswith("bad.txt"):
             raise RuntimeError("no vocabulary today")
         return real(choice, uri)
 
-    monkeypatch.setattr(server, "load_encoding", load_encoding)
+    monkeypatch.setattr(server.encodings, "load", load_encoding)
     for name in ("bad", "good"):
         send("textDocument/didOpen", {"textDocument": {
             "uri": f"file:///{name}.txt", "languageId": "plaintext", "version": 1,

@@ -168,7 +168,7 @@ async def test_a_keystroke_in_a_big_document_reaches_the_core_once() -> None:
         "uri": uri, "languageId": "plaintext", "version": 1, "text": text}})
     # built, its count published (not only the first count of a big open: the coalesced
     # publish of the open must not fall into the keystroke's)
-    while server.background.busy_uris() or not counts() or server._dirty:
+    while server.background.busy_uris() or not counts() or server.publisher.due:
         await asyncio.sleep(0.01)
     sink.sent.clear()
     root = str(ROOT) + "/"
