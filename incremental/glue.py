@@ -48,6 +48,7 @@ token equal to an old one that starts (ends) at the same place is the same token
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 from typing import Callable, Generic, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 __all__ = ["Glued", "glue", "glue_one_step", "glue_chunks", "GLUE_MIN_CP"]
@@ -82,13 +83,11 @@ class Glued(Generic[T]):
 
 
 def _fill(lst: List[Candidate[T]], it: Iterator[Candidate[T]], k: int) -> bool:
-    """Pull from ``it`` until ``lst`` has ``k`` items; False if it ran out first."""
-    while len(lst) < k:
-        x = next(it, None)
-        if x is None:
-            return False
-        lst.append(x)
-    return True
+    """Pull from ``it`` until ``lst`` has ``k`` items; False if it ran out first (one C
+    call: a side that widens over thousands of old tokens pulls them in bulk)."""
+    if len(lst) < k:
+        lst.extend(islice(it, k - len(lst)))
+    return len(lst) >= k
 
 
 def _double(lst: List[Candidate[T]], it: Iterator[Candidate[T]], n: int) -> int:

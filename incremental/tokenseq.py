@@ -53,7 +53,8 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import deque
-from itertools import accumulate, compress
+from itertools import accumulate, chain, compress
+from operator import sub
 from typing import Iterator, Sequence
 
 from .blocksums import BlockSums
@@ -120,6 +121,8 @@ class Chunk:
 _FLAG_VALUES = frozenset({0, CLEAN, PIECE_START | CLEAN, PIECE_START | CLEAN | PLACEHOLDER})
 _PS = PIECE_START | CLEAN
 _PH = PIECE_START | CLEAN | PLACEHOLDER
+#: ``flags.translate(_CLEAN_SEL)``: 1 where a token's flags hold CLEAN, else 0
+_CLEAN_SEL = bytes(1 if f & CLEAN else 0 for f in range(256))
 
 
 def _start_at(cum: Sequence[int], flags: bytearray, cps: Sequence[int], n: int, rel: int
@@ -458,38 +461,82 @@ class TokenSeq:
         """``(index, start_cp, id)`` of the tokens of ``[lo, hi)`` that start on a character
         boundary, right to left: where an Algorithm 1 window may start (:func:`.glue.glue`).
 
+        Chunk by chunk, each chunk's part in C (``accumulate`` of the code points, ``compress``
+        by the flags): a window that widens over a long run of changed tokens pulls them by
+        the thousand (``docs/algorithms.md`` section 3).
+
         Runtime complexity: ``O(log C)`` to start, then ``O(1)`` per token.
         """
+        return chain.from_iterable(self._glue_starts_parts(lo, hi))
+
+    def _glue_starts_parts(self, lo: int, hi: int) -> Iterator[Iterator[tuple[int, int, int]]]:
+        """:meth:`glue_starts`, one iterator per chunk."""
+        if lo >= hi:
+            return
         pos = self.token_start_cp(hi)
-        idx = hi
-        for tid, w, f in self.iter_back(hi):
-            idx -= 1
-            pos -= w
-            if idx < lo:
-                return
-            if f & CLEAN:
-                yield idx, pos, tid
+        chunks = self.chunks
+        if hi >= self.total_tokens:
+            ci, j = len(chunks) - 1, len(chunks[-1])
+        else:
+            ci, j = self.token_global(hi)
+        left = hi - lo  # tokens still to walk
+        while left > 0 and ci >= 0:
+            ch = chunks[ci]
+            i = max(0, j - left)  # this chunk's tokens [i, j), walked right to left
+            cps = ch.cps[i:j]
+            cps.reverse()
+            starts = accumulate(cps, sub, initial=pos)
+            next(starts)
+            ids = ch.ids[i:j]
+            ids.reverse()
+            sel = ch.flags[i:j].translate(_CLEAN_SEL)
+            sel.reverse()
+            first = lo + left - 1  # the global index of token j - 1
+            yield compress(zip(range(first, first - (j - i), -1), starts, ids), sel)
+            pos -= sum(cps)
+            left -= j - i
+            ci -= 1
+            if ci >= 0:
+                j = len(chunks[ci])
 
     def glue_ends(self, lo: int, hi: int, shift: int = 0) -> Iterator[tuple[int, int, int]]:
         """``(index, end_cp + shift, id)`` of the tokens of ``[lo, hi)`` that end on a character
         boundary (the next one starts cleanly, or it is the last), left to right: where an
         Algorithm 1 window may end. ``shift`` moves the offsets to an edit's new coordinates.
 
+        Chunk by chunk in C, as :meth:`glue_starts`.
+
         Runtime complexity: ``O(log C)`` to start, then ``O(1)`` per token.
         """
+        return chain.from_iterable(self._glue_ends_parts(lo, hi, shift))
+
+    def _glue_ends_parts(self, lo: int, hi: int, shift: int
+                         ) -> Iterator[Iterator[tuple[int, int, int]]]:
+        """:meth:`glue_ends`, one iterator per chunk."""
+        if lo >= hi or lo >= self.total_tokens:
+            return
         pos = self.token_start_cp(lo) + shift
+        ci, j = self.token_global(lo)
+        chunks = self.chunks
         idx = lo
-        pending: tuple[int, int] | None = None
-        for tid, w, f in self.iter_from(lo):
-            if idx >= hi:
-                break
-            if pending is not None and f & CLEAN:
-                yield pending[0], pos, pending[1]
-            pos += w
-            pending = (idx, tid)
-            idx += 1
-        if pending is not None:
-            yield pending[0], pos, pending[1]  # the range's last token ends a piece
+        while idx < hi and ci < len(chunks):
+            ch = chunks[ci]
+            stop = min(len(ch), j + hi - idx)  # this chunk's tokens [j, stop)
+            ends = accumulate(ch.cps[j:stop], initial=pos)
+            next(ends)
+            # token t ends cleanly when token t + 1 starts cleanly: the next chunk's first
+            # token for the chunk's last one; the range's last token always
+            sel = bytearray(ch.flags[j + 1 : stop + 1].translate(_CLEAN_SEL))
+            if len(sel) < stop - j:
+                nxt = chunks[ci + 1].flags[0] if ci + 1 < len(chunks) else CLEAN
+                sel.append(1 if nxt & CLEAN else 0)
+            if idx + stop - j >= hi:
+                sel[-1] = 1
+            yield compress(zip(range(idx, idx + stop - j), ends, ch.ids[j:stop]), sel)
+            pos += sum(ch.cps[j:stop])
+            idx += stop - j
+            ci += 1
+            j = 0
 
     # -- mutation -----------------------------------------------------------------------------
 

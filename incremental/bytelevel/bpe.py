@@ -39,13 +39,14 @@ Tokenization* (Berglund & van der Merwe) for the dictionary whose rules are all 
 
 from __future__ import annotations
 
+import re
 import sys
 from heapq import heapify, heappop, heappush
 from itertools import repeat
 from operator import add
-from typing import Callable, Mapping
+from typing import Callable, Iterator, Mapping
 
-from ..glue import glue_chunks
+from ..glue import glue, glue_chunks
 from ..pairmerge import GLUE_CAP, GLUE_CHUNK, GLUE_FROM, RUN_SCAN_MAX, SCAN_MAX
 from ..symbols import symbol_spans, unit_symbols
 
@@ -289,6 +290,152 @@ def _glued_split(
     return glue_chunks(encode, n, size, cap)
 
 
+#: a run of one byte of at least ``RUN_REPEAT_FROM`` bytes inside a piece is encoded by
+#: repetition (:func:`_run_repeat`): ``T(p * RUN_PERIOD)`` repeated, glued to the rest
+RUN_REPEAT_FROM = 1 << 12
+RUN_PERIOD = 1 << 10
+#: a side of a glued seam in :func:`_glue_ids` takes at most this many old tokens, else the
+#: piece takes the general path
+_RUN_GLUE_CAP = 64
+#: per vocabulary (by identity, the object kept): ``lens[id]``, the byte length of each token
+_TOKEN_LENS: dict[int, tuple[Mapping[bytes, int], list[int]]] = {}
+#: per vocabulary and byte: ``T(p * RUN_PERIOD)``'s ids, or None when its seam with itself
+#: does not glue at once (then a run of that byte takes the general path)
+_PERIODS: dict[tuple[int, int], tuple[Mapping[bytes, int], list[int] | None]] = {}
+#: ``_NOT_BYTE[b]`` finds the first byte other than ``b`` (compiled on first use)
+_NOT_BYTE: dict[int, "re.Pattern[bytes]"] = {}
+
+
+def _token_lens(ranks: Mapping[bytes, int]) -> list[int]:
+    """``lens[id]``: the byte length of token ``id`` of ``ranks`` (built once per vocabulary,
+    ``O(vocabulary)``)."""
+    got = _TOKEN_LENS.get(id(ranks))
+    if got is not None and got[0] is ranks:
+        return got[1]
+    lens = [0] * (max(ranks.values(), default=-1) + 1)
+    for tok, r in ranks.items():
+        lens[r] = len(tok)
+    _TOKEN_LENS[id(ranks)] = (ranks, lens)
+    return lens
+
+
+def _long_runs(piece: bytes, b: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of the maximal runs of byte ``b`` in ``piece`` of at least
+    ``RUN_REPEAT_FROM`` bytes, left to right.
+
+    Runtime complexity: ``O(len(piece))``, in C (``bytes.find`` and one ``re`` search per run).
+    """
+    key = _BYTES[b] * RUN_REPEAT_FROM
+    other = _NOT_BYTE.get(b)
+    if other is None:
+        other = _NOT_BYTE[b] = re.compile(b"[^" + re.escape(_BYTES[b]) + b"]")
+    pos = 0
+    while True:
+        i = piece.find(key, pos)  # the leftmost: the run starts there (pos is past a non-b)
+        if i < 0:
+            return
+        m = other.search(piece, i + RUN_REPEAT_FROM)
+        j = m.start() if m is not None else len(piece)
+        yield i, j
+        pos = j
+
+
+def _glue_ids(
+    piece: bytes, ranks: Mapping[bytes, int], lens: list[int],
+    out: list[int], x: int, seg: list[int], y: int,
+) -> list[int] | None:
+    """``T(piece[:y])`` from ``out = T(piece[:x])`` and ``seg = T(piece[x:y])`` by Algorithm 1
+    (:func:`~livetok.incremental.glue.glue`, windows encoded by :func:`_bpe_plain`); None when
+    a side needs more than ``_RUN_GLUE_CAP`` tokens.
+
+    Runtime complexity: ``O(len(out) + len(seg))`` list copies plus the seam's windows.
+    """
+
+    def left() -> Iterator[tuple[int, int, int]]:
+        pos = x
+        for k in range(len(out) - 1, -1, -1):
+            pos -= lens[out[k]]
+            yield k, pos, out[k]
+
+    def right() -> Iterator[tuple[int, int, int]]:
+        pos = x
+        for k, t in enumerate(seg):
+            pos += lens[t]
+            yield k, pos, t
+
+    g = glue(lambda ws, we: _bpe_plain(piece[ws:we], ranks), left(), right(), 0, y,
+             cap=_RUN_GLUE_CAP)
+    if g is None:
+        return None
+    ids = out[: g.left] if g.left is not None else []
+    ids += g.tokens
+    if g.right is not None:
+        ids += seg[g.right + 1 :]
+    return ids
+
+
+def _run_period(b: int, ranks: Mapping[bytes, int], lens: list[int]) -> list[int] | None:
+    """``T(p * RUN_PERIOD)`` for the byte ``p = bytes([b])``, when its last token and its first
+    token, side by side, are their own tokenization: then, by Algorithm 1 (the first window of
+    the seam between ``T(p * kP)`` and ``T(p * P)`` is those two tokens, and agrees),
+    ``T(p * kP)`` is the period repeated ``k`` times, for every ``k``. Else None. Memoized."""
+    key = (id(ranks), b)
+    got = _PERIODS.get(key)
+    if got is not None and got[0] is ranks:
+        return got[1]
+    p = _BYTES[b]
+    base = _bpe_plain(p * RUN_PERIOD, ranks)
+    seam = p * (lens[base[-1]] + lens[base[0]])
+    period = base if _bpe_plain(seam, ranks) == [base[-1], base[0]] else None
+    _PERIODS[key] = (ranks, period)
+    return period
+
+
+def _run_repeat(piece: bytes, ranks: Mapping[bytes, int]) -> list[int] | None:
+    """:func:`bpe_encode` of a piece holding runs of its middle byte of ``RUN_REPEAT_FROM``
+    bytes or more (100,000 ``a``, a line of one letter being typed into): each run is the
+    period ``T(p * RUN_PERIOD)`` repeated (:func:`_run_period`) glued to a tail of ``P`` to
+    ``2 P`` bytes, and the parts between the runs are encoded alone; left to right, each part
+    is glued to the tokens so far by Algorithm 1 (:func:`_glue_ids`), which is exact for any
+    cut (``docs/algorithms.md`` section 3). None when the piece has no such run, the byte has
+    no period, or a seam does not agree within ``_RUN_GLUE_CAP`` tokens (the caller takes the
+    general path).
+
+    Runtime complexity: ``O(n)`` C work (``bytes.find``, list repetition and copies) plus
+    ``O(P log P)`` per run and the encodes of the parts between runs.
+    """
+    b = piece[len(piece) >> 1]
+    runs = list(_long_runs(piece, b))
+    if not runs:
+        return None
+    lens = _token_lens(ranks)
+    period = _run_period(b, ranks, lens)
+    if period is None:
+        return None
+    p = _BYTES[b]
+    out: list[int] = []
+    x = 0
+
+    def add(seg: list[int], y: int) -> bool:
+        nonlocal out, x
+        got = seg if x == 0 else _glue_ids(piece, ranks, lens, out, x, seg, y)
+        if got is None:
+            return False
+        out, x = got, y
+        return True
+
+    for i, j in runs:
+        if i > x and not add(bpe_encode(piece[x:i], ranks), i):
+            return None
+        k = (j - i) // RUN_PERIOD - 1
+        tail = i + k * RUN_PERIOD
+        if not add(period * k, tail) or not add(_bpe_plain(p * (j - tail), ranks), j):
+            return None
+    if x < len(piece) and not add(bpe_encode(piece[x:], ranks), len(piece)):
+        return None
+    return out
+
+
 def bpe_encode(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
     """Token ids of one pre-token (priority queue + linked list, or a rank scan for short
     pieces; see module docstring).
@@ -299,6 +446,21 @@ def bpe_encode(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
 
     Runtime complexity: ``O(n log n)`` for ``n = len(piece)``; ``O(1)`` dictionary hit when the
     whole piece is a token.
+    """
+    r = ranks.get(piece)
+    if r is not None:
+        return [r]
+    if len(piece) >= RUN_REPEAT_FROM:
+        ids = _run_repeat(piece, ranks)
+        if ids is not None:
+            return ids
+    return _bpe_plain(piece, ranks)
+
+
+def _bpe_plain(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
+    """:func:`bpe_encode` without the runs' repetition (:func:`_run_repeat`).
+
+    Runtime complexity: ``O(n log n)`` for ``n = len(piece)``.
     """
     r = ranks.get(piece)
     if r is not None:
