@@ -156,9 +156,10 @@ class Document:
         #: the encoding's local boundaries (:class:`.protocol.QuietEncoding`), for edits deep
         #: inside a long piece (:meth:`_stretch`); None when it does not offer them
         self._quiet = quiet_side(enc) if self._glue else None
-        #: ``glue_ok(head)``: whether a piece starting with ``head`` (its first GLUE_MIN_CP
-        #: code points or all of it) may be glued; an encoding may refuse some pieces
-        #: (a tokenizer.json piece that starts with an added token opening a segment)
+        #: ``glue_ok(piece)``: whether a piece may be glued, given the whole piece (or, for a
+        #: stretch, its first GLUE_MIN_CP code points); an encoding may refuse some pieces
+        #: (a tokenizer.json piece that starts with an added token opening a segment, an NFC
+        #: file's piece holding a character NFC may change: ``hf/bytelevel_nfc.py``)
         self._glue_ok: Callable[[str], bool] = getattr(enc, "glue_ok", _any_piece)
         # a byte-level token covers at most as many characters as it has bytes: one byte each
         byte_cps = self._lead is not None and self._lead.typecode == "B"
@@ -612,7 +613,7 @@ class Document:
                     segs.append((0, old[0], old[1], None, None, None))
                     continue
             piece = window[ps:pe]
-            if glue_long and pe - ps >= GLUE_MIN_CP and self._glue_ok(piece[:GLUE_MIN_CP]):
+            if glue_long and pe - ps >= GLUE_MIN_CP and self._glue_ok(piece):
                 segs.extend(self._glue_piece(a, b, piece, start, end, delta))
                 continue
             ids = encode_piece(piece, at_text_start=a == 0)
