@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import base64
+import bisect
 import functools
 import re
 import struct
@@ -34,7 +35,7 @@ from typing import Callable, Iterable, Iterator
 
 import regex
 
-__all__ = ["Charsmap", "certain_break", "char_class", "charsmap_from_base64"]
+__all__ = ["Charsmap", "certain_break", "char_class", "charsmap_from_base64", "common_ends"]
 
 # Grapheme clusters (UAX #29). A boundary between a and b is a break unless some rule joins
 # them, and every joining rule needs b in one of the classes below (GB9 Extend/ZWJ, GB9a
@@ -243,8 +244,9 @@ class Charsmap:
         self.table = table
         #: the characters the table maps, as one class (built on first use)
         self._mapped: re.Pattern[str] | None = None
-        #: the last long text :meth:`normalize_aligned` was asked, with its result
-        self._last: tuple[str, str, tuple[int, ...]] | None = None
+        #: the last few long texts :meth:`normalize_aligned` was asked, with their results,
+        #: most recent first (a new text that shares most of one is spliced from it)
+        self._recent: list[tuple[str, str, tuple[int, ...]]] = []
         #: the longest replacement (characters): what one character may become (the
         #: normalizer's growth bound; :meth:`from_bytes` reads it from every replacement)
         self.longest = max(map(len, table.values()), default=0)
@@ -354,12 +356,32 @@ class Charsmap:
         ...     "e\\u0301\\ufb01") == ("\\u00e9fi", [0, 2, 2, 3])
         True
 
-        Runtime complexity: ``O(len(text))``; the last long text's result is kept (a
-        document's re-split and its encode of a long piece ask for the same text).
+        A long text (``_KEEP_FROM`` code points or more) that shares most of a recent one
+        (the same text, or one edit away: a document's re-split, the horizons' regions and
+        the encode of the long piece of one edit all ask about the same line) is *spliced*
+        from it (:meth:`_spliced`): only the part between the shared ends is normalized.
+
+        Runtime complexity: ``O(len(text))``; ``O(edit + distance to a certain break)``
+        Python steps plus ``O(len(text))`` C work (slices, a shift of the alignment) when
+        spliced.
         """
-        last = self._last
-        if last is not None and last[0] == text:
-            return last[1], list(last[2])
+        recent = self._recent
+        for k, (t0, out0, al0) in enumerate(recent):
+            if t0 == text:
+                if k:
+                    recent.insert(0, recent.pop(k))
+                return out0, list(al0)
+        got = self._spliced(text) if len(text) >= _KEEP_FROM and recent else None
+        if got is None:
+            got = self._aligned(text)
+        joined, align = got
+        if len(text) >= _KEEP_FROM:
+            recent.insert(0, (text, joined, tuple(align)))
+            del recent[_RECENT:]
+        return joined, align
+
+    def _aligned(self, text: str) -> tuple[str, list[int]]:
+        """:meth:`normalize_aligned` computed on the whole of ``text``."""
         out: list[str] = []
         align: list[int] = []
         pos = 0
@@ -377,10 +399,55 @@ class Charsmap:
             pos = e
         self._plain_aligned(text, pos, len(text), out, align)
         align.append(len(text))
-        joined = "".join(out)
-        if len(text) >= _KEEP_FROM:
-            self._last = (text, joined, tuple(align))
-        return joined, align
+        return "".join(out), align
+
+    def _spliced(self, text: str) -> tuple[str, list[int]] | None:
+        """:meth:`normalize_aligned` of ``text`` from the recent text sharing the most with it
+        (a common prefix ``p`` and suffix ``s``), or None when none shares half of it.
+
+        Exact: ``a < p`` and ``b > len(text) - s`` are certain cluster breaks
+        (:func:`certain_break`, which reads the two characters around them, both shared) in
+        both texts, so each text's normalization is that of its three parts joined (clusters
+        on each side of a certain break do not depend on the other side, and the
+        normalization is per cluster); the outer parts are the old text's, whose normalized
+        spans the old alignment gives (it is non-decreasing: bisection), shifted by the
+        length change on the right.
+
+        Runtime complexity: ``O(b - a)`` Python steps (the walks to a certain break are cut
+        at ``_WALK_MAX``), ``O(len(text))`` C work.
+        """
+        n = len(text)
+        best = None
+        for t0, out0, al0 in self._recent:
+            p, s = common_ends(t0, text)
+            if best is None or p + s > best[0] + best[1]:
+                best = (p, s, t0, out0, al0)
+        assert best is not None
+        p, s, t0, out0, al0 = best
+        if 2 * (p + s) < n:
+            return None
+        a = max(0, p - 1)
+        stop = max(0, a - _WALK_MAX)
+        while a > 0 and not (a < n and certain_break(text, a)):
+            a -= 1
+            if a < stop:
+                return None
+        b = n - s + 1 if s else n
+        stop = min(n, b + _WALK_MAX)
+        while b < n and not (b > a and certain_break(text, b)):
+            b += 1
+            if b > stop:
+                return None
+        n0 = len(t0)
+        b0 = b + n0 - n
+        lo = bisect.bisect_left(al0, a)
+        hi = bisect.bisect_left(al0, b0)
+        mid, mid_al = self._aligned(text[a:b])
+        align = list(al0[:lo])
+        align.extend([x + a for x in mid_al[:-1]])
+        shift = n - n0
+        align.extend(map(shift.__add__, al0[hi:]) if shift else al0[hi:])
+        return out0[:lo] + mid + out0[hi:], align
 
     def _grapheme_whole(self, g: str) -> str | None:
         if len(g) > 1:
@@ -428,6 +495,40 @@ class Charsmap:
 
 #: :meth:`Charsmap.normalize_aligned` keeps its result for texts of at least this length
 _KEEP_FROM = 4096
+#: long texts kept (a document's edit asks about its window, the horizons' regions, the piece)
+_RECENT = 4
+#: characters walked from a shared end to a certain cluster break before a splice gives up
+_WALK_MAX = 256
+
+
+def common_ends(old: str, new: str) -> tuple[int, int]:
+    """``(p, s)``: the longest common prefix of ``old`` and ``new``, and the longest common
+    suffix of what is left of both after it (``p + s <= min(len(old), len(new))``).
+
+    >>> common_ends("abcXdef", "abcdef"), common_ends("aaaa", "aaa")
+    ((3, 3), (3, 0))
+
+    Runtime complexity: ``O(n)`` C work (a bisection over ``startswith`` and ``endswith``,
+    each slice half the previous one), ``O(log n)`` Python steps.
+    """
+    m = min(len(old), len(new))
+    lo, hi = 0, m
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old.startswith(new[lo:mid], lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    p = lo
+    no, nn = len(old), len(new)
+    lo, hi = 0, m - p
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old.endswith(new[nn - mid:nn - lo], 0, no - lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    return p, lo
 
 
 def char_class(cps: Iterable[int]) -> str:
