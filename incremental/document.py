@@ -737,7 +737,7 @@ class Document:
         if bl is not None:
             def encode(ws: int, we: int) -> Sequence[int]:
                 if ws == a and we == b:  # the whole piece (ignore_merges: maybe one token)
-                    return bl.encode_piece(piece)
+                    return bl.encode_piece(piece[:])  # (a stretch's piece is an _EditedText)
                 return bl.encode_bytes_piece(piece[ws - a : we - a].encode("utf-8"))
         else:
             def encode(ws: int, we: int) -> Sequence[int]:

@@ -678,6 +678,16 @@ class Encoding(EncodeStreamMixin):
         """Bound on what deciding the piece at ``start`` reads; see :mod:`.pretokenize`."""
         return self._pre.horizon(text, start, limit)
 
+    @property
+    def quiet_margin(self) -> int:
+        """:class:`~livetok.incremental.piece_encoding.QuietEncoding`'s ``M``: the
+        pre-tokenizer's (punctuation runs of the tiktoken patterns; 0 for others)."""
+        return self._pre.quiet_margin
+
+    def quiet(self, text: str) -> bool:
+        """See :meth:`.pretokenize.Pretokenizer.quiet`."""
+        return self._pre.quiet(text)
+
     def encode_piece(self, piece: str, *, at_text_start: bool = False) -> Sequence[int]:
         """Token ids of one pre-token (cached for short pieces; a tuple).
 

@@ -86,6 +86,14 @@ def _derived_readers(pat_str: str) -> list[str]:
 # both letter classes; taking one as the prefix reads the same runs as not taking it.
 _READERS: dict[str, list[str]] = {name: _derived_readers(p) for name, p in PATTERNS.items()}
 
+#: ``M`` of :meth:`Pretokenizer.quiet` (the readers' slack: what a piece reads past its runs)
+_QUIET_MARGIN = _SLACK
+#: what :meth:`Pretokenizer.quiet` accepts: characters of the patterns' punctuation class
+#: ``[^\s\p{L}\p{N}]`` but the apostrophe (contractions) and ``/`` (o200k's run tail), with
+#: no ``2 M - 1`` combining marks in a row (o200k's letter classes hold the marks: a letter
+#: piece may be one punctuation character and marks, as ``U+1F3F3 U+FE0F``)
+_QUIET = regex.compile(r"(?s)(?!.*\p{M}{%d})[^\s\p{L}\p{N}'/]++" % (2 * _QUIET_MARGIN - 1))
+
 #: :meth:`Pretokenizer.finditer` samples the pieces of the first ``_SAMPLE_CHARS`` characters of
 #: a non-ASCII text of at least ``_SAMPLE_FROM`` characters; when they average at least
 #: ``_LONG_PIECE`` characters it splits with ``regex`` instead of the class codes: ``regex``
@@ -223,6 +231,8 @@ class Pretokenizer:
         #: tiktoken patterns, whose readers share one slack, ``_SLACK``
         self._base = 0
         self._slacks: list[int] | None = None
+        #: ``M`` of :meth:`quiet` (0: not offered, as for a pattern this module does not know)
+        self.quiet_margin = _QUIET_MARGIN if known else 0
 
     def _init_derived(self, name: str, d: Derivation) -> None:
         """A split pattern of a ``tokenizer.json`` file (any pattern :func:`derive` bounds):
@@ -241,6 +251,7 @@ class Pretokenizer:
         split = ascii_checked([d.regex_form], [self.regex], match=False)
         self._ascii_split = split[0] if split is not None else None
         self.fast = None
+        self.quiet_margin = 0  # (no argument made for derived patterns)
 
     def finditer(self, text: str, pos: int = 0) -> Iterator[Any]:
         """Match objects whose spans are the pieces: the fast class-code form when available,
@@ -278,6 +289,38 @@ class Pretokenizer:
     def split_reference(self, text: str, pos: int = 0) -> list[tuple[int, int]]:
         """The same split by the ``regex`` package alone (the reference for tests)."""
         return [m.span() for m in self.regex.finditer(text, pos)]
+
+    def quiet(self, text: str) -> bool:
+        """Whether ``text`` is a run of *quiet* punctuation (``_QUIET``), for the three
+        tiktoken patterns (False for a pattern this module does not know): the
+        :class:`~livetok.incremental.piece_encoding.QuietEncoding` capability with
+        ``M = quiet_margin``, in the form ``Document._stretch`` uses it.
+
+        The document asks it of the new text ``2 M`` around an edit that lies ``2 M`` inside
+        an old piece. The text's first ``2 M`` characters then hold a punctuation character
+        other than a mark past the old piece's first character, which only a punctuation
+        piece holds (a letter piece holds one non-letter, its first character, then letters
+        and marks; number, white-space and contraction pieces hold none); the old characters
+        right of the edit, also quiet and inside the piece, are in its run (its tail is
+        ``[\r\n/]``), so the replaced text was run too. The run stays a run through the new
+        text and ends where it ended; its piece starts where it started (the alternative
+        chosen there reads its first two characters); no earlier piece reads past the run's
+        start plus the readers' slack (a reader's runs stop at a punctuation character, but
+        the punctuation run's, and a punctuation piece ends only where its run and tail
+        stop). So no boundary moves or appears, and no earlier piece reads the edit: what
+        conditions 1-3 of the capability give the document. (They do not hold of every
+        text: under o200k, flags ``U+1F3F3 U+FE0F`` in a row are letter pieces when one
+        starts a piece, and a letter piece can read far past its end; the document's use
+        above is what is claimed.) A line of emoji ZWJ sequences or of ``=`` is one such
+        piece, so an edit inside it is no longer re-split to the line's end.
+
+        >>> p = Pretokenizer("o200k_base")
+        >>> p.quiet("\U0001F469\u200d\U0001F680=="), p.quiet("=a=")
+        (True, False)
+
+        Runtime complexity: ``O(len(text))``.
+        """
+        return self.quiet_margin > 0 and _QUIET.fullmatch(text) is not None
 
     def horizon(self, text: str, start: int, limit: int | None = None) -> int:
         """Sound upper bound (exclusive) on what deciding the piece at ``start`` reads.

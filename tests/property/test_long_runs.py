@@ -116,3 +116,70 @@ def test_typing_in_a_long_one_letter_line(name: str) -> None:
                         n=max(EXAMPLES // 2, 10), reference=ref.encode_ordinary)
     assert doc.token_ids() == ref.encode_ordinary(text)
     doc._check()
+
+
+#: punctuation lines (one piece each under the three patterns): emoji ZWJ sequences, ``=``
+#: runs, mixed ASCII punctuation; what is typed into them: their own characters, and letters,
+#: digits, spaces, ``'``, ``/``, a newline and a combining mark, which end the quiet run
+_PUNCT_LINES = [
+    "\U0001F469\u200d\U0001F4BB\U0001F3F3\ufe0f\u200d\U0001F308" * 300,
+    "=" * 3000,
+    "-=+*#!?;:.,<>[]{}()|\\^~@$%&`" * 120,
+]
+_FOREIGN = "aZ7 '/\n\u0301_\U0001F600"
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+@pytest.mark.parametrize("line", range(len(_PUNCT_LINES)))
+def test_typing_in_a_punctuation_line(name: str, line: int) -> None:
+    """Keys typed deep inside a long punctuation piece take the stretch (quiet runs,
+    ``Pretokenizer.quiet``) when they are punctuation, the general steps when not: the ids
+    equal tiktoken's after every key, the document's invariants hold at the end, and some
+    edits did stretch (so the test is about it)."""
+    enc = get_encoding(name)
+    ref = tiktoken_ref(name)
+    rng = random.Random(line)
+    stretch = _PUNCT_LINES[line]
+    head = "def f(x):\n    return x\n"
+    text = head + stretch + "\nprint(f(1))\n"
+    doc = Document(text, enc)
+    text = type_in_span(rng, doc, text, len(head), len(stretch),
+                        alphabet="".join(sorted(set(stretch))), other=_FOREIGN,
+                        n=max(EXAMPLES * 2, 20), reference=ref.encode_ordinary)
+    assert doc.token_ids() == ref.encode_ordinary(text)
+    doc._check()
+    assert doc.stats.stretched > 0
+
+
+def test_quiet_is_punctuation_only() -> None:
+    """The quiet characters: punctuation but the apostrophe and ``/``, no 7 marks in a row; and
+    only for the patterns whose argument is made (a custom pattern offers nothing)."""
+    from livetok.incremental.bytelevel.pretokenize import Pretokenizer
+
+    p = Pretokenizer("cl100k_base")
+    assert p.quiet_margin > 0
+    assert p.quiet("==\U0001F600\u200d;;")
+    assert p.quiet("=\ufe0f\u200d" + "\u0301" * 6 + "=")
+    for bad in ("=a=", "=1=", "= =", "='=", "=/=", "=" + "\u0301" * 7 + "=", "=\n=", ""):
+        assert not p.quiet(bad), bad
+    custom = Pretokenizer("mine", r"\S+|\s+")
+    assert custom.quiet_margin == 0 and not custom.quiet("===")
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_typing_among_combining_marks(name: str) -> None:
+    """Punctuation with runs of combining marks (o200k's letter classes hold the marks, so
+    a mark after a punctuation character can make a letter piece): typing marks and
+    punctuation in such a line keeps the ids equal to tiktoken's after every key."""
+    enc = get_encoding(name)
+    ref = tiktoken_ref(name)
+    rng = random.Random(7)
+    stretch = "".join(rng.choice(["=", "\U0001F3F3", "\ufe0f", "\u0301" * rng.randint(1, 9),
+                                  "\u200d", "!"]) for _ in range(800))
+    text = "x = 1\n" + stretch + "\n"
+    doc = Document(text, enc)
+    text = type_in_span(rng, doc, text, 6, len(stretch),
+                        alphabet="=\U0001F3F3\ufe0f\u0301\u200d!", other="a\u0301\u0301",
+                        n=max(EXAMPLES * 2, 20),
+                        reference=ref.encode_ordinary)
+    doc._check()
