@@ -8,8 +8,9 @@ answer. So ``livetok serve`` on stdio starts in two threads:
    (:meth:`Starter.go`), imports the server and makes it;
 2. the main thread reads the first message (:func:`read_first`) and, when it is an
    ``initialize`` request that looks well formed, answers it at once
-   (:func:`initialize_result`: the capabilities the full server announces, computed here
-   without pygls; ``tests/e2e/test_startup.py`` checks they are equal for many clients).
+   (:func:`initialize_result`: the capabilities the full server announces, from the one
+   table both read, ``capabilities.py``; ``tests/e2e/test_startup.py`` checks the answers
+   are equal for many clients).
    It reads on (:func:`serve_early`): for each ``didOpen`` it builds the document the
    server would build and publishes its count, and it answers ``livetok/tokenCount``,
    ``hover`` and ``codeLens`` about those documents (:class:`EarlyServer`, with the
@@ -46,6 +47,7 @@ import select
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 
+from livetok.server.lsp.capabilities import announced, json_at as _get
 from livetok.server.lsp.settings import DEFAULT_ENCODING, SettingsError, parse_settings, workspace_root
 from livetok.server.lsp.framing import Frame, Framer, lsp_integer, lsp_uinteger, refusal
 from livetok.server.lsp.uris import local_path
@@ -74,35 +76,6 @@ _MAX_INITIALIZE_BYTES = 1 << 20
 EARLY_MAX_CHARS = 1 << 21
 #: a didOpen message bigger than this is left to the server (JSON: up to 6 bytes a character)
 _MAX_EARLY_BYTES = 6 * EARLY_MAX_CHARS
-
-
-def _capabilities_without_client() -> dict[str, Any]:
-    """What the full server announces whatever the client: its features (``requests.py``,
-    ``sync.py``) as pygls's ``ServerCapabilitiesBuilder`` writes them. A fresh dict per call."""
-    return {
-        "textDocumentSync": {"openClose": True, "change": 2, "save": True},
-        "hoverProvider": True,
-        "codeLensProvider": {"resolveProvider": False},
-        "executeCommandProvider": {"commands": []},
-        "semanticTokensProvider": {
-            "legend": {"tokenTypes": ["keyword", "string"], "tokenModifiers": []},
-            "range": True,
-            "full": True,
-        },
-        "workspace": {
-            "workspaceFolders": {"supported": True, "changeNotifications": True},
-            "fileOperations": {},
-        },
-    }
-
-
-def _get(value: Any, *path: str) -> Any:
-    """``value[path[0]][path[1]]...``, or None where a step is missing or not an object."""
-    for key in path:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
-    return value
 
 
 def negotiated_unit(client_caps: Mapping[str, Any], forced: str | None) -> str:
@@ -149,14 +122,7 @@ def initialize_result(params: Any, forced_unit: str | None) -> dict[str, Any] | 
         settings_unit = parse_settings(params.get("initializationOptions")).position_encoding
     except SettingsError:
         settings_unit = None  # the full server warns that it ignores them
-    out = _capabilities_without_client()
-    out["positionEncoding"] = negotiated_unit(caps, forced_unit or settings_unit)
-    sync = out["textDocumentSync"]
-    for key in ("willSave", "willSaveWaitUntil"):
-        # subtle: pygls writes ``client_value and False``: false when the client said
-        # anything, left out when it said nothing (livetok handles neither request)
-        if _get(caps, "textDocument", "synchronization", key) is not None:
-            sync[key] = False
+    out = announced(caps, negotiated_unit(caps, forced_unit or settings_unit))
     return {"capabilities": out, "serverInfo": {"name": "livetok", "version": livetok_version()}}
 
 

@@ -4,7 +4,8 @@ dropped (``exit`` excepted); a second ``initialize`` gets ``InvalidRequest`` (-3
 ``shutdown`` requests get ``InvalidRequest`` (``protocol.py``); ``exit`` ends the session at
 once, status 0 after ``shutdown`` and 1 without, and nothing is written after it.
 
-It is also where a keystroke's ``didChange`` leaves pygls's path: :meth:`SessionProtocol.
+Its ``initialize`` answer announces the capabilities of ``capabilities.py``, the table the
+stdio front answers with too. It is also where a keystroke's ``didChange`` leaves pygls's path: :meth:`SessionProtocol.
 take_notification` hands its JSON to :func:`.sync.did_change_json` (``docs/architecture.md``).
 """
 
@@ -13,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Generator, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidRequest, JsonRpcServerNotInitialized
 from pygls.protocol.language_server import lsp_method
 
 from livetok.server.lsp import sync
+from livetok.server.lsp.capabilities import announced
 from livetok.server.lsp.protocol import LivetokProtocol
 
 if TYPE_CHECKING:
@@ -90,6 +92,23 @@ class SessionProtocol(LivetokProtocol):
             log.exception("a notification handler failed: textDocument/didChange")
             server.warn(FAILED.format(f"{type(exc).__name__}: {exc}"))
             return True
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams,
+                       ) -> Generator[Any, Any, types.InitializeResult]:
+        """pygls's ``initialize`` (the server's handler, the position unit its codec uses),
+        announcing the capabilities of the one table the stdio front reads too
+        (``capabilities.py``), not pygls's own reading of the registered handlers.
+
+        Runtime complexity: ``O(size of the client's capabilities)``.
+        """
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        unit = result.capabilities.position_encoding
+        caps = announced(self._converter.unstructure(params.capabilities),
+                         str(getattr(unit, "value", unit) or "utf-16"))
+        result.capabilities = self._converter.structure(caps, types.ServerCapabilities)
+        self.server_capabilities = result.capabilities
+        return result
 
     # pygls's is a generator that first runs the server's own exit handler (livetok has none)
     @lsp_method(types.EXIT)

@@ -13,6 +13,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from livetok.server.lsp import views
+from livetok.server.lsp.capabilities import SEMANTIC_TOKEN_TYPES
 from livetok.server.lsp.views import MARKDOWN_IDS
 from livetok.server.lsp.documents import OpenDocument
 from livetok.server.lsp.positions import PositionError
@@ -24,8 +25,7 @@ if TYPE_CHECKING:
 
 __all__: list[str] = []  # handlers only: registered by importing this module
 
-_LEGEND = types.SemanticTokensLegend(token_types=views.SEMANTIC_TOKEN_TYPES,
-                                     token_modifiers=[])
+_LEGEND = types.SemanticTokensLegend(token_types=list(SEMANTIC_TOKEN_TYPES), token_modifiers=[])
 
 
 def _nonneg_int(value: Any, what: str) -> int:

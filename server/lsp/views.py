@@ -26,7 +26,6 @@ __all__ = [
     "Lens",
     "HoverInfo",
     "BudgetOverflow",
-    "SEMANTIC_TOKEN_TYPES",
     "MARKDOWN_IDS",
     "token_count",
     "code_lenses",
@@ -40,8 +39,6 @@ __all__ = [
 
 #: the language ids whose code lenses include one per Markdown section
 MARKDOWN_IDS = frozenset({"markdown", "md", "mdx"})
-#: two standard types so that every theme colours them differently; tokens alternate
-SEMANTIC_TOKEN_TYPES = ["keyword", "string"]
 #: how far hover looks up and down for a paragraph's edges
 _PARAGRAPH_MAX_LINES = 10_000
 #: code points hover first reads beyond its line for the paragraph's edges (doubled per read)

@@ -1,5 +1,6 @@
 """The session in parts (issue 36, item 2): no module of ``server/`` changes another object's
-private state, and what the server can do is said once.
+private state, and what the server can do is said once (``capabilities.py``, read by the stdio
+front and the server).
 
 An object's underscore attributes are its own: a module that assigns one on another object
 (``ls._not_kept[uri] = why``), deletes one, or calls a mutating method on one
@@ -10,7 +11,9 @@ be read apart. Reading one is not checked here. ``self`` and ``cls`` are the obj
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +83,62 @@ def test_no_module_writes_another_objects_private_attributes(path: Path) -> None
     found = foreign_private_writes(path.read_text(encoding="utf-8"))
     assert not found, (f"{path.relative_to(SOURCE)} changes another object's private state "
                        "(give that object a public method): " + "; ".join(found))
+
+
+# -- one capabilities table ------------------------------------------------------------------
+
+_CLIENTS: list[dict[str, Any]] = [
+    {},
+    {"general": {"positionEncodings": ["utf-8"]}},
+    {"textDocument": {"synchronization": {"willSave": True, "willSaveWaitUntil": False}},
+     "workspace": {"codeLens": {"refreshSupport": True}}, "window": {"workDoneProgress": True}},
+]
+
+
+def _initialize(client: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """A server of this process and its answer to ``initialize`` from ``client``."""
+    from livetok.server.lsp.session import create_server
+    from livetok.server.lsp.transport import dispatch
+
+    from .._lsp import MessageSink
+
+    server = create_server()
+    sink = MessageSink()
+    server.protocol.set_writer(sink)
+    dispatch(server.protocol, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                          "params": {"processId": None,
+                                                     "capabilities": client}}).encode())
+    [answer] = [m for m in sink.sent if m.get("id") == 1]
+    return server, answer
+
+
+@pytest.mark.parametrize("client", _CLIENTS, ids=["nothing", "utf-8", "willSave"])
+def test_the_table_is_what_the_registered_handlers_give(client: dict[str, Any]) -> None:
+    """The server announces ``capabilities.py``'s table; pygls's own reading of the handlers
+    it registers, with their options, gives the same: a handler without its row in the table
+    (or a row without its handler) fails here."""
+    from lsprotocol import types
+    from pygls.capabilities import ServerCapabilitiesBuilder
+
+    from livetok.server.lsp.capabilities import announced
+
+    server, answer = _initialize(client)
+    unit = answer["result"]["capabilities"]["positionEncoding"]
+    assert answer["result"]["capabilities"] == announced(client, unit)
+    protocol = server.protocol
+    fm = protocol.fm
+    built = ServerCapabilitiesBuilder(
+        protocol._converter.structure(client, types.ClientCapabilities),
+        set({**fm.features, **fm.builtin_features}), fm.feature_options,
+        list(fm.commands), types.TextDocumentSyncKind.Incremental, None, unit).build()
+    assert protocol._converter.unstructure(built) == announced(client, unit)
+
+
+@pytest.mark.parametrize("client", _CLIENTS, ids=["nothing", "utf-8", "willSave"])
+def test_the_early_answer_is_the_servers(client: dict[str, Any]) -> None:
+    """The stdio front's ``initialize`` answer (before pygls is imported) equals the
+    server's, both read from the one table."""
+    from livetok.server.lsp.front import initialize_result
+
+    _, answer = _initialize(client)
+    assert initialize_result({"processId": None, "capabilities": client}, None) == answer["result"]
