@@ -174,6 +174,9 @@ class Encoding(EncodeStreamMixin):
             pre_name = name if pat_str is None else _PATTERN_NAMES.get(pat_str, name)
             self._pre = Pretokenizer(pre_name, pat_str)
         self.pat_str = self._pre.pat_str
+        #: :class:`~.piece_encoding.QuietEncoding`'s ``M``, the pre-tokenizer's (punctuation
+        #: runs of the tiktoken patterns, :meth:`quiet`; 0 for others)
+        self.quiet_margin: int = self._pre.quiet_margin
         self.mergeable_ranks: dict[bytes, int] = dict(mergeable_ranks)
         self.special_tokens: dict[str, int] = dict(special_tokens or {})
         self.max_token_value = max(
@@ -677,12 +680,6 @@ class Encoding(EncodeStreamMixin):
     def horizon(self, text: str, start: int, limit: int) -> int:
         """Bound on what deciding the piece at ``start`` reads; see :mod:`.pretokenize`."""
         return self._pre.horizon(text, start, limit)
-
-    @property
-    def quiet_margin(self) -> int:
-        """:class:`~livetok.incremental.piece_encoding.QuietEncoding`'s ``M``: the
-        pre-tokenizer's (punctuation runs of the tiktoken patterns; 0 for others)."""
-        return self._pre.quiet_margin
 
     def quiet(self, text: str) -> bool:
         """See :meth:`.pretokenize.Pretokenizer.quiet`."""
