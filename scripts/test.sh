@@ -19,6 +19,14 @@ if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/de
          && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null 2>&1; } \
     || echo "scripts/test.sh: could not install ${missing[*]}; their tests will skip" >&2
 fi
+# VS Code (code-server, VS Code's workbench in a browser) for the default run's real-editor test
+# (tests/e2e/test_vscode_counts.py): installed once into ~/.cache/livetok-editors, outside the
+# repository (about two minutes the first time, a second once there). Best effort, as above:
+# without node and npm, or when the install fails, that test skips and says why.
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  bash scripts/install-editors.sh vscode >/dev/null \
+    || echo "scripts/test.sh: could not install code-server; the VS Code test will skip" >&2
+fi
 # Bytecode: the run starts hundreds of Python processes (language servers, command lines,
 # the workers), and with PYTHONDONTWRITEBYTECODE set each compiles livetok's modules (and
 # pytest its test modules) again: about 0.3 s of CPU a process, a sixth of a short end-to-end

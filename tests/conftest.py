@@ -75,6 +75,7 @@ KINDS = ("unit", "property", "e2e")
 ONE_WORKER = {
     "test_vscode_extension.py": "vscode",
     "test_editor_vscode.py": "vscode",
+    "test_vscode_counts.py": "vscode",
     "test_vscode_install.py": "vscode",
     "test_vscode_workspace.py": "vscode",
     "test_demo_browser.py": "demo-browser",

@@ -49,8 +49,8 @@ import pytest
 # pytestmark: slow, and skipped without node and npm; importing the module skips this one too
 # without playwright, whose sync_api it imports
 from .test_editor_vscode import (  # noqa: F401 (pytestmark is read by pytest)
-    CHROMIUM_FLAGS, TEXT, USER_SETTINGS, Workbench, chromium, code_server, expect_count, pytestmark, run_command,
-    status_text, sync_api, type_saved, wait_until,
+    CHROMIUM_FLAGS, TEXT, USER_SETTINGS, Workbench, chromium, code_server, expect_count, open_file, pytestmark,
+    run_command, status_text, sync_api, type_saved, wait_until,
 )
 from .test_neovim_install import BASE_PYTHON, bin_dir, documented_messages
 from .test_vscode_extension import build_extension
@@ -139,11 +139,7 @@ def session(wb: Workbench, exe: str, browser_exe: str) -> Iterator[object]:
             page = context.new_page()
             page.goto(f"http://127.0.0.1:{wb.port}/?folder={wb.ws}")
             page.wait_for_selector(".monaco-workbench", timeout=90_000)
-            page.keyboard.press("Control+P")
-            page.locator(".quick-input-widget input").fill("notes.md")
-            page.locator(".quick-input-list .monaco-list-row", has_text="notes.md").first.wait_for(timeout=15_000)
-            page.keyboard.press("Enter")
-            page.locator(".monaco-editor .view-lines").first.wait_for(timeout=15_000)
+            open_file(page, "notes.md")
             wb.page = page
             yield page
             browser.close()
