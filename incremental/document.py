@@ -495,6 +495,8 @@ class Document:
             return None
         if not q.quiet(v.slice_text(start - m2, start) + new_text + v.slice_text(end, end + m2)):
             return None
+        if end > start and not q.quiet(v.slice_text(start - m2, end + m2)):
+            return None  # the replaced text too (o200k's letter runs: pretokenize.quiet)
         if not self._glue_ok(v.slice_text(a, a + GLUE_MIN_CP)):
             return None
         delta = len(new_text) - (end - start)

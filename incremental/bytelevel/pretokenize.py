@@ -93,6 +93,13 @@ _QUIET_MARGIN = _SLACK
 #: no ``2 M - 1`` combining marks in a row (o200k's letter classes hold the marks: a letter
 #: piece may be one punctuation character and marks, as ``U+1F3F3 U+FE0F``)
 _QUIET = regex.compile(r"(?s)(?!.*\p{M}{%d})[^\s\p{L}\p{N}'/]++" % (2 * _QUIET_MARGIN - 1))
+#: and quiet letter runs, per pattern: any letters where a letter piece is one run
+#: (``\p{L}++`` after an optional prefix), for o200k only the letters in both of its cased
+#: classes (``\p{Lm}``, ``\p{Lo}``: CJK, Thai, Arabic...), where its upper-then-lower runs
+#: cannot change course (:meth:`Pretokenizer.quiet`)
+_QUIET_LETTERS = {"r50k_base": regex.compile(r"\p{L}++"),
+                  "cl100k_base": regex.compile(r"\p{L}++"),
+                  "o200k_base": regex.compile(r"[\p{Lm}\p{Lo}]++")}
 
 #: :meth:`Pretokenizer.finditer` samples the pieces of the first ``_SAMPLE_CHARS`` characters of
 #: a non-ASCII text of at least ``_SAMPLE_FROM`` characters; when they average at least
@@ -233,6 +240,7 @@ class Pretokenizer:
         self._slacks: list[int] | None = None
         #: ``M`` of :meth:`quiet` (0: not offered, as for a pattern this module does not know)
         self.quiet_margin = _QUIET_MARGIN if known else 0
+        self._quiet_letters = _QUIET_LETTERS.get(name) if known else None
 
     def _init_derived(self, name: str, d: Derivation) -> None:
         """A split pattern of a ``tokenizer.json`` file (any pattern :func:`derive` bounds):
@@ -252,6 +260,7 @@ class Pretokenizer:
         self._ascii_split = split[0] if split is not None else None
         self.fast = None
         self.quiet_margin = 0  # (no argument made for derived patterns)
+        self._quiet_letters = None
 
     def finditer(self, text: str, pos: int = 0) -> Iterator[Any]:
         """Match objects whose spans are the pieces: the fast class-code form when available,
@@ -291,36 +300,57 @@ class Pretokenizer:
         return [m.span() for m in self.regex.finditer(text, pos)]
 
     def quiet(self, text: str) -> bool:
-        """Whether ``text`` is a run of *quiet* punctuation (``_QUIET``), for the three
-        tiktoken patterns (False for a pattern this module does not know): the
-        :class:`~livetok.incremental.piece_encoding.QuietEncoding` capability with
-        ``M = quiet_margin``, in the form ``Document._stretch`` uses it.
+        """Whether ``text`` is a run of *quiet* punctuation (``_QUIET``) or of quiet letters
+        (``_QUIET_LETTERS``), for the three tiktoken patterns (False for a pattern this
+        module does not know): the :class:`~livetok.incremental.piece_encoding.QuietEncoding`
+        capability with ``M = quiet_margin``, in the form ``Document._stretch`` uses it: it
+        asks it of the new text ``2 M`` around an edit that lies ``2 M`` inside an old piece,
+        and of the old text there when the edit replaced some.
 
-        The document asks it of the new text ``2 M`` around an edit that lies ``2 M`` inside
-        an old piece. The text's first ``2 M`` characters then hold a punctuation character
+        *Punctuation.* The text's first ``2 M`` characters then hold a punctuation character
         other than a mark past the old piece's first character, which only a punctuation
         piece holds (a letter piece holds one non-letter, its first character, then letters
         and marks; number, white-space and contraction pieces hold none); the old characters
         right of the edit, also quiet and inside the piece, are in its run (its tail is
         ``[\r\n/]``), so the replaced text was run too. The run stays a run through the new
         text and ends where it ended; its piece starts where it started (the alternative
-        chosen there reads its first two characters); no earlier piece reads past the run's
+        chosen there reads its first two characters). No earlier piece reads past the run's
         start plus the readers' slack (a reader's runs stop at a punctuation character, but
         the punctuation run's, and a punctuation piece ends only where its run and tail
-        stop). So no boundary moves or appears, and no earlier piece reads the edit: what
+        stop).
+
+        *Letters.* The old piece is a letter piece (no other holds two letters in a row but
+        a contraction, too short). Under r50k and cl100k its letters are one possessive run,
+        which goes on through the new letters and ends where it ended. Under o200k a letter
+        piece is an upper-case run ``U*`` then a lower-case run ``L+`` (with backtracking);
+        the quiet letters are in both classes, so wherever the old and the new text around
+        the edit lie (in the ``U`` run, or in the ``L`` run after it), both runs end where
+        they ended, and so does the backtracking's last ``L`` character; this needs the
+        *replaced* text quiet too (deleting a lone lower-case ``a`` from a CJK line turns
+        the rest of it from the ``L`` run into the ``U`` run, which can end elsewhere: hence
+        the document's second question). An earlier piece that reads past its end (o200k's
+        backtracking over upper-case letters) reads only ``U``-only characters, none quiet.
+
+        So no boundary moves or appears, and no earlier piece reads the edit: what
         conditions 1-3 of the capability give the document. (They do not hold of every
         text: under o200k, flags ``U+1F3F3 U+FE0F`` in a row are letter pieces when one
         starts a piece, and a letter piece can read far past its end; the document's use
-        above is what is claimed.) A line of emoji ZWJ sequences or of ``=`` is one such
-        piece, so an edit inside it is no longer re-split to the line's end.
+        above is what is claimed.) A line of CJK letters, emoji ZWJ sequences or ``=`` is one
+        such piece, so an edit inside it is no longer re-split to the line's end.
 
         >>> p = Pretokenizer("o200k_base")
         >>> p.quiet("\U0001F469\u200d\U0001F680=="), p.quiet("=a=")
         (True, False)
+        >>> p.quiet("中文字符"), p.quiet("中文a字符")
+        (True, False)
 
         Runtime complexity: ``O(len(text))``.
         """
-        return self.quiet_margin > 0 and _QUIET.fullmatch(text) is not None
+        if self.quiet_margin <= 0:
+            return False
+        letters = self._quiet_letters
+        return _QUIET.fullmatch(text) is not None or (
+            letters is not None and letters.fullmatch(text) is not None)
 
     def horizon(self, text: str, start: int, limit: int | None = None) -> int:
         """Sound upper bound (exclusive) on what deciding the piece at ``start`` reads.

@@ -183,3 +183,44 @@ def test_typing_among_combining_marks(name: str) -> None:
                         n=max(EXAMPLES * 2, 20),
                         reference=ref.encode_ordinary)
     doc._check()
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_deleting_a_cased_letter_from_a_cjk_line(name: str) -> None:
+    """o200k's cased runs: a lone lower-case letter deep in a CJK line puts the rest of the
+    line in the lower-case run, which stops at an upper-case letter far right; deleting it
+    (the new text around is quiet, the replaced text is not) moves that boundary, and the
+    pieces must follow (the document asks ``quiet`` of the replaced text too)."""
+    enc = get_encoding(name)
+    ref = tiktoken_ref(name)
+    cjk = "中文字符测试汉语词典" * 10
+    for lone in ("a", "A", "\u02b0"):  # lower-case, upper-case, a modifier letter (Lm)
+        text = "x\n" + cjk + lone + cjk + "Ab" + cjk + "\n"
+        doc = Document(text, enc)
+        at = 2 + len(cjk)
+        doc.edit(at, at + 1, "")
+        text = text[:at] + text[at + 1:]
+        assert doc.token_ids() == ref.encode_ordinary(text), lone
+        doc._check()  # (the pieces too: here the ids alone may agree)
+        doc.edit(at, at, lone)
+        text = text[:at] + lone + text[at:]
+        assert doc.token_ids() == ref.encode_ordinary(text), lone
+        doc._check()
+
+
+@pytest.mark.parametrize("name", BPE_NAMES)
+def test_typing_in_a_cjk_line(name: str) -> None:
+    """Keys typed into a CJK line (one letter piece): CJK letters stretch it, cased ASCII
+    letters, digits and spaces take the general steps; ids equal tiktoken's after every
+    key, and some edits stretched."""
+    enc = get_encoding(name)
+    ref = tiktoken_ref(name)
+    rng = random.Random(11)
+    stretch = "".join(rng.choices("中文字符测试汉语词典日本語のテキスト", k=1500))
+    text = "x = 1\n" + stretch + "\n"
+    doc = Document(text, enc)
+    text = type_in_span(rng, doc, text, 6, len(stretch), alphabet="中文字符测试の",
+                        other="aAbZ 7\u02b0", n=max(EXAMPLES * 3, 30),
+                        reference=ref.encode_ordinary)
+    doc._check()
+    assert doc.stats.stretched > 0
