@@ -74,6 +74,7 @@ HERE = Path(__file__).resolve().parent
 SERVERS = {
     "livetok": [sys.executable, "-m", "livetok.server"],
     "baseline": [sys.executable, str(HERE / "baseline_server.py")],
+    "floor": [sys.executable, str(HERE / "floor_server.py")],
 }
 TYPED = "the quick brown fox jumps over a lazy dog "
 
@@ -468,6 +469,150 @@ def run_compare(log: Log) -> CompareRun:
     return run
 
 
+#: keystrokes typed into each of livetok and the floor per size (issue 36 measured 600)
+FLOOR_KEYSTROKES = 600
+#: keystrokes typed into both first, not measured (what the open left to do runs meanwhile)
+FLOOR_WARMUP = 20
+#: issue 36's bounds: livetok's p50 and p99 over the floor's, same run
+FLOOR_P50_TARGET = 2.5
+FLOOR_P99_TARGET = 5.0
+FLOOR_HEADING = "## Against the floor"
+
+
+@dataclass
+class FloorRun:
+    """The same keystrokes typed in turn into livetok and :file:`floor_server.py`."""
+
+    size: int
+    livetok: list[float] = field(default_factory=list)
+    floor: list[float] = field(default_factory=list)
+    #: CPU time each server's main thread spent over all the keystrokes, seconds
+    livetok_cpu: float = float("nan")
+    floor_cpu: float = float("nan")
+    #: livetok's final count = tiktoken's
+    ok: bool = False
+
+
+def cpu_s(pid: int) -> float:
+    """CPU time the main thread of process ``pid`` has run so far (Linux' schedstat, in
+    nanoseconds); NaN elsewhere. Unlike wall time it does not grow with the machine's load.
+    Both servers read, handle and answer a keystroke in their main thread (livetok's worker
+    threads build big documents; they come and go, so a sum over threads would lose the
+    time of those that ended)."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+async def floor_run(text: str, keystrokes: int, log: Log) -> FloorRun:
+    """Keystrokes as in :func:`one_run`, each sent to both servers in turn (which goes first
+    alternates), each waiting for its count, after :data:`FLOOR_WARMUP` not measured;
+    livetok's final count is checked."""
+    run = FloorRun(len(text))
+    uri = "file:///bench/floor.txt"
+    async with contextlib.AsyncExitStack() as stack:
+        lt_proc, livetok = await stack.enter_async_context(server_session("livetok"))
+        fl_proc, floor = await stack.enter_async_context(server_session("floor"))
+        for client in (livetok, floor):
+            client.notify("textDocument/didOpen", {"textDocument": {
+                "uri": uri, "languageId": "plaintext", "version": 1, "text": text}})
+            await client.wait_count(1, 3600)
+        await asyncio.sleep(1.0)  # the open's after-work (a collection, memory given back)
+        lines = text.split("\n")
+        line = len(lines) // 2
+        col = utf16_len(lines[line])
+        pair = ((livetok, run.livetok), (floor, run.floor))
+        cpu0 = (0.0, 0.0)
+        for k in range(FLOOR_WARMUP + keystrokes):
+            version = k + 2
+            if k == FLOOR_WARMUP:
+                cpu0 = cpu_s(lt_proc.pid), cpu_s(fl_proc.pid)
+            rng, new, col = keystroke(k, lines, line, col)
+            for client, out in (pair if k % 2 == 0 else pair[::-1]):
+                sent = client.notify("textDocument/didChange", {
+                    "textDocument": {"uri": uri, "version": version},
+                    "contentChanges": [{"range": rng, "text": new}]})
+                got, _ = await client.wait_count(version, 600)
+                if k >= FLOOR_WARMUP:
+                    out.append(got - sent)
+        run.livetok_cpu = cpu_s(lt_proc.pid) - cpu0[0]
+        run.floor_cpu = cpu_s(fl_proc.pid) - cpu0[1]
+        final = "\n".join(lines)
+        expected = len(tiktoken_ref(livetok_encoding("o200k_base")).encode_ordinary(final))
+        _, last = await livetok.wait_count(FLOOR_WARMUP + keystrokes + 1, 600)
+        run.ok = last["tokens"] == expected and last["characters"] == len(final)
+        if not run.ok:
+            log(f"  WRONG COUNT from livetok: {last['tokens']} != {expected}")
+    return run
+
+
+def floor_rows(runs: list[FloorRun]) -> list[list[str]]:
+    """One row per size: both p50 / p99, the ratios against the targets, exactness."""
+    rows = []
+    for run in runs:
+        n = len(run.livetok)
+        r50 = median(run.livetok) / median(run.floor)
+        r99 = percentile(run.livetok, 99) / percentile(run.floor, 99)
+        rows.append([
+            fmt_size(run.size), str(len(run.livetok)),
+            f"{fmt_s(median(run.floor))} / {fmt_s(percentile(run.floor, 99))}",
+            f"{fmt_s(median(run.livetok))} / {fmt_s(percentile(run.livetok, 99))}",
+            fmt_ratio(r50) + ("" if r50 <= FLOOR_P50_TARGET else " (**missed**)"),
+            fmt_ratio(r99) + ("" if r99 <= FLOOR_P99_TARGET else " (**missed**)"),
+            f"{fmt_s(run.floor_cpu / n)} / {fmt_s(run.livetok_cpu / n)} "
+            f"({fmt_ratio(run.livetok_cpu / run.floor_cpu)})",
+            "yes" if run.ok else "**NO**"])
+    return rows
+
+
+def floor_section(runs: list[FloorRun], info: dict[str, str], end_load: str,
+                  command: str) -> list[str]:
+    """The page's section on :func:`floor_run`."""
+    return [
+        FLOOR_HEADING,
+        "",
+        "The same keystrokes typed in turn into `livetok serve` and the floor "
+        "(`benchmarks/floor_server.py`: one thread, no event loop, a blocking buffered read "
+        "of each framed message, `json.loads`, and a `livetok/didChangeTokenCount` written "
+        "with `json.dumps`; it counts nothing), which of the two goes first alternating, each "
+        "keystroke waiting for its count. What livetok spends beyond the floor is its own "
+        "layers and its core edit. The CPU column is each server's main-thread CPU time over "
+        "all the keystrokes (Linux `schedstat`; both read, handle and answer a keystroke "
+        "there) divided by their number: unlike "
+        "the latencies it does not grow with the machine's load. Targets (issue 36): "
+        "livetok's p50 ≤ "
+        f"{FLOOR_P50_TARGET}× the floor's, p99 ≤ {FLOOR_P99_TARGET}× the floor's p99.",
+        "",
+        md_table(["document", "keystrokes (each server)", "floor p50 / p99",
+                  "livetok p50 / p99", f"p50 ratio (≤ {FLOOR_P50_TARGET}×)",
+                  f"p99 ratio (≤ {FLOOR_P99_TARGET}×)",
+                  "CPU per keystroke, floor / livetok (ratio)", "final count = tiktoken"],
+                 floor_rows(runs), align="lrrrrrrl"),
+        "",
+        f"Measured {info.get('date', '?')} with `{command}`, load average (1/5/15 min) "
+        f"{info.get('load', '?')} at the start and {end_load} at the end "
+        f"({info.get('nproc', '?')} cores, shared with other jobs).",
+        "",
+    ]
+
+
+def run_floor(sizes: list[int], keystrokes: int, log: Log) -> list[FloorRun]:
+    runs = []
+    for size in sizes:
+        log(f"floor: {fmt_size(size)}, {keystrokes} keystrokes into livetok and the floor in turn")
+        run = asyncio.run(floor_run(real_text(size), keystrokes, log))
+        log(f"  floor p50 {fmt_s(median(run.floor))} p99 {fmt_s(percentile(run.floor, 99))}; "
+            f"livetok p50 {fmt_s(median(run.livetok))} p99 "
+            f"{fmt_s(percentile(run.livetok, 99))}: "
+            f"{fmt_ratio(median(run.livetok) / median(run.floor))} / "
+            f"{fmt_ratio(percentile(run.livetok, 99) / percentile(run.floor, 99))}; CPU "
+            f"{fmt_s(run.floor_cpu / keystrokes)} / {fmt_s(run.livetok_cpu / keystrokes)}, "
+            f"count ok: {run.ok}")
+        runs.append(run)
+    return runs
+
+
 def keystrokes_for(server: str, size: int, quick: bool) -> int:
     if server == "livetok":
         return 100 if quick else 400
@@ -512,8 +657,23 @@ def main() -> int:
     ap.add_argument("--compare-only", action="store_true",
                     help="run only the livetok.compare comparison and rewrite only its "
                     "section of the page")
+    ap.add_argument("--floor-only", action="store_true",
+                    help="run only livetok against the floor server and rewrite only that "
+                    "section of the page")
+    ap.add_argument("--sizes", default=None,
+                    help="with --floor-only: sizes in KB, comma-separated (default 100,1000,"
+                    "10000)")
     args = ap.parse_args()
     log = Log()
+    if args.floor_only:
+        info = machine_info()
+        sizes = ([int(x) * KB for x in args.sizes.split(",")] if args.sizes
+                 else [100 * KB, 1 * MB, 10 * MB])
+        floors = run_floor(sizes, FLOOR_KEYSTROKES, log)
+        end_load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+        replace_section(Path(args.out), floor_section(
+            floors, info, end_load, "python benchmarks/bench_server.py --floor-only"))
+        return 0 if all(r.ok for r in floors) else 1
     if args.compare_only:
         run = run_compare(log)
         replace_section(Path(args.out), compare_section(
@@ -532,6 +692,8 @@ def main() -> int:
             log(f"  open {fmt_s(r.open_s)}, p50 {fmt_s(median(r.latencies))}, "
                 f"p99 {fmt_s(percentile(r.latencies, 99))}, count ok: {r.ok}")
             runs.append(r)
+    floors = run_floor(sizes, 200 if args.quick else FLOOR_KEYSTROKES, log)
+    floor_end_load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     compared = run_compare(log)
     rows = []
     for size in sizes:
@@ -588,6 +750,7 @@ def main() -> int:
     ]
     if has_plot:
         md += ["![keystroke latency against document size](img/bench_server.png)", ""]
+    md += floor_section(floors, info, floor_end_load, command)
     md += compare_section(compared, command)
     md += [
         "## Cold start",
@@ -629,7 +792,8 @@ def main() -> int:
         "",
     ]
     write_page(Path(args.out), md, info, log, command)
-    return 0 if all(r.ok for r in runs) and all(c.ok for c in colds) and compared.ok else 1
+    return 0 if (all(r.ok for r in runs) and all(c.ok for c in colds) and compared.ok
+                 and all(r.ok for r in floors)) else 1
 
 
 if __name__ == "__main__":

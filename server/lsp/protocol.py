@@ -136,6 +136,17 @@ class LivetokProtocol(LanguageServerProtocol):
 
     #: called with (method, raw params, reason) when a notification fails to decode
     on_invalid_notification: Callable[[str, Any, str], None] | None = None
+    #: True while the transport hands over the messages of input it read
+    #: (``transport.pump``): what a handler leaves to do once the input is handled (the
+    #: coalesced counts) waits for :meth:`input_handled` instead of an event-loop callback
+    reading = False
+
+    def input_handled(self) -> None:
+        """The input read so far is handled: the session publishes what changed (its
+        ``publisher``), in the same turn of the event loop."""
+        publisher = getattr(self._server, "publisher", None)
+        if publisher is not None:
+            publisher.input_handled()
 
     # -- decoding ------------------------------------------------------------------------------
 

@@ -79,12 +79,23 @@ class Publisher:
             self._dirty_since = now
         if now - self._dirty_since >= _MAX_COALESCE_S:
             self.publish()
+        elif self._ls.protocol.reading:
+            pass  # the transport calls input_handled() once the input read is handled
         elif not self._publish_scheduled:
             try:
                 asyncio.get_running_loop().call_soon(self.publish)
                 self._publish_scheduled = True
             except RuntimeError:  # no loop: called outside a session (unit tests)
                 self.publish()
+
+    def input_handled(self) -> None:
+        """The transport handled the input it read: what changed meanwhile is published now,
+        in the same turn of the event loop (no callback scheduled for it).
+
+        Runtime complexity: ``O(1)`` when nothing changed, else :meth:`publish`'s.
+        """
+        if self._dirty:
+            self.publish()
 
     def publish(self) -> None:
         """Keystroke step 5: send ``livetok/didChangeTokenCount`` (and budget diagnostics)

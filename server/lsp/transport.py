@@ -15,7 +15,8 @@ This replaces pygls's read loops for three reasons:
 
 Concurrency model: one thread runs the asyncio loop and every handler of every session, in
 arrival order, so changes are applied in order and a request sees exactly the changes sent
-before it. Blocking reads of stdin happen in a worker thread. Writes never wait: each
+before it. stdin is read in that thread too, when the loop says it has input (a worker
+thread reads it only when it cannot be polled: a regular file). Writes never wait: each
 connection's writer queues what the client has not read yet, up to its bound.
 """
 
@@ -98,9 +99,20 @@ def pump(framer: Framer, protocol: LivetokProtocol, who: str) -> bool:
     """Handle every frame complete in ``framer``; False when ``who`` does not speak LSP (the
     caller closes the connection).
 
+    Then :meth:`LivetokProtocol.input_handled`: the counts the messages changed go out in
+    this turn of the event loop, once for all of them.
+
     Runtime complexity: ``O(bytes consumed)`` plus the handlers.
     """
-    return all(handle_frame(frame, protocol, who) for frame in framer.frames())
+    protocol.reading = True
+    try:
+        for frame in framer.frames():
+            if not handle_frame(frame, protocol, who):
+                return False
+        return True
+    finally:
+        protocol.reading = False
+        protocol.input_handled()
 
 
 def handle_frame(frame: Frame, protocol: LivetokProtocol, who: str) -> bool:
@@ -141,14 +153,49 @@ def serve_stdio(protocol: LivetokProtocol, stdin: BinaryIO, stdout: BinaryIO,
     if framer is None:
         framer = Framer(max_message_bytes=limits.max_message_bytes)
 
+    fd = stdin.fileno()
+
     async def main() -> int:
         loop = asyncio.get_running_loop()
         for frame in first:
             handle_frame(frame, protocol, "stdin")
         pump(framer, protocol, "stdin")
-        while data := await loop.run_in_executor(executor, os.read, stdin.fileno(), _CHUNK):
+        ended: asyncio.Future[None] = loop.create_future()
+
+        def readable() -> None:
+            # called by the loop when the pipe has input: read and handle it here, in the
+            # loop's thread (a reader thread cost a thread switch and a queue per keystroke)
+            try:
+                data = os.read(fd, _CHUNK)
+            except (BlockingIOError, InterruptedError):
+                return
+            except BaseException as exc:  # noqa: BLE001 - ended below, raised by main()
+                loop.remove_reader(fd)
+                if not ended.done():
+                    ended.set_exception(exc)
+                return
+            if not data:
+                loop.remove_reader(fd)
+                if not ended.done():
+                    ended.set_result(None)
+                return
             framer.feed(data)
-            pump(framer, protocol, "stdin")
+            try:
+                pump(framer, protocol, "stdin")
+            except BaseException as exc:  # noqa: BLE001 - exit's SystemExit, raised by main()
+                loop.remove_reader(fd)
+                if not ended.done():
+                    ended.set_exception(exc)
+
+        try:
+            loop.add_reader(fd, readable)
+        except (PermissionError, ValueError, NotImplementedError, OSError):
+            # not pollable (a regular file; Windows' pipes): a worker thread reads instead
+            while data := await loop.run_in_executor(executor, os.read, fd, _CHUNK):
+                framer.feed(data)
+                pump(framer, protocol, "stdin")
+        else:
+            await ended
         return _input_ended(framer, "stdin", "exiting with status 1 so that the editor "
                             "restarts the server")
 
@@ -498,7 +545,12 @@ def serve_ws(make_server: ServerFactory, host: str, port: int, *, access: WsAcce
                                         "(livetok serve --max-message-size)", who,
                                         limits.max_message_bytes)
                         break
-                    dispatch(server.protocol, data)
+                    server.protocol.reading = True
+                    try:
+                        dispatch(server.protocol, data)
+                    finally:
+                        server.protocol.reading = False
+                        server.protocol.input_handled()
             except SystemExit as exc:  # the client sent `exit`: this session ends, the others go on
                 sessions.exited(exc)
             finally:
