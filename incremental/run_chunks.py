@@ -1,130 +1,123 @@
-"""A run of one character at the start of a piece, cut into chunks without merging it: the
-pair engine's shortcut for runs that grow one symbol at a time (Gemma 3's spaces).
+"""A long run of one character at the start of a piece, cut into the chunks its tokenization
+repeats, without merging it: Algorithm 1 with a window of two chunks (Gemma 3's spaces, a
+line of one letter under Gemma 3 or Llama 2).
 
-Under a pair-rule table (:mod:`.pairmerge`; Definition 3 of *Formalizing BPE Tokenization*,
-Berglund & van der Merwe, ``../shared/papers/004``: the lowest rule among adjacent pairs, at
-its leftmost place, then look again) a run of one symbol ``c`` can grow *from the left*: Gemma
-3 merges ``▁ ▁`` last of all its 465 whitespace rules, and ``▁^j ▁`` (``j`` from 2 to 30)
-each before it, so the first ``▁▁`` grows to ``▁^31`` one symbol at a time, that token takes
-part in no rule, and the next ``▁▁`` starts after it. :func:`~.pairmerge.merge_runs` cannot
-take such a run in bulk (each merge creates a pair that ranks before the next one), so before
-this module a line of 25,000 spaces took the priority queue over 25,000 symbols on every
-keystroke.
+A run that the merges build in many rounds costs the merge loop every round: Gemma 3 merges
+``▁ ▁`` last of its 465 whitespace rules and ``▁^j ▁`` before it, so the first ``▁▁`` grows
+to ``▁^31`` one symbol at a time (:func:`~.pairmerge.merge_runs` cannot take such a run in
+bulk: each merge creates a pair ranking before the next), and a line of 25,000 spaces took
+the priority queue over 25,000 symbols on every keystroke.
 
-**The chain** of ``c`` (:meth:`RunChunks.chain`): ``T_1 = c``, ``T_(j+1)`` the token of the
-rule ``(T_j, c)``, as long as there is one, up to ``T_L``. It *applies* when (a) the rule
-``(c, c)`` exists, (b) every rule ``(T_j, c)`` for ``2 <= j < L`` ranks before ``(c, c)``
-(a lower value), and (c) ``T_L`` is the left operand of no rule.
+**Statement.** Let ``T`` be the tokenization (Definition 3 of *Formalizing BPE Tokenization*,
+Berglund & van der Merwe, ``../shared/papers/004``) and ``c^L`` a run whose tokenization is
+one token ``t`` while that of ``c^2L`` is ``t t``. Then for every text ``y`` whose
+tokenization begins with ``t``, ``T(c^L y) = t T(y)``.
 
-**Statement.** If the chain applies and a string is ``c^r w``, nothing before it, with
-``r >= L + 1`` (``w`` any text), its tokenization is ``T_L`` followed by the tokenization of
-``c^(r - L) w``. So ``c^r w`` is ``k = (r - 1) // L`` tokens ``T_L``, then the tokenization of
-``c^(r - kL) w`` (``1 <= r - kL <= L``).
+**Proof.** Algorithm 1 (the paper's Section 3, :mod:`.glue`) on ``w = c^L`` and ``w' = y``:
+``T(w) = t`` is one token, so the window's left edge is the text's start (``i = 1``); the first
+window is ``u_1 u'_1 = c^L c^L``, whose tokenization ``t t`` ends with ``u'_1 = t``; so it halts
+there, and Theorem 1 gives ``T(w w') = t u'_2 ... u'_m = t T(y)``.
 
-**Proof.** Call positions ``0 .. L - 1`` the head and the rest the tail. (1) Until the first
-``(c, c)`` merge anywhere, no merge touches positions ``0 .. L``: a pair inside the run is
-``(c, c)``, and only the run's last ``c`` (position ``r - 1 >= L``) has a neighbour that is no
-single ``c``; there is none to the left. So the first ``(c, c)`` merge, the leftmost one, is
-at position 0, at the first moment when no rule ranking before ``(c, c)`` applies anywhere:
-then none applies in the tail. (2) From then on the head's first symbol is ``T_j`` followed
-by single ``c`` (position ``j <= L - 1 < r - 1``); the rule ``(T_j, c)`` ranks before
-``(c, c)`` by (b), so it is applied before any other ``(c, c)`` merge, and nothing applies in
-the unchanged tail meanwhile (nothing ranking before ``(c, c)`` applied there at the start of
-this phase); after ``L - 1`` merges the head is ``T_L``. (3) ``T_L`` is the left operand of
-no rule (c) and has nothing to its left, so it takes part in no later merge, and the tail,
-in the state of (1)'s end, goes on with the lowest rule among its own pairs at each step: the
-same merges, in the same order, as the tokenization of the tail alone (which reaches the
-same state at the same point, as it also merges no ``(c, c)`` before nothing else ranking
-before it applies). By induction on ``r``, the ``k`` chunks.
-
-The engine applies it where a piece is merged from scratch with Definition 3 (a
-``tokenizer.json`` BPE whose scan is exact, :attr:`.hf.bpe.BPEModel.scan_exact`): Algorithm 1's
-windows start at their own text's start, so a window inside a line of spaces is chunked too.
-``tests/unit/test_run_chunks.py`` checks the statement against the merge loop on random
-tables and against HuggingFace ``tokenizers`` on Gemma 3's runs.
+**Use.** For ``s = c^r w`` (``c`` not opening ``w``) the engine encodes the tail ``c^q w``,
+``q = r - kL`` in ``[2L, 3L)``, and when its first token is ``t`` the statement, applied ``k``
+times (each step's result begins with ``t`` again), gives ``T(s) = t^k T(c^q w)``. When it is
+not (a tail the text after the run reached into), the caller merges ``s`` as a whole. ``t``
+and ``L`` are the first token of ``T(c^256)`` and its length, kept when the two conditions
+hold (checked by the merge loop itself, once per character). Theorem 1 holds for any
+merge-rule dictionary, the condition of every glue in the engine; the caller applies this
+where the merge loop is Definition 3 (:attr:`.hf.bpe.BPEModel.scan_exact`).
+``tests/unit/test_run_chunks.py`` compares it with the obvious loop on random tables and with
+HuggingFace ``tokenizers`` on Gemma 3's and Llama 2's runs.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from itertools import repeat
+from typing import Callable
 
-__all__ = ["RunChunks", "CHAIN_MAX"]
+__all__ = ["RunChunks", "PEEL_FROM", "PROBE"]
 
-#: the longest chain followed (a longer one is not used)
-CHAIN_MAX = 4096
 #: strings shorter than this are merged as they are (the shortcut saves nothing there)
 PEEL_FROM = 64
+#: the run whose first token is taken as the chunk
+PROBE = 256
+
+#: ``merged(s, lens)``: the ids of ``s`` by the merge loop, the tokens' character counts
+#: appended to ``lens`` when it is a list
+Merged = Callable[[str, "list[int] | None"], "list[int]"]
 
 
 class RunChunks:
-    """The chains (module docstring) of a pair-rule table ``rules`` (keys ``a * m + b``,
-    values ``priority * m + id``), found per symbol on first use; ``symbol`` maps a character
-    to its initial symbol id (None: no symbol of its own).
+    """The chunks (module docstring) of a merge loop ``merged``, found per character on first
+    use.
 
-    >>> # a a -> aa (value 2), aa a -> aaa (value 1); aaa is in no rule: chunks of 3
-    >>> rc = RunChunks({0 * 4 + 0: 2 * 4 + 1, 1 * 4 + 0: 1 * 4 + 2}, 4, {"a": 0}.get)
-    >>> rc.chain(0), rc.peel("a" * 70 + "b")   # 70 = 23 * 3 + 1
-    ((3, 2), (23, 3, 2))
+    >>> from livetok.incremental.pairmerge import merge
+    >>> ids = {"a": 0, "aa": 1, "aaaa": 2, "b": 3, "ab": 4}
+    >>> rules = {0 * 5 + 0: 0 * 5 + 1, 1 * 5 + 1: 1 * 5 + 2, 0 * 5 + 3: 2 * 5 + 4}
+    >>> def merged(s, lens):
+    ...     sym, own = [ids[ch] for ch in s], [1] * len(s)
+    ...     merge(sym, rules, 5, own)
+    ...     if lens is not None:
+    ...         lens += own
+    ...     return sym
+    >>> rc = RunChunks(merged)
+    >>> rc.chunk("a"), rc.encode("a" * 67 + "b", None) == merged("a" * 67 + "b", None)
+    ((4, 2), True)
     """
 
-    def __init__(self, rules: Mapping[int, int], m: int,
-                 symbol: Callable[[str], int | None]) -> None:
-        self._rules = rules
-        self._m = m
-        self._symbol = symbol
-        #: symbol id -> (L, id of T_L), or None where the chain does not apply
-        self._chains: dict[int, tuple[int, int] | None] = {}
-        #: the left operands of every rule (built on the first chain that needs them)
-        self._lefts: frozenset[int] | None = None
+    def __init__(self, merged: Merged) -> None:
+        self._merged = merged
+        #: character -> (L, t), or None where its runs have no such chunk
+        self._chunks: dict[str, tuple[int, int] | None] = {}
+        #: tails whose first token was not the chunk (the caller merged the whole string)
+        self.misses = 0
 
-    def chain(self, c: int) -> tuple[int, int] | None:
-        """``(L, id of T_L)`` of symbol ``c`` when its chain applies (module docstring), else
-        None.
+    def chunk(self, ch: str) -> tuple[int, int] | None:
+        """``(L, t)`` for runs of ``ch``: ``T(ch^L) = t`` and ``T(ch^2L) = t t``, ``t`` the
+        first token of ``T(ch^256)``; None when that token is one character or the conditions
+        fail.
 
-        Runtime complexity: ``O(L)`` the first time per symbol (``O(R)`` once for the left
-        operands of the ``R`` rules), then a dictionary hit.
+        Runtime complexity: three merges of at most 256 characters the first time per
+        character, then a dictionary hit.
         """
-        if c in self._chains:
-            return self._chains[c]
-        got = self._find(c)
-        self._chains[c] = got
-        return got
+        got = self._chunks.get(ch, ())
+        if got != ():
+            return got  # type: ignore[return-value]
+        lens: list[int] = []
+        ids = self._merged(ch * PROBE, lens)
+        found: tuple[int, int] | None = None
+        if ids and 2 <= lens[0] <= PROBE // 2:
+            size, t = lens[0], ids[0]
+            if self._merged(ch * size, None) == [t] and self._merged(ch * 2 * size, None) == [t, t]:
+                found = (size, t)
+        self._chunks[ch] = found
+        return found
 
-    def _find(self, c: int) -> tuple[int, int] | None:
-        rules, m = self._rules, self._m
-        first = rules.get(c * m + c)
-        if first is None:
-            return None
-        t, length = first % m, 2
-        while True:
-            val = rules.get(t * m + c)
-            if val is None:
-                break
-            if val >= first or length >= CHAIN_MAX:
-                return None  # (b) fails, or too long to follow
-            t, length = val % m, length + 1
-        if self._lefts is None:
-            self._lefts = frozenset(map(m.__rfloordiv__, rules))
-        if t in self._lefts:
-            return None  # (c) fails: T_L can still be joined
-        return length, t
+    def encode(self, s: str, lens: list[int] | None) -> list[int] | None:
+        """The ids of ``s`` (its tokens' character counts appended to ``lens`` when given) as
+        ``k`` chunks and the tail's merge (module docstring), or None when ``s`` opens with no
+        run to cut (shorter than :data:`PEEL_FROM`, no chunk, a run under three chunks) or
+        the tail does not begin with the chunk (``lens`` then untouched).
 
-    def peel(self, s: str) -> tuple[int, int, int] | None:
-        """``(k, L, id of T_L)``: the tokenization of ``s`` (nothing before it) is ``k``
-        tokens ``T_L`` of ``L`` characters each, then that of ``s[k * L:]``; None when ``s``
-        opens with no run to cut (shorter than :data:`PEEL_FROM`, or no chain applies).
-
-        Runtime complexity: ``O(r)`` C work for the opening run of ``r`` characters.
+        Runtime complexity: ``O(r)`` C work for the opening run of ``r`` characters, plus
+        the tail's merge (``3L`` characters and the text after the run).
         """
         if len(s) < PEEL_FROM or s[0] != s[1]:
             return None
-        c = self._symbol(s[0])
-        if c is None:
-            return None
-        got = self.chain(c)
+        got = self.chunk(s[0])
         if got is None:
             return None
-        length, tid = got
+        size, t = got
         r = len(s) - len(s.lstrip(s[0]))
-        k = (r - 1) // length
-        return (k, length, tid) if k > 0 else None
+        k = (r - 2 * size) // size
+        if k <= 0:
+            return None
+        own: list[int] | None = None if lens is None else []
+        tail = self._merged(s[k * size:], own)
+        if not tail or tail[0] != t:
+            self.misses += 1
+            return None
+        if lens is not None and own is not None:
+            lens += repeat(size, k)
+            lens += own
+        return [t] * k + tail

@@ -280,8 +280,8 @@ class BPEModel:
         self._lens_cache = GenerationalCache()
         self._last_long: tuple[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]] | None
         self._last_long = None
-        #: runs that grow from the left into inert chunks (Gemma 3's spaces): cut, not merged
-        self._runs = RunChunks(self.rules, self.m, vocab.get) if self.scan_exact else None
+        #: long runs of one character cut into the chunks they repeat, not merged (Gemma 3)
+        self._runs = RunChunks(self._merged) if self.scan_exact else None
 
     # -- tokenization ---------------------------------------------------------------------------
 
@@ -344,13 +344,12 @@ class BPEModel:
 
     def _whole(self, s: str, lens: list[int] | None) -> list[int]:
         """Initial symbols and merges of ``s`` (no ``ignore_merges`` short cut, no cuts); the
-        symbols' character counts appended to ``lens`` when given."""
-        peel = self._runs.peel(s) if self._runs is not None else None
-        if peel is not None:  # k chunks T_L, then the rest (:mod:`..run_chunks`)
-            k, size, tid = peel
-            if lens is not None:
-                lens += repeat(size, k)
-            return [tid] * k + self._whole(s[k * size:], lens)
+        symbols' character counts appended to ``lens`` when given; a long opening run of one
+        character is cut into chunks (:mod:`..run_chunks`)."""
+        got = self._runs.encode(s, lens) if self._runs is not None else None
+        return got if got is not None else self._merged(s, lens)
+
+    def _merged(self, s: str, lens: list[int] | None) -> list[int]:
         own: list[int] | None = None if lens is None else []
         ids = self._initial(s, own)
         if self.scan_exact:
