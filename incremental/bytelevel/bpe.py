@@ -29,6 +29,20 @@ adjacent pair forms a token; the ids are the ranks of the final parts.
   (:mod:`livetok.incremental.glue`): the heap slows down per byte on a piece of a megabyte,
   the chunks do not (``docs/algorithms.md``, section 1).
 
+* :func:`_run_repeat` — a run of one byte of ``RUN_REPEAT_FROM`` bytes or more (a line of
+  one letter being typed into) is its period ``T(p * RUN_PERIOD)`` repeated, glued to the rest
+  by Algorithm 1: ``O(n)`` C work (list repetition) instead of ``O(n log n)``.
+
+**Why not the pair engine** (:mod:`..pairmerge`, which the ``tokenizer.json`` byte-level
+files use; issue 36): the ranks compile to its pair-rule table (every split of a token is a
+rule of the token's rank) and the two give the same ids, but the table costs each byte-level
+vocabulary a build before its first count: 446,189 rules for o200k_base in 1.30 s of CPU,
+holding 52 MB. Speed does not pay for it: the table merged the distinct cache-missing pieces
+of real text 0.78-0.85x the time of this module's loops, but a 64 KB CJK piece 1.17-1.24x,
+and a 100,000-byte run 20x (no repetition there). Measured by
+``benchmarks/bench_pair_engine.py``; the table and the conditions: ``docs/algorithms.md``,
+section 3.
+
 The obviously correct ``O(n^2)`` loop is kept apart as the reference for tests
 (:func:`._reference.bpe_encode_naive`, as in tiktoken's ``_educational.py`` and minbpe).
 
