@@ -45,6 +45,7 @@ from itertools import accumulate, repeat
 from typing import Mapping, Sequence
 
 from ..pairmerge import merge
+from ..run_chunks import RunChunks
 
 __all__ = ["SentencePiecePairs"]
 
@@ -121,6 +122,8 @@ class SentencePiecePairs:
         self._run = run
         #: the id of the group piece c^k, by k
         self._run_ids = run_ids
+        #: long runs of one character cut into the chunks they repeat (:mod:`..run_chunks`)
+        self._runs = RunChunks(self._merged)
 
     @classmethod
     def compile(cls, piece_ids: Mapping[str, int], neg_scores: Sequence[float],
@@ -206,10 +209,22 @@ class SentencePiecePairs:
     def symbols(self, s: str) -> tuple[list[int], list[int]]:
         """The final BPE symbols of ``s`` as ``(ids, lengths)``: a formable piece's id, or an
         id of :attr:`n_vocab` or above for a character that is no formable piece (unknown).
+        A long opening run of one character is cut into chunks (:mod:`..run_chunks`).
 
         Runtime complexity: the pair engine's (:func:`..pairmerge.merge`: ``O(n log n)``,
         ``O(n log n)`` C work for a run), plus ``O(n)`` C work for the tied runs.
         """
+        lens: list[int] = []
+        got = self._runs.encode(s, lens)
+        return (got, lens) if got is not None else self._symbols(s)
+
+    def _merged(self, s: str, lens: list[int] | None) -> list[int]:
+        ids, own = self._symbols(s)
+        if lens is not None:
+            lens += own
+        return ids
+
+    def _symbols(self, s: str) -> tuple[list[int], list[int]]:
         n = len(s)
         ids = list(map(self._sym.get, s, repeat(self._other)))
         lens = [1] * n

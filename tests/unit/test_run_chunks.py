@@ -156,3 +156,25 @@ def test_gemma3_cuts_skip_runs_of_spaces_exactly() -> None:
                 for _ in range(300))
     assert model._solid_classes()[1]["▁"].pattern == "[▁]+"
     assert model._run_cuts(s, pairs) == pair_cuts(s, 1, len(s), pairs)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_mistral_runs_equal_sentencepiece(seed: int) -> None:
+    spm = pytest.importorskip("sentencepiece")
+    from livetok.incremental.sentencepiece.encoding import find_mistral_v1, load_mistral_v1
+
+    if find_mistral_v1() is None:
+        pytest.skip("pip install --no-deps mistral-common")
+    enc = load_mistral_v1()
+    sp = spm.SentencePieceProcessor(model_file=str(find_mistral_v1()))
+    enc.encode_piece("x" * 100)  # a long string compiles the table
+    table = enc._pair_table
+    assert table is not None
+    assert table._runs.chunk("\u2581") == (16, enc._piece_ids["\u2581" * 16])
+    rng = random.Random(seed)
+    for _ in range(12):
+        ch = rng.choice([" ", "a", "=", "\n"])
+        r = rng.choice([63, 64, 65, 16 * rng.randrange(4, 60) + rng.randrange(-2, 3),
+                        rng.randrange(60, 3000)])
+        text = rng.choice(["", "x", "\n", "é"]) + ch * r + rng.choice(["", "x", "n", "ab", "\t"])
+        assert enc.encode(text) == sp.encode(text), (ch, r)
