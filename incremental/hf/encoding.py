@@ -12,9 +12,12 @@ incremental contract on top of HuggingFace's pipeline (:mod:`.pipeline`, which r
 * inside a sub-segment, the pre-tokenizer's restartable cuts
   (:meth:`~.pretokenizers.PreTokenizer.cuts`) in normalized text, mapped back to the original
   only where the alignment is clean (no source character shared across the cut) and the
-  normalizer's :meth:`cut_ok` holds (the normalized halves concatenate to the whole), read
-  with no context left of the piece's own start so that the split from a boundary depends on
-  the text after it only;
+  normalizer's :meth:`cut_ok` holds (the normalized halves concatenate to the whole), or,
+  for a ``Precompiled`` normalizer, a :class:`.precompiled.VerifiedCut` proves it inside a
+  grapheme cluster (XLM-R's emoji ZWJ, mapped to a space: its context is wide, so every
+  piece's horizon reaches its end plus that context, for dominance), read with no context
+  left of the piece's own start so that the split from a boundary depends on the text
+  after it only;
 * inside a pre-token of a pipeline whose pre-tokenizer is *local* (none, ``Split`` on one
   literal character, ``Metaspace``: Gemma, Llama 2), the model's :meth:`cuts` (positions no
   BPE token can span; ``sentencepiece.encoding``'s ``_joinable`` argument);
@@ -80,6 +83,10 @@ added ``L + 1`` (~30 characters, ~8 pieces of walk in Llama 3) to every piece en
 ``tests/unit/test_hf_horizon.py`` checks soundness and dominance on generated text, and that
 a horizon without the token reads fails the check.
 
+One concept: the pieces of a pipeline and their horizons, whose soundness and dominance are
+proved together over the same scan (``_scan``, ``_map_back``, ``_orig_horizon``, the tight
+rule); split apart, each half of a proof would live away from the code it is about.
+
 Runtime complexity: encoding is ``O(n)`` splitting and normalization plus the model on each
 pre-token (cached); an edit re-splits and re-encodes only the pieces near it.
 """
@@ -96,6 +103,7 @@ from ..glue import GLUE_MIN_CP
 from ..stream import EncodeStreamMixin
 from .added import Match, TokenReads, char_set, drop_inside, join_dropped, one_scan
 from .pipeline import Sections, TokenizerJsonPipeline
+from .precompiled import verified_cut
 
 __all__ = ["TokenizerJsonEncoding"]
 
@@ -131,6 +139,10 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         self._local = local_pre_tokenizer
         self._model_cuts = use_model_cuts and local_pre_tokenizer
         self._ctx = self.normalizer.context if self.normalizer is not None else 0
+        #: cuts a ``Precompiled`` normalizer proves by normalizing (XLM-R's emoji lines)
+        self._verify = verified_cut(self.normalizer)
+        if self._verify is not None:
+            self._ctx = max(self._ctx, self._verify.context)
         #: Algorithm 1 inside a piece: the piece's ids are the model's on its normalized text
         #: with a character-for-character normalizer, no pre-token boundary and no segment
         #: start inside it, and no added token in it. Where segment starts matter (Llama 2's
@@ -151,8 +163,8 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         #: merge, a pre-tokenizer without prepends, and one set of added tokens (or two that
         #: scan as one: :func:`.added.one_scan`)
         self._tight = bool(
-            not self._raw.has_options and not self._norm_tokens.has_options
-            and not self._merge
+            self._verify is None and not self._raw.has_options
+            and not self._norm_tokens.has_options and not self._merge
             and not getattr(pre_tokenizer, "has_prepend", True)
             and (not self._norm_tokens or (self.normalizer is None and one_scan(raw, norm))))
         #: ``transparent(text, a, b)`` of the normalizer, when it has one and the pieces are
@@ -420,6 +432,10 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
             region = text[start:t_end]
             pieces = self._scan(region, True, tok)
             e, h = pieces[0]
+            if self._verify is not None:
+                # (the verified cuts' wide context: every piece reads it past its end, so a
+                # piece ending at an added token dominates the cut terms before it)
+                h = max(h, e + self._ctx + 1)
             if h < len(region):
                 return start + h
             if t_end >= n:
@@ -637,7 +653,7 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
             if norm_obj is not None:
                 lo = max(prev, i - ctx)
                 hi = min(len(seg), i + ctx)
-                if not norm_obj.cut_ok(seg[lo:hi], i - lo, start=seg_start and lo == 0):
+                if not self._cut_ok(seg[lo:hi], i - lo, seg_start and lo == 0):
                     continue
                 if want_h:
                     h_acc = max(h_acc, a + i + ctx + 1)
@@ -673,12 +689,24 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         q = p
         while q < len(seg):
             lo = max(0, q - ctx)
-            if norm_obj.cut_ok(seg[lo:min(len(seg), q + ctx)], q - lo):
+            if self._cut_ok(seg[lo:min(len(seg), q + ctx)], q - lo, True):
                 break
             q += 1
         if memo is not None:
             memo[0], memo[1] = p, q
         return q + ctx + 1
+
+    def _cut_ok(self, w: str, i: int, start: bool) -> bool:
+        """``cut_ok`` of the normalizer on the window ``w``, or a cut
+        :class:`.precompiled.VerifiedCut` proves there (a wider window accepts what a
+        narrower one does, so :meth:`_orig_horizon` finds the cuts :meth:`_map_back` makes).
+
+        Runtime complexity: ``O(context)``; a dictionary hit for a verified window seen before.
+        """
+        norm_obj = self.normalizer
+        assert norm_obj is not None
+        v = self._verify
+        return norm_obj.cut_ok(w, i, start=start) or (v is not None and v.ok(w, i))
 
     # -- invariants ------------------------------------------------------------------------------
 
@@ -686,3 +714,4 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         """Assert the cached pieces are consistent (for tests)."""
         for (piece, _first), (ids, cps) in self._cache.items():
             assert len(ids) == len(cps) and sum(cps) == len(piece), (piece, ids, cps)
+

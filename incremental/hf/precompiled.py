@@ -35,7 +35,8 @@ from typing import Callable, Iterable, Iterator
 
 import regex
 
-__all__ = ["Charsmap", "certain_break", "char_class", "charsmap_from_base64", "common_ends"]
+__all__ = ["Charsmap", "certain_break", "char_class", "charsmap_from_base64", "common_ends",
+           "VerifiedCut", "VERIFY_REACH", "verified_cut"]
 
 # Grapheme clusters (UAX #29). A boundary between a and b is a break unless some rule joins
 # them, and every joining rule needs b in one of the classes below (GB9 Extend/ZWJ, GB9a
@@ -491,6 +492,101 @@ class Charsmap:
             and certain_break(text, p)
             and certain_break(text, p + 1)
         )
+
+
+#: how far (code points) a verified cut looks for a certain cluster break on each side
+VERIFY_REACH = 16
+
+
+class VerifiedCut:
+    """A cut of a ``Precompiled`` normalizer (alone, or followed by one step whose cut rule
+    reads one character each side: XLM-R's ``Replace(" {2,}", " ")``) *inside* a grapheme
+    cluster, proved by normalizing: where :func:`certain_break` refuses (an emoji ZWJ
+    sequence is one cluster, and XLM-R maps its ZWJ to a space, so its pre-tokenizer cuts
+    there; an emoji line had no cut at all, issue 35).
+
+    ``ok(w, i)`` on a window ``w`` of the text around the cut ``i``: with ``0 < l < i``
+    the nearest certain break left of ``i`` and ``r > i`` the nearest right of it, both
+    inside ``w`` and within :data:`VERIFY_REACH`, the cut is accepted when
+    ``P(w[l:i]) + P(w[i:r]) == P(w[l:r])`` (``P`` the charsmap's normalization), both sides
+    are non-empty, and the step after accepts a cut between the last character of the left
+    side and the first of the right one.
+
+    *Sound*: ``l`` and ``r`` are certain breaks of the text and of each half (they read the
+    two characters around them, on the same side of ``i``), so ``P(text) = P(text[:l]) +
+    P(text[l:r]) + P(text[r:])``, ``P(text[:i]) = P(text[:l]) + P(w[l:i])`` and
+    ``P(text[i:]) = P(w[i:r]) + P(text[r:])``; the equality then gives ``P(text) =
+    P(text[:i]) + P(text[i:])``, and the step after, whose rule reads the two characters
+    at the junction, cuts that concatenation there. It reads ``w`` only (its ``context`` is
+    ``VERIFY_REACH + 2`` each side); decisions are kept per window (a pure function).
+
+    Runtime complexity: ``O(VERIFY_REACH)`` per new window, a dictionary hit per known one.
+    """
+
+    context = VERIFY_REACH + 2
+
+    def __init__(self, charsmap: Charsmap, after: Callable[[str, int], bool] | None) -> None:
+        self.charsmap = charsmap
+        self._after = after
+        self._memo: dict[tuple[str, int], bool] = {}
+
+    def ok(self, w: str, i: int) -> bool:
+        """Whether the cut at ``i`` of the window ``w`` is proved (class docstring)."""
+        key = (w, i)
+        got = self._memo.get(key)
+        if got is None:
+            got = self._decide(w, i)
+            if len(self._memo) >= _MEMO_MAX:
+                self._memo.clear()
+            self._memo[key] = got
+        return got
+
+    def _decide(self, w: str, i: int) -> bool:
+        if not 0 < i < len(w):
+            return False
+        l = i - 1
+        stop = max(1, i - VERIFY_REACH)
+        while l > stop and not certain_break(w, l):
+            l -= 1
+        if l < 1 or not certain_break(w, l):
+            return False
+        r = i + 1
+        stop = min(len(w) - 1, i + VERIFY_REACH)
+        while r <= stop and not certain_break(w, r):
+            r += 1
+        if r > stop:
+            return False
+        norm = self.charsmap.normalize
+        left, right = norm(w[l:i]), norm(w[i:r])
+        if not left or not right or left + right != norm(w[l:r]):
+            return False
+        return self._after is None or self._after(left[-1] + right[0], 1)
+
+
+def verified_cut(normalizer: object) -> VerifiedCut | None:
+    """The :class:`VerifiedCut` of a ``Precompiled`` normalizer (an object with a
+    :class:`Charsmap` as ``charsmap``), alone or first of a two-step ``Sequence`` whose second
+    step's ``cut_ok`` reads one character each side (``context`` 1, no segment-start step:
+    XLM-R's ``Replace``), else None.
+
+    Runtime complexity: ``O(1)``.
+    """
+    steps = getattr(normalizer, "steps", None)
+    steps = [normalizer] if steps is None else list(steps)
+    cm = getattr(steps[0], "charsmap", None) if steps else None
+    if not isinstance(cm, Charsmap) or len(steps) > 2:
+        return None
+    if len(steps) == 1:
+        return VerifiedCut(cm, None)
+    after = steps[1]
+    if getattr(after, "context", 0) != 1 or hasattr(after, "keeps_from"):
+        return None
+    after_cut: Callable[..., bool] = after.cut_ok
+    return VerifiedCut(cm, lambda t, i: after_cut(t, i, start=False))
+
+
+#: window decisions a :class:`VerifiedCut` keeps before it starts again
+_MEMO_MAX = 1 << 16
 
 
 #: :meth:`Charsmap.normalize_aligned` keeps its result for texts of at least this length
