@@ -8,14 +8,19 @@ Needs ``node`` and ``npm`` and the npm registry; skipped (with the reason) witho
 except the checks of ``package.json`` alone (the settings a workspace may not set, issue 26).
 Takes about 35 s on an idle 2-core machine with a warm npm cache (1.5 minutes on a busy one),
 most of it ``npm ci`` (longer when the cache is cold); the ``node_modules`` it installs is kept
-(in ``~/.cache/livetok-test-data``, keyed by the lock file and the tools' versions) and copied
-in by later runs, which take about 15 s. The extension's unit tests include the
+(in ``~/.cache/livetok-test-data``, keyed by the lock file and the tools' versions) and hard-linked
+into later runs, which take about 15 s. The compiled ``out/`` and the ``.vsix`` are kept
+the same way, keyed by every file of the extension's copy and the tools' versions (issue 36
+decision 4): a run on unchanged sources copies them and runs only the unit tests on them
+(``node --test``, what ``npm test`` runs after its ``tsc``); ``LIVETOK_VSCODE_REBUILD=1``
+builds anyway. The extension's unit tests include the
 settings race of issue 19 (``src/test/extension.test.ts``, "while the server starts"), so the
 default run covers it; ``tests/e2e/test_editor_vscode.py`` (slow) checks it in a real VS Code.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -51,32 +56,67 @@ def run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProces
 _BUILDS: dict[str, dict[str, object]] = {}
 
 
-def _kept_node_modules(work: Path) -> Path:
-    """Where the ``node_modules`` that ``npm ci`` installs for ``work`` is kept between runs:
-    keyed by the SHA-256 of ``package.json``, ``package-lock.json`` and the versions of node
-    and npm, so a kept copy is exactly what ``npm ci`` would install now (its 20 s, most of
-    the build, are spent once per lock file)."""
+def _kept(kind: str, work: Path, names: list[str]) -> Path:
+    """Where the output of a build step for ``work`` is kept between runs (``kind``: a folder
+    of ``~/.cache/livetok-test-data``), keyed by the SHA-256 of the files ``names`` (relative
+    to ``work``: their paths and bytes) and the versions of node and npm."""
     import hashlib
 
     h = hashlib.sha256()
-    for name in ("package.json", "package-lock.json"):
-        h.update((work / name).read_bytes())
-    for tool in ("node", "npm"):
-        h.update(subprocess.run([tool, "--version"], capture_output=True, text=True,
-                                timeout=60).stdout.encode())
+    for name in names:
+        h.update(name.encode() + b"\0" + (work / name).read_bytes() + b"\0")
+    h.update(_tool_versions())
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "livetok-test-data" / "vscode-node_modules" / h.hexdigest()[:24]
+    return base / "livetok-test-data" / kind / h.hexdigest()[:24]
 
 
-def _keep_node_modules(installed: Path, kept: Path) -> None:
-    """Copy ``installed`` to ``kept`` (best effort; renamed into place whole, so a parallel
-    run sees all of it or nothing)."""
+@functools.cache
+def _tool_versions() -> bytes:
+    return b"".join(subprocess.run([tool, "--version"], capture_output=True, timeout=60).stdout
+                    for tool in ("node", "npm"))
+
+
+def _kept_node_modules(work: Path) -> Path:
+    """Where the ``node_modules`` that ``npm ci`` installs for ``work`` is kept: keyed by
+    ``package.json`` and ``package-lock.json`` (and node's and npm's versions), so a kept copy
+    is exactly what ``npm ci`` would install now (its 20 s, most of the build, are spent once
+    per lock file)."""
+    return _kept("vscode-node_modules", work, ["package.json", "package-lock.json"])
+
+
+def _kept_build(work: Path) -> Path:
+    """Where the compiled extension (``out/``) and its ``.vsix`` are kept: keyed by every file
+    of the copy (sources, manifest, lock file, ``tsconfig.json``, ``.vscodeignore``: all that
+    ``tsc`` and ``vsce`` read besides ``node_modules``, itself fixed by the lock file) and
+    node's and npm's versions (issue 36 decision 4: the build cached by the hash of its
+    sources). A change to any of them builds again."""
+    names = sorted(str(f.relative_to(work)) for f in work.rglob("*") if f.is_file())
+    return _kept("vscode-build", work, names)
+
+
+def _keep(installed: Path, kept: Path, *, only: tuple[str, ...] | None = None) -> None:
+    """Copy ``installed`` (the entries ``only`` of it, if given) to ``kept`` (best effort;
+    renamed into place whole, so a parallel run sees all of it or nothing)."""
     part = kept.with_name(f"{kept.name}.part-{os.getpid()}")
+
+    def left_out(folder: str, names: list[str]) -> list[str]:
+        return [n for n in names if only is not None and folder == str(installed) and n not in only]
     try:
-        shutil.copytree(installed, part, symlinks=True)
+        shutil.copytree(installed, part, symlinks=True, ignore=left_out)
         part.rename(kept)
     except OSError:
         shutil.rmtree(part, ignore_errors=True)
+
+
+def _link_tree(kept: Path, dest: Path) -> None:
+    """``kept`` (a kept ``node_modules``) at ``dest``: its files hard-linked, not copied (15,000
+    files, 167 MB: copying took 60 s on a busy machine), or copied where links cannot be made
+    (another file system). Nothing the build and the tests run writes into ``node_modules``."""
+    try:
+        shutil.copytree(kept, dest, symlinks=True, copy_function=os.link)
+    except (OSError, shutil.Error):
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(kept, dest, symlinks=True)
 
 
 def build_extension(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
@@ -90,9 +130,10 @@ def build_extension(tmp_path_factory: pytest.TempPathFactory) -> dict[str, objec
     )
     assert (work / "package-lock.json").exists(), "demo/vscode/package-lock.json must be committed"
     steps: dict[str, object] = {"dir": work}
+    built = _kept_build(work)
     kept = _kept_node_modules(work)
     if kept.is_dir():  # what `npm ci` installed from this very lock file, node and npm
-        shutil.copytree(kept, work / "node_modules", symlinks=True)
+        _link_tree(kept, work / "node_modules")
         steps["ci"] = f"node_modules copied from {kept}"
     else:
         # --prefer-offline: take package metadata from npm's cache when it has it instead of
@@ -100,15 +141,26 @@ def build_extension(tmp_path_factory: pytest.TempPathFactory) -> dict[str, objec
         # cache)
         steps["ci"] = run(["npm", "ci", "--no-audit", "--no-fund", "--prefer-offline"], work,
                           timeout=300)
-        _keep_node_modules(work / "node_modules", kept)
-    # `npm test` compiles first (its "pretest" script is `tsc -p .`, as "vscode:prepublish" is
-    # for `vsce package`): a `tsc` of its own here was a third compile of the same sources
-    steps["test"] = run(["npm", "test"], work, timeout=180)
-    steps["package"] = run(
-        ["npx", "--no-install", "vsce", "package", "--allow-missing-repository"], work, timeout=180
-    )
+        _keep(work / "node_modules", kept)
     manifest = json.loads((work / "package.json").read_text())
-    steps["vsix"] = work / f"{manifest['name']}-{manifest['version']}.vsix"
+    vsix = work / f"{manifest['name']}-{manifest['version']}.vsix"
+    if built.is_dir() and not os.environ.get("LIVETOK_VSCODE_REBUILD"):
+        # the same sources compiled and packaged by the same tools before: their out/ and
+        # .vsix; the unit tests still run, on that out/ (`npm test` without its `tsc`)
+        shutil.copytree(built / "out", work / "out")
+        shutil.copy2(built / vsix.name, vsix)
+        steps["package"] = f"out/ and {vsix.name} copied from {built}"
+        tests = sorted(str(f.relative_to(work)) for f in (work / "out" / "test").glob("*.test.js"))
+        steps["test"] = run(["node", "--test", *tests], work, timeout=180)
+    else:
+        # `npm test` compiles first (its "pretest" script is `tsc -p .`, as "vscode:prepublish"
+        # is for `vsce package`): a `tsc` of its own here was a third compile of the same sources
+        steps["test"] = run(["npm", "test"], work, timeout=180)
+        steps["package"] = run(
+            ["npx", "--no-install", "vsce", "package", "--allow-missing-repository"], work, timeout=180
+        )
+        _keep(work, built, only=("out", vsix.name))
+    steps["vsix"] = vsix
     _BUILDS["steps"] = steps
     return steps
 
