@@ -377,7 +377,9 @@ def test_an_edit_inside_a_long_piece_resplits_it_once(name, monkeypatch):
     """Inside one long piece (a line of CJK letters without spaces) the earliest resync is the
     piece's end: the first re-split window reaches past it, so the piece is split once per
     edit. (The window used to start 64 characters right of the edit and grow x4, each round
-    re-splitting from the piece's start: 5 rounds for the first edit here.)"""
+    re-splitting from the piece's start: 5 rounds for the first edit here.) Since issue 35
+    CJK letters are quiet letter runs (``Pretokenizer.quiet``): an edit of them deep inside
+    the piece stretches it and splits nothing."""
     enc = get_encoding(name)
     ref = tiktoken_ref(name)
     text = "Some words before it.\n" * 40 + "中文字符测试的日本語" * 2_000 + ", and after.\n" * 40
@@ -393,9 +395,9 @@ def test_an_edit_inside_a_long_piece_resplits_it_once(name, monkeypatch):
         sizes.clear()
         doc.edit(p, e, ins)
         text = text[:p] + ins + text[e:]
-        assert len(sizes) == 1, (k, sizes)
+        assert len(sizes) <= 1, (k, sizes)
         assert doc.token_ids() == ref.encode_ordinary(text)
-    assert doc.stats.window_retries == 0
+    assert doc.stats.window_retries == 0 and doc.stats.stretched > 0
     doc._check()
 
 
