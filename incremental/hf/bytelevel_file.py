@@ -28,7 +28,8 @@ docstring, *Horizon*): a token starting inside what the regex read ends the segm
 
 **Which files.** :func:`route` decides at load time, from the file's sections: a BPE model
 without byte fallback, affixes or dropout whose vocabulary holds the 256 byte characters; no
-normalizer (or an empty ``Sequence``); the pre-tokenizer ``Sequence[Split(regex, Isolated or
+normalizer (or an empty ``Sequence``; ``NFC`` goes to :mod:`.bytelevel_nfc`, around this
+encoding); the pre-tokenizer ``Sequence[Split(regex, Isolated or
 inverted Removed), ByteLevel(add_prefix_space=false, use_regex=false)]``; a ``ByteLevel``
 decoder; a pattern that *tiles* every text (:func:`tiles`: it matches at every position, so
 the behaviours agree and no gap is a piece). Any other file keeps
@@ -54,7 +55,7 @@ from ..pairmerge import merge
 from .decoders import Decoder, decode_id, decode_tokens
 from .model_section import bytes_to_unicode
 
-__all__ = ["ByteLevelFile", "AddedTokenSplit", "route", "tiles", "byte_ranks"]
+__all__ = ["ByteLevelFile", "AddedTokenSplit", "route", "tiles", "byte_ranks", "reads_behind"]
 
 
 # -- which files ------------------------------------------------------------------------------
@@ -159,6 +160,29 @@ def tiles(pattern: str, flavour: Flavour = "oniguruma") -> bool:
         return False
     union = regex.compile("(?:" + "|".join(f"(?:{c})" for c in classes) + ")++")
     return union.fullmatch(everything) is not None
+
+
+def reads_behind(pattern: str) -> bool:
+    """Whether the Oniguruma ``pattern`` may read left of where its match starts (a
+    look-behind, or an anchor other than ``\\z`` / ``\\Z`` / ``$``): the NFC route then refuses
+    it (``bytelevel_nfc`` splits a normalized chunk alone).
+
+    >>> reads_behind(r"\\p{L}+|\\s+(?!\\S)"), reads_behind(r"(?<=a)b")
+    (False, True)
+    """
+    def walk(node: Node) -> bool:
+        if isinstance(node, Look):
+            return not node.ahead or walk(node.node)
+        if isinstance(node, Anchor):
+            return node.kind not in ("z", "Z", "$")
+        if isinstance(node, Seq):
+            return any(map(walk, node.items))
+        if isinstance(node, Alt):
+            return any(map(walk, node.options))
+        if isinstance(node, (Repeat, Group)):
+            return walk(node.node)
+        return False
+    return walk(parse(pattern, "oniguruma"))
 
 
 #: Sequences of ``Split(pattern, Isolated)`` steps compiled into one pattern whose matches,
@@ -337,7 +361,8 @@ def route(data: Mapping[str, Any], tables: Mapping[str, Any],
     Runtime complexity: ``O(V)`` for ``V`` tokens, plus :func:`tiles`.
     """
     norm = data.get("normalizer")
-    if norm is not None and norm != {"type": "Sequence", "normalizers": []}:
+    nfc = norm == {"type": "NFC"}
+    if norm is not None and norm != {"type": "Sequence", "normalizers": []} and not nfc:
         return None
     decoder = data.get("decoder")
     if not isinstance(decoder, Mapping) or decoder.get("type") != "ByteLevel":
@@ -366,12 +391,14 @@ def route(data: Mapping[str, Any], tables: Mapping[str, Any],
     ranks = byte_ranks(vocab)
     if ranks is None or not tiles(pattern):
         return None
+    if nfc and reads_behind(pattern):
+        return None  # a normalized chunk is split alone (``bytelevel_nfc``)
     # a token of no bytes must be an added token (its string is then its content)
     added_ids = {t.id for t in added}
     if len(ranks) < len(vocab) and any(
             i not in added_ids for tok, i in vocab.items() if _FOREIGN.search(tok) or not tok):
         return None
-    return {"pattern": pattern, "ranks": ranks}
+    return {"pattern": pattern, "ranks": ranks, "normalizer": "NFC" if nfc else None}
 
 
 #: GPT-2's byte characters: byte -> character, character -> byte (for ``str.translate``),
@@ -501,8 +528,22 @@ class AddedTokenSplit(Pretokenizer):
             return super().horizon(text, start, limit)
         if start >= n:
             return n + 1
-        lim = n if limit is None else limit
-        y = super().horizon(text, start, limit)
+        return self.token_horizon(text, start, n if limit is None else limit,
+                                  super().horizon(text, start, limit))
+
+    def token_horizon(self, text: str, start: int, lim: int, y: int) -> int:
+        """The horizon of the piece at ``start`` (``start < len(text)``) whose regex reads
+        ``text[start:y]``: ``y`` with the added-token terms of the tight rule (a token
+        starting in what the regex read ends the segment there). :mod:`.bytelevel_nfc` gives
+        the reads of the normalized text's regex, mapped back.
+
+        Runtime complexity: one C scan of ``text[start:y]`` for a token's first character,
+        plus a trie walk at each.
+        """
+        tk = self._tok
+        if tk is None:
+            return y
+        n = len(text)
         if text[start] not in tk.first and tk.first_re.search(
                 text, start, min(n, y + 1, lim + 1)) is None:
             # the usual case, inline: no token starts in what the regex read, so the tight

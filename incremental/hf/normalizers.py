@@ -57,6 +57,7 @@ __all__ = [
     "check_growth",
     "replace_growth",
     "UnicodeNormalizer",
+    "nfc_change_tables",
     "Lowercase",
     "Strip",
     "StripAccents",
@@ -176,6 +177,23 @@ def _unsafe_char(form: Form) -> re.Pattern[str]:
 def _unsafe_re(form: Form) -> re.Pattern[str]:
     # a cut unit: any one character, then the characters no cut may precede
     return re.compile("(?s)." + char_class(_unsafe_before(form)) + "*")
+
+
+@functools.lru_cache(maxsize=1)
+def nfc_change_tables() -> tuple[re.Pattern[str], re.Pattern[str], frozenset[int]]:
+    """``(suspect, unsafe_run, unsafe)`` for HF's NFC: one character that may change in its
+    unit (unsafe before, or not its own normal form; HF's inert code points are their own), a
+    run of characters unsafe before (a unit is a character that is not, and the run after it),
+    and their set. A text without a suspect is its own normal form, and so is every slice of
+    it (``hf/bytelevel_nfc.py`` reads them).
+
+    Runtime complexity: one pass over the code points (~1 s with the unsafe set), once.
+    """
+    unsafe = _unsafe_before("NFC")
+    moved = {cp for cp in range(0x80, 0x110000) if not 0xD800 <= cp < 0xE000
+             and not unicodedata.is_normalized("NFC", chr(cp))}
+    suspects = (moved - _HF_INERT_SET) | set(unsafe)
+    return re.compile(char_class(suspects)), re.compile(char_class(unsafe) + "*"), unsafe
 
 
 class UnicodeNormalizer:

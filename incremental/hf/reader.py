@@ -40,6 +40,7 @@ from .added import check_added_count, parse_added_tokens, token_rows, tokens_of_
 from .cut_pairs import formable_pairs
 from .decoders import Decoder, Refused, build_decoder
 from .bytelevel_file import ByteLevelFile, route
+from .bytelevel_nfc import NfcByteLevelFile
 from .encoding import TokenizerJsonEncoding
 from .errors import UnboundedComponent, UnsupportedComponent
 from .model_section import model_from_tables, model_tables
@@ -277,11 +278,12 @@ def from_prepared(payload: Mapping[str, Any], *, name: str, source: str,
     bl = payload.get("bytelevel")
     if bl is not None:
         tables = payload["model"]
-        return ByteLevelFile(name, source=source, pattern=bl["pattern"], ranks=bl["ranks"],
-                             rules=tables["rules"], m=tables["m"],
-                             ignore_merges=tables["ignore_merges"],
-                             added=tokens_of_rows(payload["added"]),
-                             decoder=_decoder(payload["decoder"], source))
+        enc = ByteLevelFile(name, source=source, pattern=bl["pattern"], ranks=bl["ranks"],
+                            rules=tables["rules"], m=tables["m"],
+                            ignore_merges=tables["ignore_merges"],
+                            added=tokens_of_rows(payload["added"]),
+                            decoder=_decoder(payload["decoder"], source))
+        return NfcByteLevelFile(enc) if bl.get("normalizer") == "NFC" else enc
     model = model_from_tables(payload["model"], source=source, byte_level=pre.byte_level)
     return TokenizerJsonEncoding(
         Sections(name=name, source=source, normalizer=normalizer, pre_tokenizer=pre,
@@ -294,9 +296,9 @@ def from_prepared(payload: Mapping[str, Any], *, name: str, source: str,
     )
 
 
-def _reduce_file(enc: ByteLevelFile) -> tuple[Any, ...]:
-    """A :class:`.bytelevel_file.ByteLevelFile` is pickled as its file (loaded again on the
-    other side, from the vocabulary cache)."""
+def _reduce_file(enc: ByteLevelFile | NfcByteLevelFile) -> tuple[Any, ...]:
+    """A :class:`.bytelevel_file.ByteLevelFile` (or :class:`.bytelevel_nfc.NfcByteLevelFile`)
+    is pickled as its file (loaded again on the other side, from the vocabulary cache)."""
     return _reload, (enc.source, enc.name)
 
 
@@ -305,6 +307,7 @@ def _reload(path: str, name: str) -> PieceEncoding:
 
 
 copyreg.pickle(ByteLevelFile, _reduce_file)
+copyreg.pickle(NfcByteLevelFile, _reduce_file)
 
 
 def _decoder(spec: Any, source: str) -> Decoder | None:

@@ -137,7 +137,9 @@ def test_route_refuses_token_options_and_normalizers() -> None:
     tables = {"type": "BPE", **bpe_tables(data["model"], source="t")}
     added = parse_added_tokens(data["added_tokens"], source="t")
     assert route(data, tables, added) is not None
-    assert route({**data, "normalizer": {"type": "NFC"}}, tables, added) is None
+    nfc = route({**data, "normalizer": {"type": "NFC"}}, tables, added)  # hf/bytelevel_nfc.py
+    assert nfc is not None and nfc["normalizer"] == "NFC"
+    assert route({**data, "normalizer": {"type": "NFKC"}}, tables, added) is None
     stripped = [dict(t, lstrip=True) for t in data["added_tokens"]]
     assert route(data, tables, parse_added_tokens(stripped, source="t")) is None
     assert route({**data, "decoder": None}, tables, added) is None

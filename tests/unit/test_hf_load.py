@@ -72,6 +72,8 @@ def test_a_cached_load_equals_a_parse_and_huggingface(
     want = hf_ids(name, text)
     assert parsed.encode(text) == cold.encode(text) == warm.encode(text) == want
     assert warm.n_vocab == parsed.n_vocab and warm.name == name
+    if name == "qwen3":  # the byte-level path (NFC: hf/bytelevel_nfc.py) keeps no string vocabulary
+        return
     model, ref = warm.model, parsed.model  # type: ignore[attr-defined]
     assert model.token_to_id == ref.token_to_id and model.id_to_token == ref.id_to_token
     assert list(model.token_to_id) == list(ref.token_to_id)  # the order too
