@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar
 
+from .columns import Spot, Unit, spot_cp
 from .range_count import RangeCounter
 from .gcpause import collector_paused as _collector_paused
 from .glue import GLUE_MIN_CP, glue
@@ -42,8 +43,8 @@ from .piece_encoding import ByteLevelEncoding, PieceEncoding, byte_level, check_
 from .text import sanitize
 from .tokenseq import CLEAN, PIECE_START, PLACEHOLDER, SeqView, TokenSeq
 
-__all__ = ["Document", "EditResult", "TokenInfo", "EditStats", "BlockTokens", "block_tokens",
-           "block_cps_type"]
+__all__ = ["Document", "EditResult", "PlacedEdit", "TokenInfo", "EditStats", "BlockTokens",
+           "block_tokens", "block_cps_type"]
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,19 @@ class EditResult(NamedTuple):
     tokens_removed: int
     tokens_added: int
     token_count: int
+
+
+class PlacedEdit(NamedTuple):
+    """What one :meth:`Document.edit_at` did: the edit's result, the code point span it
+    replaced (``swapped``: the places came end first), and the characters just outside that
+    span in the text (``""`` at its ends, or when not asked for)."""
+
+    result: EditResult
+    start: int
+    end: int
+    before: str
+    after: str
+    swapped: bool
 
 
 @dataclass
@@ -361,6 +375,39 @@ class Document:
         return EditResult(
             self.version, start, end, start + len(new_text), removed, added, seq.total_counted
         )
+
+    def edit_at(self, a: Spot, b: Spot, new_text: str, unit: Unit,
+                around: bool = False) -> PlacedEdit:
+        """Replace the text between places ``a`` and ``b`` (a line and a column in ``unit``,
+        :mod:`.columns`) by ``new_text``: the columns are converted on this document's text,
+        then :meth:`edit` runs; a language server's keystroke is one call into the core.
+
+        The characters just outside the replaced span (a line index's business at a line
+        break) are read when ``around`` is asked, when the places are on two lines, or when
+        the span is a whole line's content after its start.
+
+        >>> from livetok.incremental import get_encoding
+        >>> doc = Document("a😀b\\nc", get_encoding("cl100k_base"))
+        >>> p = doc.edit_at(Spot(0, 3, 3, True), Spot(0, 3, 3, True), "!", "utf-16")
+        >>> p.start, p.end, doc.text
+        (2, 2, 'a😀!b\\nc')
+
+        Runtime complexity: :meth:`edit`'s, plus ``O(log n + column)`` for a place on a
+        line that is read.
+        """
+        read = self.slice
+        start = spot_cp(a, read, unit)
+        end = start if b == a else spot_cp(b, read, unit)
+        swapped = start > end
+        if swapped:
+            start, end = end, start
+        before = after = ""
+        if around or a.line_start != b.line_start or (
+                start == a.line_start > 0 and end == b.content_end):
+            total = self._seq.total_cp
+            before = read(start - 1, start) if start > 0 else ""
+            after = read(end, end + 1) if end < total else ""
+        return PlacedEdit(self.edit(start, end, new_text), start, end, before, after, swapped)
 
     def _check_range(self, start: int, end: int) -> tuple[int, int]:
         for name, v in (("start", start), ("end", end)):

@@ -44,7 +44,6 @@ __all__ = [
     "CountCallback",
     "DocumentError",
     "DocumentFactory",
-    "DocumentStore",
     "DocumentUnavailable",
     "EncodingChoice",
     "OpenDocument",
@@ -432,6 +431,8 @@ class OpenDocument:
         patches: list[Patch] = []
         self._notes = {}
         try:
+            if len(changes) == 1 and self.doc is not None and self._keystroke(changes[0], patches):
+                return patches
             for start, end, text in self._replacements(changes, patches):
                 if self.doc is not None:
                     try:
@@ -450,6 +451,51 @@ class OpenDocument:
             if self._notes:
                 self._tell_notes()
         return patches
+
+    def _keystroke(self, change: TextChange, patches: list[Patch]) -> bool:
+        """Apply one range change whose lines exist with one call into the core: the line
+        index says where its lines are (:meth:`PositionCodec.spot`), ``Document.edit_at``
+        converts the columns on the core's text, edits, and gives back what the line index
+        needs; False (nothing done) for another change, which :meth:`_replacements` takes.
+
+        Runtime complexity: ``O(log n + B + n / B)`` for the line index plus the core edit.
+        """
+        rng = change.range
+        if rng is None:
+            return False
+        sl, sc, el, ec = rng
+        lines = self.lines
+        if not (0 <= sl < lines.line_count and 0 <= el < lines.line_count and sc >= 0
+                and ec >= 0):
+            return False  # clamped or refused: the general path says so
+        doc = self.doc
+        assert doc is not None
+        spot = self.codec.spot
+        span = lines.span_flags(sl)
+        a = spot(span, sc)
+        b = a if (el, ec) == (sl, sc) else spot(span if el == sl else lines.span_flags(el), ec)
+        text = change.text
+        breaks = "\n" in text or "\r" in text
+        try:
+            placed = doc.edit_at(a, b, text, self.codec.unit, breaks)
+        except Exception:
+            return False  # the general path converts again, and recovers (_recover)
+        start, end = placed.start, placed.end
+        if placed.swapped:
+            self._note("reversed", f"{self.uri}: change range {rng} is reversed; swapped")
+        line = sl if sl == el and not placed.swapped and not (
+            start == span[0] > 0 and end == span[1]) else -1
+        if breaks or (line < 0 and not lines.within_line(start, end)):
+            lines.replace(start, end, text, before=placed.before, after=placed.after)
+        elif line >= 0:
+            lines.resize_line(line, len(text) - (end - start), text)
+        else:
+            lines.replace_within_line(start, end, text)
+        patches.append(Patch(start, end - start, text))
+        self.token_count = placed.result.token_count
+        if self.compared:  # livetok.compare: the same edit in each
+            self._edit_compared(start, end, text)
+        return True
 
     def _replacements(self, changes: Sequence[TextChange], patches: list[Patch],
                       ) -> Iterator[tuple[int, int, str]]:
@@ -621,56 +667,6 @@ class OpenDocument:
             self.broken = "internal error"
             return
         self._build(old[:start] + new_text + old[end:])
-
-
-class DocumentStore:
-    """The open documents by URI, and how many code points they hold together.
-
-    Runtime complexity: dictionary operations, ``O(1)``.
-    """
-
-    def __init__(self) -> None:
-        self._docs: dict[str, OpenDocument] = {}
-        #: the code points of the documents held (kept by :meth:`add`, :meth:`remove` and
-        #: :meth:`resized`)
-        self.chars = 0
-
-    def __contains__(self, uri: object) -> bool:
-        return uri in self._docs
-
-    def __iter__(self) -> Iterator[OpenDocument]:
-        return iter(list(self._docs.values()))
-
-    def __len__(self) -> int:
-        return len(self._docs)
-
-    def add(self, od: OpenDocument) -> OpenDocument | None:
-        """Add (or replace) a document; returns the replaced one."""
-        old = self._docs.get(od.uri)
-        self._docs[od.uri] = od
-        self.chars += od.length - (old.length if old is not None else 0)
-        return old
-
-    def get(self, uri: str) -> OpenDocument:
-        """The open document at ``uri`` or :class:`UnknownDocument`."""
-        od = self._docs.get(uri)
-        if od is None:
-            raise UnknownDocument(
-                f"document {uri!r} is not open: send textDocument/didOpen first "
-                f"({len(self._docs)} document(s) open)"
-            )
-        return od
-
-    def find(self, uri: str) -> OpenDocument | None:
-        """The open document at ``uri`` or None."""
-        return self._docs.get(uri)
-
-    def remove(self, uri: str) -> OpenDocument | None:
-        """Forget a document; returns it (None if it was not open)."""
-        od = self._docs.pop(uri, None)
-        if od is not None:
-            self.chars -= od.length
-        return od
 
 
 class EarlyDocument(NamedTuple):

@@ -62,7 +62,6 @@ from livetok.server.lsp.documents import (
     CountCallback,
     DocumentFactory,
     EncodingChoice,
-    DocumentStore,
     DocumentUnavailable,
     EarlyDocument,
     OpenDocument,
@@ -73,6 +72,7 @@ from livetok.server.lsp.handlers import FEATURES, uri_of
 from livetok.server.lsp.lifecycle import FAILED, SessionProtocol
 from livetok.server.lsp.memory import collect_ended_sessions, return_free_memory
 from livetok.server.lsp.pending import PendingChanges
+from livetok.server.lsp.store import DocumentStore
 from livetok.server.lsp.positions import PositionCodec, Unit
 from livetok.server.lsp.publishing import Publisher
 from livetok.server.lsp.reencode import Reencoder

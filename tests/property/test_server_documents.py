@@ -18,8 +18,8 @@ from hypothesis import given, strategies as st
 
 from livetok.incremental import Document, get_encoding
 from livetok.server.lsp.settings import Settings, parse_settings
+from livetok.server.lsp.store import DocumentStore
 from livetok.server.lsp.documents import (
-    DocumentStore,
     DocumentUnavailable,
     OpenDocument,
     TextChange,

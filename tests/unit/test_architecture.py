@@ -8,10 +8,16 @@ or bypassing one of them fails here until the page says so.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
+import io
+import json
+import os
 import re
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any, Callable
@@ -135,43 +141,142 @@ def test_a_didchange_runs_the_five_in_order() -> None:
     assert count["version"] == 2 and count["characters"] == 12 * 20 + 1
 
 
-#: the distinct livetok functions one keystroke runs, measured (2026-11-29, with the didChange
-#: read from its JSON): 20 in the server (4 of them reading the message: ``dispatch``,
-#: ``decode``, ``nesting_exceeds``, ``take_notification``) and 41 in the core's edit. Issue 28
-#: asks for 40 in all; this bound keeps what was reached from growing back. 2026-12-07: 25 in
-#: the server and 41 in the core; the server's 5 more are the one converter of every didChange
-#: (``sync.read_did_change``, issue 34 row 11), the batch a didChange joins and its
-#: application (``PendingChanges.add``, ``.apply``: the server keeps up with typing, issue 35
-#: item 1), the generator that gathers a batch's changes into one core edit
-#: (``OpenDocument._replacements``) and the message's limits asked of the one function the
-#: stdio front shares (``framing.refusal``, issue 34 row 14). +1 (issue 35): the byte-level
-#: encodings offer quiet punctuation runs, so an edit first asks ``Document._stretch``.
-KEYSTROKE_FUNCTIONS = 67
+#: the distinct livetok functions one keystroke runs, from the bytes read to the count written
+#: (:func:`test_a_keystroke_from_the_bytes_reaches_the_core_once`; the largest of the three
+#: kinds there). History: 61 (2026-11-29, from ``dispatch()``, not counting the framing); 66
+#: (2026-12-07 morning: the one converter ``read_did_change``, the pending batch's ``add`` and
+#: ``apply``, ``OpenDocument._replacements``, ``framing.refusal``). Measured honestly from the
+#: bytes (issue 36, decision 1), 2026-12-07 evening: a plain character 79, a character on an
+#: emoji line under UTF-16 82 (the core reads the line prefix: ``Document.slice``, ...), Enter
+#: 88 (the line index splits a line: ``LineIndex.replace`` and its helpers); with the
+#: framing's 6 (``Framer.feed``, ``frames``, ``_header_line`` ...), the stdin reader's callback,
+#: and the core's column conversion (``Document.edit_at``, ``columns.spot_cp``). A guard, not
+#: a target: it keeps what was reached from growing back unnoticed.
+KEYSTROKE_FUNCTIONS = 88
+
+#: a 1 MB document of plain lines, line 300 holding an emoji (two UTF-16 units)
+_LINE = "hello world, this is line of a plain document\n"
+_EMOJI_LINE = "an emoji 😀 here, then more words\n"
 
 
-async def test_a_keystroke_in_a_big_document_reaches_the_core_once() -> None:
-    """One didChange (a one-character insert in a 1 MB document), its count published by the
-    event loop: the server calls into the core once (the edit: position conversion, the count
-    and the budget decision read nothing there), and the distinct livetok functions it runs
-    stay within :data:`KEYSTROKE_FUNCTIONS`."""
-    import asyncio
+def _framed(msg: dict[str, Any]) -> bytes:
+    body = json.dumps(msg).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
-    server, sink, send = _session()
 
-    def counts() -> list[dict[str, Any]]:
-        return [m["params"] for m in sink.sent if m.get("method") == "livetok/didChangeTokenCount"]
+class _Output:
+    """The server's writer in the test: keeps the counts it writes (each wakes the test), and
+    the event loop it writes from (the test runs callbacks there)."""
 
-    send("initialize", {"capabilities": {}}, msg_id=1)
-    send("initialized", {})
-    uri = "file:///big.txt"
-    text = ("hello world, this is line of a plain document\n" * 22_000)[:1_000_000]
-    send("textDocument/didOpen", {"textDocument": {
-        "uri": uri, "languageId": "plaintext", "version": 1, "text": text}})
-    # built, its count published (not only the first count of a big open: the coalesced
-    # publish of the open must not fall into the keystroke's)
-    while server.background.busy_uris() or not counts() or server.publisher.due:
-        await asyncio.sleep(0.01)
-    sink.sent.clear()
+    def __init__(self) -> None:
+        self.counts: list[dict[str, Any]] = []
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.wrote = threading.Condition()
+
+    def write(self, data: bytes) -> None:
+        self.loop = asyncio.get_running_loop()
+        msg = json.loads(data.partition(b"\r\n\r\n")[2])
+        with self.wrote:
+            if msg.get("method") == "livetok/didChangeTokenCount":
+                self.counts.append(msg["params"])
+            self.wrote.notify_all()
+
+    def close(self) -> None:
+        pass
+
+    def wait(self, pred: Callable[[], bool], what: str) -> None:
+        with self.wrote:
+            assert self.wrote.wait_for(pred, timeout=120), f"hang guard: no {what}"
+
+
+def _in_loop(out: _Output, fn: Callable[[], None]) -> None:
+    """Run ``fn`` in the server's thread (a callback of its event loop) and wait for it."""
+    done = threading.Event()
+
+    def run() -> None:
+        fn()
+        done.set()
+
+    assert out.loop is not None
+    out.loop.call_soon_threadsafe(run)
+    assert done.wait(120), "hang guard: the event loop did not run the callback"
+
+
+KINDS = {
+    # a plain character typed inside a plain line
+    "plain": ({"start": {"line": 100, "character": 5}, "end": {"line": 100, "character": 5}}, "x"),
+    # Enter in the middle of a plain line
+    "enter": ({"start": {"line": 400, "character": 11}, "end": {"line": 400, "character": 11}},
+              "\n"),
+    # a character after the emoji of line 300 (UTF-16: the emoji is two units)
+    "emoji": ({"start": {"line": 300, "character": 12}, "end": {"line": 300, "character": 12}},
+              "!"),
+}
+
+
+def test_a_keystroke_from_the_bytes_reaches_the_core_once() -> None:
+    """Three keystrokes into a 1 MB document, each from its framed bytes written to the
+    server's stdin (``transport.serve_stdio``'s reader, in the server's thread) to the count
+    it writes: a plain character, Enter, and a character on a line holding an emoji under
+    UTF-16. Each calls into the core once (``Document.edit_at``: the position's columns are
+    converted on the core's text, the characters around a line break read there), and the
+    distinct livetok functions each runs stay within :data:`KEYSTROKE_FUNCTIONS`. The
+    profile hook is installed in the server's thread between keystrokes, by a callback of its
+    event loop; nothing is timed."""
+    from livetok.server.lsp.session import create_server
+    from livetok.server.lsp.transport import serve_stdio
+
+    lines = [_LINE] * 22_000
+    lines[300] = _EMOJI_LINE
+    text = "".join(lines)[:1_000_000]
+    server = create_server()
+    out = _Output()
+    rfd, wfd = os.pipe()
+    stdin = os.fdopen(rfd, "rb", buffering=0)
+    status: list[int] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        thread = threading.Thread(target=lambda: status.append(serve_stdio(
+            server.protocol, stdin, io.BytesIO(), pool, writer=out)), daemon=True)
+        thread.start()
+        uri = "file:///big.txt"
+        with os.fdopen(wfd, "wb", buffering=0) as pipe:
+            pipe.write(_framed({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "capabilities": {"general": {"positionEncodings": ["utf-16"]}}}}))
+            pipe.write(_framed({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            pipe.write(_framed({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+                "textDocument": {"uri": uri, "languageId": "plaintext", "version": 1,
+                                 "text": text}}}))
+            out.wait(lambda: bool(out.counts), "count of the open")
+            # built, its count published, nothing left pending from the open
+            settled: list[bool] = []
+            while not settled or not settled[-1]:
+                _in_loop(out, lambda: settled.append(
+                    not server.background.busy_uris() and not server.publisher.due))
+            length = len(text)
+            for version, (kind, (rng, typed)) in enumerate(KINDS.items(), 2):
+                functions, crossings = _profiled_keystroke(out, pipe, uri, version, rng, typed)
+                length += len(typed)
+                count = out.counts[-1]
+                assert count["version"] == version and count["characters"] == length, kind
+                assert crossings == ["OpenDocument._keystroke -> Document.edit_at"], \
+                    (kind, crossings)
+                assert len(functions) <= KEYSTROKE_FUNCTIONS, \
+                    f"{kind}: {len(functions)} functions\n" + "\n".join(functions)
+        thread.join(120)  # the pipe closed: the server reads the end of its input
+    assert status == [0]
+    final = server.store.get(uri).doc
+    # the three edits, the slow way: 'x' at code point 5 of line 100, '!' at code point 11
+    # of line 300 (after the emoji and the space), line 400 cut at code point 11
+    lines[100] = lines[100][:5] + "x" + lines[100][5:]
+    lines[300] = lines[300][:11] + "!" + lines[300][11:]
+    lines[400] = lines[400][:11] + "\n" + lines[400][11:]
+    assert final is not None and final.text == "".join(lines)[:1_000_003]
+
+
+def _profiled_keystroke(out: _Output, pipe: Any, uri: str, version: int, rng: dict[str, Any],
+                        typed: str) -> tuple[list[str], list[str]]:
+    """Write one framed didChange with the profile hook on in the server's thread; the
+    distinct livetok functions it ran and its calls from the server into the core."""
     root = str(ROOT) + "/"
     core, srv = root + "incremental/", root + "server/"
     seen: set[tuple[str, str]] = set()
@@ -191,18 +296,14 @@ async def test_a_keystroke_in_a_big_document_reaches_the_core_once() -> None:
                     caller.f_code.co_filename.startswith(srv)):
                 crossings.append(f"{qualname(caller.f_code)} -> {qualname(frame.f_code)}")
 
-    sys.setprofile(profile)
+    before = len(out.counts)
+    _in_loop(out, lambda: sys.setprofile(profile))
     try:
-        send("textDocument/didChange", {
-            "textDocument": {"uri": uri, "version": 2},
-            "contentChanges": [{"range": {"start": {"line": 300, "character": 5},
-                                          "end": {"line": 300, "character": 5}}, "text": "x"}]})
-        while not counts():
-            await asyncio.sleep(0.001)
+        pipe.write(_framed({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"range": rng, "text": typed}]}}))
+        out.wait(lambda: len(out.counts) > before, f"count of version {version}")
     finally:
-        sys.setprofile(None)
-    (count,) = counts()
-    assert count["version"] == 2 and count["characters"] == len(text) + 1
-    assert crossings == ["OpenDocument.apply -> Document.edit"], crossings
+        _in_loop(out, lambda: sys.setprofile(None))
     functions = sorted(f"{path[len(root):]}:{qual}" for path, qual in seen)
-    assert len(functions) <= KEYSTROKE_FUNCTIONS, "\n".join(functions)
+    return functions, crossings
