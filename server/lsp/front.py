@@ -14,7 +14,7 @@ answer. So ``livetok serve`` on stdio starts in two threads:
    It reads on (:func:`serve_early`): for each ``didOpen`` it builds the document the
    server would build and publishes its count, and it answers ``livetok/tokenCount``,
    ``hover`` and ``codeLens`` about those documents (:class:`EarlyServer`, with the
-   server's own :mod:`.views`). When the input pauses it tells the starter to go (the two
+   server's own :mod:`.answers`). When the input pauses it tells the starter to go (the two
    threads share one interpreter lock: importing pygls earlier would halve the speed of the
    first count) and goes on answering until the server is made, or until a message needs
    the server (which it then waits for).
@@ -29,8 +29,8 @@ again), and all that follow. A first message that is not such an ``initialize`` 
 sent too early, bad JSON) is left to the full server, which answers it as before; LSP's
 lifecycle (``ServerNotInitialized`` before the ``initialize``, ``InvalidRequest`` for a
 second one, which the front hands over unread) is the server's to keep
-(``session.SessionProtocol``). The front applies the server's limits by calling the
-server's own functions (``framing.refusal``, ``framing.lsp_integer``/``lsp_uinteger``,
+(``lifecycle.SessionProtocol``). The front applies the server's limits by calling the
+server's own functions (``framing.refusal``, ``framing.lsp_integer``, ``answers.py``,
 ``uris.local_path``): what the server would refuse, the front leaves to it.
 Measured in ``docs/benchmarks-server.md`` (cold start).
 
@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, cast
 
 from livetok.server.lsp.capabilities import announced, json_at as _get
 from livetok.server.lsp.settings import DEFAULT_ENCODING, SettingsError, parse_settings, workspace_root
-from livetok.server.lsp.framing import Frame, Framer, lsp_integer, lsp_uinteger, refusal
+from livetok.server.lsp.framing import Frame, Framer, lsp_integer, refusal
 from livetok.server.lsp.uris import local_path
 from livetok.server.version import livetok_version
 
@@ -308,7 +308,7 @@ class EarlyServer:
     """What the front does before the full server exists: for a ``didOpen``, the document
     the full server would build (an :class:`~.documents.OpenDocument` of the same encoding),
     its ``livetok/didChangeTokenCount``, and the answers to :data:`EARLY_REQUESTS` about it,
-    computed by the same :mod:`.views` functions the server's handlers call. The server then
+    computed by the same :mod:`.answers` functions the server's handlers call. The server then
     keeps those documents (``LivetokServer.adopt_documents``): each text is encoded once.
 
     ``initialized`` is passed over; anything else, any request whose params are not plainly
@@ -408,40 +408,20 @@ class EarlyServer:
 
     def _answer(self, message: dict[str, Any]) -> bool:
         """Answer ``message`` if it is one of :data:`EARLY_REQUESTS` about a document built
-        here, with plainly well-formed params; whether it was answered."""
-        from livetok.server.lsp import views
+        here, with well-formed params, as the server answers it (:mod:`.answers`, the server's
+        own functions); whether it was answered."""
+        from livetok.server.lsp.answers import ANSWERS
 
         method, params = message.get("method"), message.get("params")
         uri = _get(params, "textDocument", "uri")
         early = self.documents.get(uri) if isinstance(uri, str) else None
         if method not in EARLY_REQUESTS or early is None or type(message["id"]) not in (int, str):
             return False
-        od = early.od
-        result: Any
+        if method == "textDocument/codeLens" and self.settings.budget is not None:
+            return False  # its lenses show the budget: the server's BudgetWatch
         try:
-            if method == TOKEN_COUNT:
-                rng = _get(params, "range")
-                if rng is None:
-                    result = views.token_count(od).to_json()
-                else:
-                    ends = [_get(rng, end, key) for end in ("start", "end")
-                            for key in ("line", "character")]
-                    if not all(map(lsp_uinteger, ends)):
-                        return False
-                    span = od.range_to_cp((ends[0], ends[1], ends[2], ends[3]))
-                    result = views.token_count(od, span).to_json()
-            elif method == "textDocument/hover":
-                line, character = (_get(params, "position", k) for k in ("line", "character"))
-                if not (lsp_uinteger(line) and lsp_uinteger(character)):
-                    return False
-                result = views.hover_json(od, line, character)
-            else:
-                if self.settings.budget is not None:
-                    return False  # its lenses show the budget: the server's BudgetWatch
-                secs = (views.markdown_sections(od) if od.language_id in views.MARKDOWN_IDS
-                        else None)
-                result = views.lenses_json(views.code_lenses(od, self.settings, secs))
-        except Exception:  # a position out of range, ...: the server answers with the error
+            result = ANSWERS[method](early.od, params, self.settings)
+        except Exception:  # a bad param, a position out of range: the server answers the error
             return False
         self._write(framed({"jsonrpc": "2.0", "id": message["id"], "result": result}))
         return True

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generator, TypeVar
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from livetok.server.lsp.answers import field_of
 from livetok.server.lsp.documents import DocumentUnavailable, OpenDocument, UnknownDocument
 from livetok.server.lsp.positions import PositionError
 from livetok.server.lsp.protocol import REQUEST_FAILED
@@ -33,7 +34,7 @@ from livetok.server.lsp.protocol import REQUEST_FAILED
 if TYPE_CHECKING:
     from livetok.server.lsp.session import LivetokServer
 
-__all__ = ["FEATURES", "Heavy", "feature", "field_of", "request", "uri_of"]
+__all__ = ["FEATURES", "Heavy", "feature", "request", "uri_of"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: ``heavy(ls, od)``: answering takes time linear in a big document (see :func:`_answer`)
@@ -146,16 +147,6 @@ def _answer(ls: LivetokServer, params: Any, *, handler: Callable[..., Any],
 
     ls.background.defer(uri, in_turn)
     return (yield _wait_for, (fut,), {})
-
-
-def field_of(obj: Any, name: str) -> Any:
-    """``obj[name]`` for dicts, else the attribute (pygls turns untyped params into
-    namedtuples)."""
-    if isinstance(obj, dict):
-        return obj.get(name)
-    if isinstance(obj, (str, int, float, bool, list)):
-        return None
-    return getattr(obj, name, None)
 
 
 def uri_of(params: Any) -> str | None:

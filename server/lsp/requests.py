@@ -2,7 +2,8 @@
 
 Each is ``handler(ls, params)`` under :func:`.handlers.request`, which answers it at once or
 at its place in its document's backlog and maps livetok's errors to JSON-RPC errors. What a
-handler shows is computed by :mod:`.views`.
+handler shows is computed by :mod:`.views`; the answers the stdio front gives too
+(``livetok/tokenCount``, hover, code lenses) are :mod:`.answers`'s, shared with the front.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from livetok.server.lsp import views
+from livetok.server.lsp import answers, views
 from livetok.server.lsp.capabilities import SEMANTIC_TOKEN_TYPES
 from livetok.server.lsp.views import MARKDOWN_IDS
-from livetok.server.lsp.documents import OpenDocument
 from livetok.server.lsp.positions import PositionError
-from livetok.server.lsp.handlers import field_of, request
+from livetok.server.lsp.answers import field_of
+from livetok.server.lsp.handlers import request
 from livetok.server.lsp.protocol import LIST_ENCODINGS, TOKEN_COUNT
 
 if TYPE_CHECKING:
@@ -28,25 +29,7 @@ __all__: list[str] = []  # handlers only: registered by importing this module
 _LEGEND = types.SemanticTokensLegend(token_types=list(SEMANTIC_TOKEN_TYPES), token_modifiers=[])
 
 
-def _nonneg_int(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise JsonRpcInvalidParams(f"{what} must be an integer >= 0, got {value!r}")
-    return value
-
-
 # -- requests ------------------------------------------------------------------------------------
-
-
-def _range_cp(od: OpenDocument, rng: Any) -> tuple[int, int]:
-    """Code point span of a Range given as lsprotocol type or as plain dict."""
-    vals = []
-    for end in ("start", "end"):
-        pos = field_of(rng, end)
-        if pos is None:
-            raise JsonRpcInvalidParams(f"range.{end} is missing: a Range needs start and end")
-        for key in ("line", "character"):
-            vals.append(_nonneg_int(field_of(pos, key), f"range.{end}.{key}"))
-    return od.range_to_cp((vals[0], vals[1], vals[2], vals[3]))
 
 
 @request(TOKEN_COUNT)
@@ -56,10 +39,7 @@ def token_count(ls: LivetokServer, params: Any) -> dict[str, Any]:
     if params is None or field_of(params, "textDocument") is None:
         raise JsonRpcInvalidParams(
             'livetok/tokenCount takes {"textDocument": {"uri": ...}, "range"?: Range}')
-    od = ls.document(params)
-    rng = field_of(params, "range")
-    cp_range = _range_cp(od, rng) if rng is not None else None
-    return views.token_count(od, cp_range).to_json()
+    return answers.token_count(ls.document(params), params)
 
 
 @request(LIST_ENCODINGS)
@@ -79,16 +59,13 @@ def list_encodings(ls: LivetokServer, params: Any) -> dict[str, Any]:
 
 @request(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: LivetokServer, params: types.HoverParams) -> dict[str, Any] | None:
-    od = ls.document(params)
-    return views.hover_json(od, params.position.line, params.position.character)
+    return answers.hover(ls.document(params), params)
 
 
 @request(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False),
          heavy=lambda ls, od: od.language_id in MARKDOWN_IDS)
 def code_lens(ls: LivetokServer, params: types.CodeLensParams) -> list[dict[str, Any]]:
-    od = ls.document(params)
-    secs = views.markdown_sections(od) if od.language_id in MARKDOWN_IDS else None
-    return views.lenses_json(ls.budgets.lenses(od, views.code_lenses(od, ls.settings, secs)))
+    return answers.code_lens(ls.document(params), params, ls.settings, ls.budgets.lenses)
 
 
 # with the legend as options, pygls advertises {legend, full: true, range: true}

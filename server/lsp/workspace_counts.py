@@ -45,7 +45,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from livetok.server import trust
 from livetok.server.lsp.budget_watch import path_of
-from livetok.server.lsp.handlers import feature, field_of
+from livetok.server.lsp.answers import field_of
+from livetok.server.lsp.handlers import feature
 from livetok.server.lsp.protocol import REQUEST_FAILED
 from livetok.server.parallel_open import open_jobs
 from livetok.server.workspace.count_store import encoding_identity

@@ -142,3 +142,15 @@ def test_the_early_answer_is_the_servers(client: dict[str, Any]) -> None:
 
     _, answer = _initialize(client)
     assert initialize_result({"processId": None, "capabilities": client}, None) == answer["result"]
+
+
+def test_the_front_answers_with_the_servers_functions() -> None:
+    """``EarlyServer`` answers the requests :mod:`.answers` holds, the functions the server's
+    handlers call: none is written twice."""
+    from livetok.server.lsp import answers, requests
+    from livetok.server.lsp.front import EARLY_REQUESTS
+
+    assert set(EARLY_REQUESTS) == set(answers.ANSWERS)
+    for name in ("token_count", "hover", "code_lens"):  # the handlers of those requests
+        names = getattr(requests, name).__code__.co_names
+        assert "answers" in names and name in names, f"requests.{name} calls answers.{name}"
