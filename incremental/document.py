@@ -383,8 +383,8 @@ class Document:
         then :meth:`edit` runs; a language server's keystroke is one call into the core.
 
         The characters just outside the replaced span (a line index's business at a line
-        break) are read when ``around`` is asked, when the places are on two lines, or when
-        the span is a whole line's content after its start.
+        break) are read when ``around`` is asked, when the places are on two lines or came
+        end first, or when the span is a whole line's content.
 
         >>> from livetok.incremental import get_encoding
         >>> doc = Document("a😀b\\nc", get_encoding("cl100k_base"))
@@ -402,8 +402,8 @@ class Document:
         if swapped:
             start, end = end, start
         before = after = ""
-        if around or a.line_start != b.line_start or (
-                start == a.line_start > 0 and end == b.content_end):
+        if around or swapped or a.line_start != b.line_start or (
+                start == a.line_start and end == b.content_end):
             total = self._seq.total_cp
             before = read(start - 1, start) if start > 0 else ""
             after = read(end, end + 1) if end < total else ""
