@@ -39,6 +39,7 @@ import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification
 from pygls.protocol.language_server import lsp_method
 
 from livetok.server.lsp.bigtext import MIN_BYTES as BIG_TEXT_BYTES
@@ -223,6 +224,10 @@ class LivetokProtocol(LanguageServerProtocol):
             if t is not None:
                 return self._converter.structure(data, t)
         elif "id" not in data and "method" in data:
+            if data["method"] == types.TEXT_DOCUMENT_DID_CHANGE:
+                # not typed: its one handler reads the JSON (sync.did_change_json)
+                return JsonRPCNotification(method=data["method"], jsonrpc=data.get("jsonrpc"),
+                                           params=data.get("params"))
             t = self.get_message_type(data["method"])
             if t is not None:
                 return self._converter.structure(data, t)

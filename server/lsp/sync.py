@@ -3,8 +3,8 @@
 the settings and watched-file changes.
 
 Each is ``handler(ls, params)`` under :func:`.handlers.feature`; what they change is the
-state of :class:`.session.LivetokServer`. A keystroke starts here, at :func:`did_change`
-(``docs/architecture.md``).
+state of :class:`.session.LivetokServer`. A keystroke's handler is :func:`did_change_json`
+(``docs/architecture.md``), after the transport's reader and ``SessionProtocol``.
 """
 
 from __future__ import annotations
@@ -168,14 +168,6 @@ def did_open(ls: LivetokServer, params: types.DidOpenTextDocumentParams) -> None
         opened(build(ready))
 
 
-@feature(types.TEXT_DOCUMENT_DID_CHANGE)
-def did_change(ls: LivetokServer, params: types.DidChangeTextDocumentParams) -> None:
-    """A ``didChange`` that lsprotocol typed (the session reads every ``didChange`` from its
-    JSON, :func:`did_change_json`; this is for one dispatched otherwise): back to its JSON and
-    through the same converter, :func:`read_did_change`."""
-    did_change_json(ls, ls.protocol._converter.unstructure(params))
-
-
 #: LSP's ``integer`` and ``uinteger`` (a version, a line, a column): the bounds of the stdio
 #: front's ``framing.lsp_integer`` / ``lsp_uinteger``, checked inline on the keystroke path (a
 #: call there is one more function a keystroke runs, ``test_architecture``); a refusal's
@@ -255,11 +247,14 @@ def read_did_change(params: Any) -> tuple[str, int, list[TextChange], int]:
     return uri, version, changes, inserted
 
 
+@feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change_json(ls: LivetokServer, params: Any) -> bool:
-    """Keystroke step 1: a ``didChange`` read from its JSON, before lsprotocol types it
-    (``SessionProtocol.take_notification``: lsprotocol's typing and pygls's dispatch took
-    about a quarter of a keystroke's time in the server, and lsprotocol converts what it
-    should refuse: ``"text": null`` became the text ``"None"``). :func:`read_did_change`
+    """Keystroke step 1, the one handler of every ``didChange``: its params as JSON values,
+    never typed by lsprotocol (lsprotocol's typing and pygls's dispatch took about a quarter
+    of a keystroke's time in the server, and lsprotocol converted what it should refuse:
+    ``"text": null`` became the text ``"None"``). The session hands it a keystroke's JSON
+    (``SessionProtocol.take_notification``); pygls dispatches it the rest, untyped too
+    (``LivetokProtocol.get_message_type``). :func:`read_did_change`
     converts it; its changes, as :class:`TextChange`, go to :func:`apply_changes` (then step
     2, ``OpenDocument.apply``). A refused one changes nothing: the session logs why and marks
     its document out of sync (``LivetokServer.refuse_change``). Always True: handled.

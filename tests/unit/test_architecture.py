@@ -70,17 +70,18 @@ def test_the_diagram_shows_the_same_five() -> None:
 
 
 def test_the_first_is_what_the_session_calls_on_a_didchange() -> None:
-    """A well-formed didChange goes from its JSON to the first step; pygls's typed handler
-    (for the rest, which lsprotocol then validates) is the function the page names after it
-    in the text, and goes on to the same second step."""
+    """A well-formed didChange goes from its JSON to the first step; the same function is the
+    one handler pygls would dispatch a didChange to (untyped: one converter), and goes on to
+    the same second step."""
     from livetok.server.lsp import sync
 
     server = app.create_server()
     fm = server.protocol.fm
     assert types.TEXT_DOCUMENT_DID_CHANGE not in fm.builtin_features  # nothing in between
     handler = fm.features[types.TEXT_DOCUMENT_DID_CHANGE]
-    assert getattr(handler, "func", handler) is sync.did_change
+    assert getattr(handler, "func", handler) is sync.did_change_json
     assert resolve(keystroke_names()[0]) is sync.did_change_json
+    assert not hasattr(sync, "did_change")  # no typed handler beside it
     called: list[str] = []
     codes = {sync.apply_changes.__code__: "apply_changes",
              inspect.unwrap(resolve(keystroke_names()[1])).__code__: "step 2"}
@@ -94,13 +95,14 @@ def test_the_first_is_what_the_session_calls_on_a_didchange() -> None:
     uri = "file:///a.txt"
     send("textDocument/didOpen", {"textDocument": {
         "uri": uri, "languageId": "plaintext", "version": 1, "text": "hello world\n" * 20}})
+    message = server.protocol.structure_message({
+        "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 5},
+                                          "end": {"line": 0, "character": 5}}, "text": ","}]}})
     sys.setprofile(profile)
     try:
-        sync.did_change(server, types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[types.TextDocumentContentChangePartial(
-                range=types.Range(start=types.Position(line=0, character=5),
-                                  end=types.Position(line=0, character=5)), text=",")]))
+        server.protocol.handle_message(message)  # pygls's dispatch
     finally:
         sys.setprofile(None)
     assert called == ["apply_changes", "step 2"]

@@ -1,7 +1,7 @@
-"""A keystroke's ``didChange`` is read from its JSON (``sync.did_change_json``) rather than typed
-by lsprotocol: it must do what the typed handler (``sync.did_change``) does, and leave to it
-every message whose params are not plainly well formed, so that lsprotocol's validation still
-reports them."""
+"""Every ``didChange`` is read from its JSON by one handler (``sync.did_change_json``), never
+typed by lsprotocol: a keystroke the session hands over (``take_notification``) and one pygls
+dispatches (``LivetokProtocol.structure_message`` leaves its params as JSON) end the same;
+the converter refuses what LSP does not allow, naming the field."""
 
 from __future__ import annotations
 
@@ -35,9 +35,12 @@ def _server() -> LivetokServer:
 
 
 def _typed(server: LivetokServer, params: dict[str, Any]) -> None:
+    """Through pygls's own dispatch (structured, then ``handle_message``), not the session's
+    shortcut."""
     message = server.protocol.structure_message(
         {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": params})
-    sync.did_change(server, message.params)
+    assert message.params is params  # not typed: its JSON, as sent
+    server.protocol.handle_message(message)
 
 
 def _pos(line: int, character: int) -> dict[str, int]:
@@ -58,7 +61,7 @@ PLAIN = [
 
 
 @pytest.mark.parametrize("changes", PLAIN)
-def test_the_json_path_does_what_the_typed_handler_does(changes):
+def test_the_json_path_does_what_the_pygls_path_does(changes):
     params = {"textDocument": {"uri": URI, "version": 2}, "contentChanges": changes}
     assert sync.did_change_json(_server(), json.loads(json.dumps(params))) is True
     sent, typed = _server(), _server()  # through the session, and typed
@@ -147,7 +150,8 @@ def test_a_malformed_didchange_changes_nothing_and_is_told_once(params, field):
 
 
 def test_the_typed_path_uses_the_same_converter(monkeypatch):
-    """A didChange lsprotocol typed is unstructured and read by ``read_did_change`` too."""
+    """A didChange pygls dispatches is read by ``read_did_change`` too (there is no typed
+    handler)."""
     seen: list[Any] = []
     real = sync.read_did_change
     monkeypatch.setattr(sync, "read_did_change", lambda p: seen.append(p) or real(p))
