@@ -22,7 +22,9 @@ Runtime complexity: ``O(n)`` splitting and normalization plus the model on each 
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Iterator, Protocol, Sequence
 
 from ..text import require_str, sanitize
@@ -167,16 +169,7 @@ class TokenizerJsonPipeline:
             pids, lens = self._pretoken_ids(pt, want)
             ids.extend(pids)
             if want:
-                # characters the pre-tokenizer put in front (a prefix) have no source
-                extra = len(pt) - (e - s)
-                pos = base + s
-                for w in lens:
-                    starts.append(pos)
-                    take = min(w, extra) if extra > 0 else 0
-                    extra -= take
-                    pos += w - take
-                    if pos > base + e:
-                        pos = base + e
+                _token_starts(lens, len(pt) - (e - s), base + s, base + e, starts)
 
     def _segment(self, seg: str, seg_start: bool, text_start: bool, want: bool,
                  ids: list[int], cps: list[int]) -> None:
@@ -213,13 +206,18 @@ class TokenizerJsonPipeline:
             return
         if align is None:
             orig = starts
+        elif max(starts) < len(align):
+            orig = list(map(align.__getitem__, starts))
         else:
             last = len(align) - 1
             orig = [align[min(j, last)] for j in starts]
         orig[0] = 0
-        for k in range(n_tok):
-            nxt = orig[k + 1] if k + 1 < n_tok else len(seg)
-            cps.append(max(0, nxt - orig[k]))
+        # per token, the original code points to the next token's start (C loops)
+        widths = list(map(operator.sub, orig[1:], orig[:-1]))
+        widths.append(len(seg) - orig[-1])
+        if min(widths) < 0:
+            widths = [max(0, w) for w in widths]
+        cps.extend(widths)
         # subtle: clamping can only happen for a non-monotone mapping; keep the sum exact
         diff = len(seg) - sum(cps[len(cps) - n_tok:])
         if diff:
@@ -321,6 +319,36 @@ class TokenizerJsonPipeline:
             return t.content
         table = self.model.id_to_token
         return table[i] if i < len(table) else None
+
+
+def _token_starts(lens: Sequence[int], extra: int, pos: int, end: int, starts: list[int]
+                  ) -> None:
+    """Append to ``starts`` the normalized offset where each token of one pre-token starts:
+    ``lens`` the pre-token characters each covers, the first ``extra`` of them a prefix the
+    pre-tokenizer put in front (no source), ``pos`` and ``end`` the pre-token's span (a start
+    never passes ``end``).
+
+    Runtime complexity: ``O(len(lens))``, a Python step per token only while ``extra`` lasts
+    (a C ``accumulate`` after it: a long pre-token's tens of thousands of tokens).
+    """
+    k = 0
+    n = len(lens)
+    while k < n and extra > 0:
+        w = lens[k]
+        starts.append(pos)
+        take = min(w, extra)
+        extra -= take
+        pos = min(end, pos + w - take)
+        k += 1
+    if k >= n:
+        return
+    run = list(accumulate(lens[k:n - 1], initial=pos))
+    if run[-1] <= end:
+        starts.extend(run)
+        return
+    for w in lens[k:]:
+        starts.append(pos)
+        pos = min(end, pos + w)
 
 
 _BYTE_DECODER: dict[str, int] | None = None
