@@ -113,7 +113,7 @@ def deep_refusal(msg_id: Any, method: Any) -> Refusal:
     return Refusal(msg_id if _valid_id(msg_id) else None, reason)
 
 
-def refusal(data: Any) -> Refusal | None:
+def refusal(data: Any, shallow: bool = False) -> Refusal | None:
     """Why the parsed message ``data`` is refused whole, or None: nested more than
     :data:`MAX_JSON_DEPTH` levels deep, not a JSON object with ``"jsonrpc": "2.0"``, or an id
     that is neither an integer nor a string (JSON-RPC allows any number or null; LSP says
@@ -129,10 +129,14 @@ def refusal(data: Any) -> Refusal | None:
     >>> refusal({"jsonrpc": "2.0", "id": 7, "params": deep}).msg_id
     7
 
-    Runtime complexity: ``O(containers in data)`` (:func:`nesting_exceeds`).
+    ``shallow``: the caller knows ``data`` cannot nest that deep (its JSON text holds at
+    most :data:`MAX_JSON_DEPTH` brackets and braces): the depth is not measured.
+
+    Runtime complexity: ``O(containers in data)`` (:func:`nesting_exceeds`), ``O(1)`` when
+    ``shallow``.
     """
     is_object = type(data) is dict
-    if nesting_exceeds(data, MAX_JSON_DEPTH):
+    if not shallow and nesting_exceeds(data, MAX_JSON_DEPTH):
         return deep_refusal(data.get("id") if is_object else None,
                             data.get("method") if is_object else None)
     if not is_object or data.get("jsonrpc") != "2.0":

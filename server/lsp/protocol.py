@@ -75,6 +75,8 @@ DID_CHANGE_TOKEN_COUNT = "livetok/didChangeTokenCount"
 LIST_ENCODINGS = "livetok/listEncodings"
 #: LSP ``RequestFailed``: the request was valid but the server cannot answer it now
 REQUEST_FAILED = -32803
+#: bodies up to this size have their brackets counted (in C) before their depth is walked
+_SHALLOW_BYTES = 1 << 16
 #: handled by the server alone: pygls's workspace does not keep a copy of the text
 _OWN_SYNC = (types.TEXT_DOCUMENT_DID_OPEN, types.TEXT_DOCUMENT_DID_CHANGE,
              types.TEXT_DOCUMENT_DID_CLOSE)
@@ -176,7 +178,9 @@ class LivetokProtocol(LanguageServerProtocol):
             return None
         # the stdio front (front.py) asks the same function before it answers anything; an id
         # that is not an integer or a string never reaches pygls (which files it as a dict key)
-        refused = refusal(data)
+        # a short body with few brackets cannot nest too deep (a keystroke's has 6): not walked
+        refused = refusal(data, isinstance(body, bytes) and len(body) <= _SHALLOW_BYTES and (
+            body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH))
         if refused is not None:
             self._refuse(refused)
             return None
