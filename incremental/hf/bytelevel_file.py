@@ -391,8 +391,12 @@ def route(data: Mapping[str, Any], tables: Mapping[str, Any],
     ranks = byte_ranks(vocab)
     if ranks is None or not tiles(pattern):
         return None
-    if nfc and reads_behind(pattern):
-        return None  # a normalized chunk is split alone (``bytelevel_nfc``)
+    if nfc and (reads_behind(pattern) or not all(c.isascii() and c not in _NFC_ASCII
+                                                  for c in "".join(contents))):
+        # ``bytelevel_nfc`` splits a normalized chunk alone, and the normal form of text
+        # between added tokens must spell none: NFC's only ASCII outputs from other
+        # characters are these singletons' images
+        return None
     # a token of no bytes must be an added token (its string is then its content)
     added_ids = {t.id for t in added}
     if len(ranks) < len(vocab) and any(
@@ -401,6 +405,8 @@ def route(data: Mapping[str, Any], tables: Mapping[str, Any],
     return {"pattern": pattern, "ranks": ranks, "normalizer": "NFC" if nfc else None}
 
 
+#: the ASCII characters NFC makes of other characters (U+037E, U+1FEF, U+212A)
+_NFC_ASCII = frozenset(";`K")
 #: GPT-2's byte characters: byte -> character, character -> byte (for ``str.translate``),
 #: and any character that is none of them
 _TO_CHAR = bytes_to_unicode()

@@ -1,57 +1,63 @@
 """A byte-level ``tokenizer.json`` with an ``NFC`` normalizer (Qwen 3) on the byte-level path
-(issue 35): the byte-level split and BPE where NFC leaves the text as it is, the exact
-NFC pipeline only around the characters it changes.
+(issue 35): the byte-level split and BPE on the text with NFC's one-for-one replacements made,
+the exact NFC pipeline only around the few units it changes otherwise.
 
 HuggingFace cuts the added tokens out of the original text, normalizes each segment between
 them (NFC), splits the normalized segment with the regex and encodes each piece by BPE. NFC is
 local: it acts on *units* (a character that is not unsafe before, :func:`.normalizers.
-_unsafe_before`, with the unsafe characters after it: ``normalize`` is the concatenation of the
-units' normal forms), and almost every unit of real text is its own normal form. A unit that NFC
-changes (``e`` + U+0301, Hangul jamo, a singleton such as U+212B) is *changed*.
+_unsafe_before`, with the unsafe characters after it), and almost every unit of real text is
+its own normal form or a *singleton* that NFC maps to one other character (U+212B, the CJK
+compatibility ideographs of Japanese text). The *image* of a text maps its singletons
+(:func:`_image`, the same offsets); a unit whose normal form is not its image (``e`` + U+0301,
+Hangul jamo, U+0958) is *hard* (:class:`.normalizers.NfcTables`).
 
 **Pieces** (:meth:`NfcByteLevelFile.split`, spans of the original text). From a boundary ``x``
-of a segment, let ``k`` be the start of the first changed unit (units cut at ``x``: a boundary
-is never inside a changed unit, and a suffix of an unchanged unit is unchanged). The regex
-pieces of the original text whose reads (the derivation's ``H(s)``, non-decreasing in ``s``)
-stay before ``k`` are the normalized segment's pieces too (the two texts agree there): *clean*
-pieces, found by one C scan for a character that may change (``_suspects``) and a binary
-search of ``H`` over them. From the first piece that reads ``k``, the segment is normalized in
-chunks ending on a unit boundary (grown until each piece kept is decided inside its chunk) and
-the regex splits the normalized text; its pieces map back through the alignment
-(:meth:`.normalizers.UnicodeNormalizer.normalize_aligned`). A normalized boundary inside a changed
-unit's image is no boundary: the pieces on both sides join into one *dirty* piece, also when
-the regex splits the piece's normalized text alone otherwise than in its segment (checked).
-Past the changed unit, at the first boundary that maps back cleanly, the clean pieces resume.
-Since the regex reads nothing left of a piece's start (checked by :func:`.bytelevel_file.reads_behind` when the
-file is routed here), the split from any boundary is the tail of the split from the text's
-start.
+of a segment, let ``k`` be the start of the first hard unit (units cut at ``x``: a boundary is
+never inside a hard unit, and a suffix of an unchanged unit is unchanged). The regex pieces of
+the image whose reads (the derivation's ``H(s)``, non-decreasing in ``s``) stay before ``k``
+are the normalized segment's pieces (the image and the normal form agree there), found by one
+C scan for a hard character and a binary search of ``H``. From the first piece that reads
+``k``, the segment is normalized in chunks ending on a unit boundary (grown until each piece
+kept is decided inside its chunk) and the regex splits the normalized text; its pieces map back
+through the alignment (:meth:`.normalizers.UnicodeNormalizer.normalize_aligned`). A normalized
+boundary inside a changed unit's image is no boundary: the pieces on both sides join into one
+*hard* piece, also when the regex splits the piece's normal form alone otherwise than in its
+segment (checked). Past the hard unit, at the first boundary that maps back cleanly, the
+image's pieces resume. Since the regex reads nothing left of a piece's start (checked by
+:func:`.bytelevel_file.reads_behind` when the file is routed here), the split from any boundary
+is the tail of the split from the text's start.
 
-**Ids** (:meth:`NfcByteLevelFile.encode_piece`): a piece that NFC leaves as it is is one regex
-piece (or an added token), encoded by the byte-level file (:class:`.bytelevel_file.
-ByteLevelFile`'s piece cache); a dirty piece's normal form is split alone and its pieces encoded.
-Algorithm 1 inside a long piece (:meth:`NfcByteLevelFile.glue_ok`) only where the piece holds no
-character that may change, so that every window of it is its own normal form and its ids are the
-BPE of its bytes.
+**Ids** (:meth:`NfcByteLevelFile.encode_piece`): a piece without a hard character is one regex
+piece of the image (or an added token), encoded by the byte-level file's piece cache
+(:class:`.bytelevel_file.ByteLevelFile`); a hard piece's normal form is split alone and its
+pieces encoded. Algorithm 1 inside a long piece (:meth:`NfcByteLevelFile.glue_ok`) only where
+the piece holds no hard character, so that every window's normal form is its image and its ids
+the BPE of those bytes (the CJK line with compatibility ideographs stays glued). The normal
+form spells no added token that the original does not (:func:`.bytelevel_file.route` refuses
+tokens holding NFC's ASCII outputs ``;`K`` or other characters).
 
-**Code points** (:meth:`NfcByteLevelFile.token_cp_lens`): in a clean piece, each character goes
-to the last token that starts on a character boundary at or before its first byte, so that a
-token covers code points exactly when it starts on a character boundary (the document's CLEAN
-flag for a protocol encoding: Algorithm 1 cuts only there); a dirty piece's characters all go
-to its first token (its other tokens cover none: no window starts inside it).
+**Code points** (:meth:`NfcByteLevelFile.token_cp_lens`): in a piece without a hard
+character, each character goes to the last token that starts on a character boundary at or
+before its first byte, so that a token covers code points exactly when it starts on a character
+boundary (the document's CLEAN flag for a protocol encoding: Algorithm 1 cuts only there); a
+hard piece's characters all go to its first token (its other tokens cover none: no window
+starts inside it).
 
-**Horizon** of the piece at ``s``: the byte-level file's (the regex's and the added tokens'
-reads) widened through the unit that holds its last character and one character past it
-(whether that unit is changed decides the piece's kind); for a dirty piece, also the normalized
-regex's reads of its last piece, mapped back and widened alike. Both terms are non-decreasing
-in ``s`` (the regex's reads are; the mapping back is monotone), so earlier pieces' horizons are
-dominated. ``tests/unit/test_hf_qwen_bytelevel.py`` checks pieces, ids, horizons and documents
-under edits against HuggingFace ``tokenizers`` on text that is not NFC.
+**Horizon** of the piece at ``s``: the byte-level file's (the regex's reads in the image, the
+added tokens' in the original) widened through the unit that holds its last character and one
+character past it (whether that unit is hard decides the piece's kind); for a hard piece, also
+the normalized regex's reads of its last piece, mapped back, with the added-token terms
+(:meth:`.bytelevel_file.AddedTokenSplit.token_horizon`) and widened alike. Both terms are
+non-decreasing in ``s`` (the regex's reads are; the mapping back is monotone), so earlier
+pieces' horizons are dominated. ``tests/unit/test_hf_qwen_bytelevel.py`` checks pieces, ids,
+horizons and documents under edits against HuggingFace ``tokenizers`` on text that is not NFC.
 
 The document sees a protocol encoding (not :class:`~..piece_encoding.ByteLevelEncoding`: its
-per-token tables would give a dirty piece the code points of its normal form).
+per-token tables would give a hard piece the code points of its normal form).
 
-Runtime complexity: a clean text costs one C scan more than the byte-level file per split; a
-dirty piece costs the normalization and regex split of its chunk.
+Runtime complexity: a split or horizon costs the byte-level file's plus a C scan for hard
+characters and the image's join (a Python step per singleton); a hard piece costs the
+normalization and regex split of its chunk.
 """
 
 from __future__ import annotations
@@ -62,17 +68,40 @@ from ..bytelevel.pretokenize import Pretokenizer
 from ..stream import EncodeStreamMixin
 from ..text import join_surrogates, require_str, sanitize
 from .bytelevel_file import ByteLevelFile
-from .normalizers import UnicodeNormalizer, nfc_change_tables
+from .normalizers import UnicodeNormalizer, nfc_tables
 
 __all__ = ["NfcByteLevelFile"]
 
 _NFC = UnicodeNormalizer("NFC")
-#: code points added to a dirty chunk before it is normalized again (doubled each time)
+#: code points added to a hard chunk before it is normalized again (doubled each time)
 _CHUNK_STEP = 32
 
 
-#: what NFC may change (:func:`.normalizers.nfc_change_tables`)
-_tables = nfc_change_tables
+def _image(text: str) -> str:
+    """``text`` with NFC's singletons mapped (its normal form when it holds no hard
+    character: :class:`.normalizers.NfcTables`); ``text`` itself when it holds none.
+
+    Runtime complexity: ``O(len(text))``: a C scan and a join, a Python step per singleton.
+    """
+    if text.isascii():
+        return text
+    t = nfc_tables()
+    parts: list[str] = []
+    last = 0
+    for m in t.single.finditer(text):
+        p = m.start()
+        parts += (text[last:p], t.singles[ord(text[p])])
+        last = p + 1
+    if not parts:
+        return text
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+def _charwise(text: str) -> bool:
+    """Whether NFC changes ``text``, and every slice of it, character for character (no hard
+    character). Runtime complexity: ``O(len(text))``, a C scan."""
+    return text.isascii() or nfc_tables().find_hard(text, 0, len(text)) < 0
 
 
 class NfcByteLevelFile(EncodeStreamMixin):
@@ -108,46 +137,58 @@ class NfcByteLevelFile(EncodeStreamMixin):
     # -- what NFC changes --------------------------------------------------------------------
 
     @staticmethod
-    def _stable(text: str) -> bool:
-        """Whether NFC leaves ``text`` as it is and any window of it too (no suspect
-        character). Runtime complexity: ``O(len(text))``, a C scan."""
-        return text.isascii() or _tables()[0].search(text) is None
+    def _hard(text: str, x: int, b: int) -> tuple[int, int]:
+        """``(k, j)``: the first unit of ``text[x:b]`` (units cut at ``x``) whose normal form
+        is not its singletons' image (a *hard* unit), or ``(b, b)``.
 
-    @staticmethod
-    def _changed(text: str, x: int, b: int) -> tuple[int, int]:
-        """``(k, j)``: the first unit of ``text[x:b]`` that NFC changes (units cut at ``x``),
-        or ``(b, b)``.
-
-        Runtime complexity: ``O(k - x)`` C scans plus the normalization of each suspect unit.
+        Runtime complexity: ``O(k - x)`` C scans plus the normalization of each unit that
+        holds a hard character.
         """
-        suspect, run, unsafe = _tables()
+        t = nfc_tables()
+        run, unsafe = t.unsafe_run, t.unsafe
         i = x
         while True:
-            m = suspect.search(text, i, b)
-            if m is None:
+            p = t.find_hard(text, i, b)
+            if p < 0:
                 return b, b
-            p = m.start()
             k = p
             while k > x and ord(text[k]) in unsafe:
                 k -= 1
             j = run.match(text, p + 1, b).end()  # type: ignore[union-attr]
             unit = text[k:j]
-            if _NFC.normalize(unit) != unit:
+            if _NFC.normalize(unit) != unit.translate(t.singles):
                 return k, j
             i = j
 
     @staticmethod
     def _widen(text: str, h: int) -> int:
         """``h`` widened through the unsafe characters at ``h`` and one character past them
-        (what deciding whether the unit holding ``text[h - 1]`` is changed reads: at the
-        text's end, whether it ends there)."""
+        (what deciding whether the unit holding ``text[h - 1]`` is hard reads: at the text's
+        end, whether it ends there)."""
         if h >= len(text):
             return max(h, len(text) + 1)
-        return _tables()[1].match(text, h).end() + 1  # type: ignore[union-attr]
+        return nfc_tables().unsafe_run.match(text, h).end() + 1  # type: ignore[union-attr]
 
     def _reach(self, text: str, s: int, limit: int) -> int:
         """The regex's reads from ``s`` (no added-token terms): ``Pretokenizer.horizon``."""
         return Pretokenizer.horizon(self._split, text, s, limit)
+
+    def _file_horizon(self, text: str, start: int, limit: int) -> int:
+        """The byte-level file's horizon of the piece at ``start``: the regex's reads in the
+        image of ``text`` (its singletons mapped: the regex sees the normal form), the
+        added-token terms in ``text`` (raw tokens are found in the original).
+
+        Runtime complexity: as the file's, plus the image of ``text[start:limit]``.
+        """
+        end = min(len(text), limit)
+        if start >= end:
+            return self._split.horizon(text, start, limit)
+        seg = text[start:end]
+        image = _image(seg)
+        if image is seg:
+            return self._split.horizon(text, start, limit)
+        y = start + self._reach(image, 0, end - start)
+        return self._split.token_horizon(text, start, limit, y)
 
     # -- pieces ------------------------------------------------------------------------------
 
@@ -155,28 +196,31 @@ class NfcByteLevelFile(EncodeStreamMixin):
         return ((s, e) for s, e, _ in self._pieces(text, pos))
 
     def _pieces(self, text: str, pos: int) -> Iterator[tuple[int, int, int]]:
-        """``(start, end, reach)`` of the pieces from ``pos``: ``reach`` is -1 for a clean
-        piece, else what deciding the dirty piece read (original coordinates, widened)."""
+        """``(start, end, reach)`` of the pieces from ``pos``: ``reach`` is -1 for a piece of
+        the image, else what deciding the hard piece read (original coordinates, widened)."""
+        image = _image(text)
         parts = self._split._parts(text, pos)
         if parts is None:
-            yield from self._segment(text, pos, len(text))
+            yield from self._segment(text, image, pos, len(text))
             return
         for a, b, token in parts:
             if token:
                 yield a, b, -1
             else:
-                yield from self._segment(text, a, b)
+                yield from self._segment(text, image, a, b)
 
-    def _segment(self, text: str, x: int, b: int) -> Iterator[tuple[int, int, int]]:
-        """The pieces of the segment ``text[:b]`` from its boundary ``x``."""
-        form = self._split._form(text)
+    def _segment(self, text: str, image: str, x: int, b: int
+                 ) -> Iterator[tuple[int, int, int]]:
+        """The pieces of the segment ``text[:b]`` from its boundary ``x`` (``image``: the text
+        with its singletons mapped, the same offsets)."""
+        form = self._split._form(image)
         while x < b:
-            k, j = self._changed(text, x, b)
+            k, j = self._hard(text, x, b)
             if k >= b:
-                yield from ((*m.span(), -1) for m in form.finditer(text, x, b))
+                yield from ((*m.span(), -1) for m in form.finditer(image, x, b))
                 return
             spans = []
-            for m in form.finditer(text, x, b):
+            for m in form.finditer(image, x, b):
                 if m.start() >= k:
                     break
                 spans.append(m.span())
@@ -184,21 +228,22 @@ class NfcByteLevelFile(EncodeStreamMixin):
             lo, hi = 0, len(spans)
             while lo < hi:
                 mid = (lo + hi) // 2
-                if self._reach(text, spans[mid][0], k + 1) > k:
+                if self._reach(image, spans[mid][0], k + 1) > k:
                     hi = mid
                 else:
                     lo = mid + 1
             for s, e in spans[:lo]:
                 yield s, e, -1
             x = spans[lo][0] if lo < len(spans) else (spans[-1][1] if spans else x)
-            x = yield from self._dirty(text, x, b, j)
+            x = yield from self._hard_pieces(text, x, b, j)
 
-    def _dirty(self, text: str, x: int, b: int, dirty_end: int
-               ) -> Generator[tuple[int, int, int], None, int]:
-        """The pieces from ``x`` through the changed unit ending at ``dirty_end``, from the
-        normalized text (module docstring); returns the boundary where clean pieces resume."""
-        run = _tables()[1]
-        z = dirty_end
+    def _hard_pieces(self, text: str, x: int, b: int, hard_end: int
+                     ) -> Generator[tuple[int, int, int], None, int]:
+        """The pieces from ``x`` through the hard unit ending at ``hard_end``, from the
+        normalized text (module docstring); returns the boundary where the image's pieces
+        resume."""
+        run = nfc_tables().unsafe_run
+        z = hard_end
         step = _CHUNK_STEP
         while True:
             z = b if z >= b else run.match(text, z, b).end()  # type: ignore[union-attr]
@@ -206,7 +251,7 @@ class NfcByteLevelFile(EncodeStreamMixin):
             norm, align = _NFC.normalize_aligned(chunk)
             if align is None:
                 align = list(range(len(chunk) + 1))
-            out = self._chunk_pieces(text, x, z, b, norm, align, dirty_end)
+            out = self._chunk_pieces(text, x, z, b, norm, align, hard_end)
             if out is not None:
                 pieces, resume = out
                 yield from pieces
@@ -215,9 +260,9 @@ class NfcByteLevelFile(EncodeStreamMixin):
             step *= 2
 
     def _chunk_pieces(self, text: str, x: int, z: int, b: int, norm: str, align: list[int],
-                      dirty_end: int) -> tuple[list[tuple[int, int, int]], int] | None:
+                      hard_end: int) -> tuple[list[tuple[int, int, int]], int] | None:
         """The pieces of the normalized chunk ``norm`` (of ``text[x:z]``) mapped back, up to
-        the first clean boundary at or past ``dirty_end``; None when a piece before it is not
+        the first clean boundary at or past ``hard_end``; None when a piece before it is not
         decided inside the chunk (the caller grows it)."""
         form = self._split._form(norm)
         at_end = z >= b
@@ -235,7 +280,8 @@ class NfcByteLevelFile(EncodeStreamMixin):
                 continue  # inside a changed unit's image
             piece_n = norm[ps:ne]
             oa, ob = align[ps], align[ne]
-            if piece_n != text[x + oa:x + ob]:
+            if piece_n != _image(text[x + oa:x + ob]):
+                # a hard piece: encoded by splitting its normal form alone (encode_piece)
                 alone = [(p - ps, q - ps) for p, q in subs]
                 if [mm.span() for mm in form.finditer(piece_n)] != alone:
                     continue  # split alone otherwise: join the next piece
@@ -244,45 +290,45 @@ class NfcByteLevelFile(EncodeStreamMixin):
             reach = self._split.token_horizon(text, x + oa, len(text), x + _back(align, r, n))
             out.append((x + oa, x + ob, self._widen(text, reach)))
             ps, subs = ne, []
-            if x + ob >= dirty_end:
+            if x + ob >= hard_end:
                 return out, x + ob
         if at_end:
             return out, b
         return None
 
     def horizon(self, text: str, start: int, limit: int) -> int:
-        h = self._split.horizon(text, start, limit)
+        h = self._file_horizon(text, start, limit)
         if h > limit:
             return h
         h = self._widen(text, h)
-        if self._stable(text[start:h]):
-            return h  # no unit that may change: a clean piece
+        if _charwise(text[start:h]):
+            return h  # no hard unit: a piece of the image
         for _, _, reach in self._pieces(text, start):
             return max(h, reach)
         return h
 
     def glue_ok(self, piece: str) -> bool:
         """Whether Algorithm 1 may glue inside ``piece`` (the document passes the whole
-        piece): only where it holds no character NFC may change, so that each window is its
-        own normal form and its ids the BPE of its bytes.
+        piece): only where NFC changes it character for character (no hard character), so
+        that each window's normal form is its image and its ids the BPE of those bytes.
 
         Runtime complexity: ``O(len(piece))``, a C scan.
         """
-        return self._stable(piece)
+        return _charwise(piece)
 
     # -- ids ---------------------------------------------------------------------------------
 
     def encode_piece(self, piece: str, *, at_text_start: bool = False) -> Sequence[int]:
         """Token ids of one piece (module docstring, *Ids*), or of a window of a piece that
-        :meth:`glue_ok` accepted (the BPE of its bytes).
+        :meth:`glue_ok` accepted (the BPE of its image's bytes).
 
-        Runtime complexity: as the byte-level file's, plus the normalization of a dirty piece.
+        Runtime complexity: as the byte-level file's, plus the normalization of a hard piece.
         """
-        if self._stable(piece):
-            return self._bl.encode_piece(piece)
+        if _charwise(piece):
+            return self._bl.encode_piece(_image(piece))
         norm = _NFC.normalize(piece)
-        if norm == piece:
-            return self._bl.encode_piece(piece)
+        if norm == _image(piece):
+            return self._bl.encode_piece(norm)  # (a hard unit NFC leaves as it is)
         form = self._split._form(norm)
         return self._bl.encode_piece_strings(m.group() for m in form.finditer(norm))
 
@@ -294,7 +340,7 @@ class NfcByteLevelFile(EncodeStreamMixin):
         """
         if not ids:
             return []
-        if not self._stable(piece) and _NFC.normalize(piece) != piece:
+        if not _charwise(piece) and _NFC.normalize(piece) != _image(piece):
             return [len(piece)] + [0] * (len(ids) - 1)
         lead = self._bl.lead_counts
         clean = self._bl.clean_starts
@@ -315,8 +361,8 @@ class NfcByteLevelFile(EncodeStreamMixin):
         """
         require_str(text, "encode")
         text = join_surrogates(text)
-        if self._stable(text):
-            return self._bl._encode_ordinary(text)
+        if _image(text) is text and _charwise(text):
+            return self._bl._encode_ordinary(text)  # NFC leaves it as it is
         out: list[int] = []
         parts = self._split._parts(text, 0)
         for a, b, token in parts if parts is not None else [(0, len(text), False)]:

@@ -57,7 +57,8 @@ __all__ = [
     "check_growth",
     "replace_growth",
     "UnicodeNormalizer",
-    "nfc_change_tables",
+    "NfcTables",
+    "nfc_tables",
     "Lowercase",
     "Strip",
     "StripAccents",
@@ -179,21 +180,67 @@ def _unsafe_re(form: Form) -> re.Pattern[str]:
     return re.compile("(?s)." + char_class(_unsafe_before(form)) + "*")
 
 
-@functools.lru_cache(maxsize=1)
-def nfc_change_tables() -> tuple[re.Pattern[str], re.Pattern[str], frozenset[int]]:
-    """``(suspect, unsafe_run, unsafe)`` for HF's NFC: one character that may change in its
-    unit (unsafe before, or not its own normal form; HF's inert code points are their own), a
-    run of characters unsafe before (a unit is a character that is not, and the run after it),
-    and their set. A text without a suspect is its own normal form, and so is every slice of
-    it (``hf/bytelevel_nfc.py`` reads them).
+class NfcTables:
+    """What HF's NFC may change, for ``hf/bytelevel_nfc.py``: a *unit* is a character that is
+    not unsafe before (:func:`_unsafe_before`) with the unsafe characters after it, and NFC
+    is the concatenation of the units' normal forms.
 
-    Runtime complexity: one pass over the code points (~1 s with the unsafe set), once.
+    * ``hard``: a character that may change its unit other than alone (unsafe before, or not
+      its own normal form and not a singleton below). A text without one is the image of the
+      character map ``singles`` (NFC changes it character for character), and so is every
+      slice of it;
+    * ``singles``: ``str.translate`` table of the characters that NFC maps to one other
+      character and that start their unit (U+212B, the CJK compatibility ideographs, ...);
+    * ``single``: one of them; ``unsafe_run``: a run of characters unsafe before; ``unsafe``:
+      their set.
+
+    Runtime complexity: one pass over the code points (~1 s with the unsafe set), once
+    (:func:`nfc_tables`).
     """
-    unsafe = _unsafe_before("NFC")
-    moved = {cp for cp in range(0x80, 0x110000) if not 0xD800 <= cp < 0xE000
-             and not unicodedata.is_normalized("NFC", chr(cp))}
-    suspects = (moved - _HF_INERT_SET) | set(unsafe)
-    return re.compile(char_class(suspects)), re.compile(char_class(unsafe) + "*"), unsafe
+
+    def __init__(self) -> None:
+        self.unsafe = _unsafe_before("NFC")
+        moved = {cp for cp in range(0x80, 0x110000) if not 0xD800 <= cp < 0xE000
+                 and not unicodedata.is_normalized("NFC", chr(cp))} - _HF_INERT_SET - self.unsafe
+        nfc = UnicodeNormalizer("NFC").normalize
+        self.singles = {cp: nfc(chr(cp)) for cp in moved if len(nfc(chr(cp))) == 1}
+        hard = (moved - set(self.singles)) | self.unsafe
+        self.hard = re.compile(char_class(hard))
+        # the scan: the hard characters of the BMP exactly (``re`` tests them by a table)
+        # and the astral ones as a few wide ranges (each range costs a test per character:
+        # the exact class is ~8x slower on a CJK or emoji line); :meth:`find_hard` checks
+        coarse: list[list[int]] = []
+        for cp in sorted(c for c in hard if c > 0xFFFF):
+            if coarse and cp - coarse[-1][1] < 4096:
+                coarse[-1][1] = cp
+            else:
+                coarse.append([cp, cp])
+        wide = (cp for a, b in coarse for cp in range(a, b + 1))
+        self._scan = re.compile(char_class([*(c for c in hard if c <= 0xFFFF), *wide]))
+        self.single = re.compile(char_class(self.singles))
+        self.unsafe_run = re.compile(char_class(self.unsafe) + "*")
+
+    def find_hard(self, text: str, i: int, b: int) -> int:
+        """The first hard character of ``text[i:b]``, or -1.
+
+        Runtime complexity: ``O(b - i)``, a C scan (plus a check per astral character of
+        the few wide ranges that hold the hard ones).
+        """
+        scan, hard = self._scan, self.hard
+        while True:
+            m = scan.search(text, i, b)
+            if m is None:
+                return -1
+            p = m.start()
+            if hard.match(text, p) is not None:
+                return p
+            i = p + 1
+
+
+@functools.lru_cache(maxsize=1)
+def nfc_tables() -> NfcTables:
+    """The :class:`NfcTables`, made once."""
+    return NfcTables()
 
 
 class UnicodeNormalizer:

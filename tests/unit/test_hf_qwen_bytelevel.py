@@ -22,6 +22,7 @@ from livetok.incremental import Document
 from livetok.incremental.hf.bytelevel_file import reads_behind
 from livetok.incremental.hf.bytelevel_nfc import NfcByteLevelFile
 
+from .._edits import random_edit
 from .._hf_encodings import encoding, hf_ids
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -32,7 +33,8 @@ ALPHABET = (list("aZe \t\n,.!?'1２日本語한\u0301\u0300\u0327\u0315\u0344\u0
                "\u212b", "\u2126", "\u212a", "\u0958", "\u0915\u093c", "\u0301\u0327",
                "\u1e9b\u0323", "\u00e9", "  ", "\n\n", "'s", "🙂", "👩\u200d💻", "\ufe0f",
                "<think>", "</think>", "<|im_start|>", "\u0cc6\u0cc2", "\u0b47\u0b3e",
-               "\u0f73", "\U0001d15e", "ACGT" * 3, "日本" * 8])
+               "\u0f73", "\U0001d15e", "ACGT" * 3, "日本" * 8, "\uf900", "\ufa36",
+               "\u2000", "\u037e"])
 #: (texts, document edits): the default run's, and the slow run's
 SIZES = [(400, 600), pytest.param((6_000, 20_000), marks=pytest.mark.slow)]
 #: probes written at and after a horizon
@@ -124,7 +126,7 @@ def test_token_code_points_cover_each_piece() -> None:
 
 #: the long lines of the edited document: letters, CJK, spaces, emoji ZWJ, decomposed
 #: letters (one piece NFC changes everywhere), Hangul as jamo
-LINES = ["a" * 300, "日本語の文章" * 60, " " * 150, "👩\u200d💻" * 60, "e\u0301" * 120,
+LINES = ["a" * 300, "日本語の文章" * 60, "日本\uf900語\ufa36の" * 50, " " * 150, "👩\u200d💻" * 60, "e\u0301" * 120,
          "\u1100\u1161" * 80, "Intro 12345 text, cafe\u0301."]
 
 
@@ -137,27 +139,20 @@ def test_a_document_with_long_lines_equals_hf_under_edits(size: tuple[int, int])
     assert doc.token_ids() == hf_ids("qwen3", text)
     keys = ALPHABET + ["a", "日", " ", "\u0301", "e", "\u1161"] * 3
     for k in range(size[1]):
-        if text and rng.random() < 0.45:
-            a = rng.randrange(len(text))
-            b = min(len(text), a + rng.randint(1, 3))
-            doc.edit(a, b, "")
-            text = text[:a] + text[b:]
-        else:
-            a = rng.randint(0, len(text))
-            ins = rng.choice(keys)
-            doc.edit(a, a, ins)
-            text = text[:a] + ins + text[a:]
+        text = random_edit(rng, doc, text, rng.choice(keys), most=3)
         if k % 25 == 0:
             assert doc.token_ids() == hf_ids("qwen3", text), text
     assert doc.token_ids() == hf_ids("qwen3", text)
     doc._check()
 
 
-def test_typing_inside_a_long_clean_line_glues() -> None:
-    """A keystroke inside a long CJK line is glued by Algorithm 1 (the line holds no
-    character NFC may change), and a combining mark typed there is exact too."""
+@pytest.mark.parametrize("line", ["日本語の文章" * 400, "日本\uf900語の文\ufa36章" * 300])
+def test_typing_inside_a_long_cjk_line_glues(line: str) -> None:
+    """A keystroke inside a long CJK line is glued by Algorithm 1, also where the line holds
+    CJK compatibility ideographs (NFC maps each to one other character), and a combining
+    mark or jamo typed there (a hard unit: the piece is encoded whole) is exact too."""
     enc = encoding("qwen3")
-    text = "日本語の文章" * 400
+    text = line
     doc = Document(text, encoding=enc)
     before = doc.stats.glued_pieces
     doc.edit(1200, 1200, "中")
