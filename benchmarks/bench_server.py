@@ -597,6 +597,21 @@ def floor_section(runs: list[FloorRun], info: dict[str, str], end_load: str,
     ]
 
 
+#: a section of the page written by hand (a profile), kept when the page is written again
+PROFILE_HEADING = "## Where a keystroke's time goes"
+
+
+def kept_section(page: Path, heading: str) -> list[str]:
+    """The lines of ``page``'s section under ``heading`` (up to the next ``## ``), to write
+    again; none when the page or the section is not there."""
+    try:
+        text = page.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    m = re.search(f"^{re.escape(heading)}\n.*?(?=^## |\\Z)", text, flags=re.M | re.S)
+    return m.group(0).rstrip("\n").split("\n") + [""] if m else []
+
+
 def run_floor(sizes: list[int], keystrokes: int, log: Log) -> list[FloorRun]:
     runs = []
     for size in sizes:
@@ -692,6 +707,7 @@ def main() -> int:
             log(f"  open {fmt_s(r.open_s)}, p50 {fmt_s(median(r.latencies))}, "
                 f"p99 {fmt_s(percentile(r.latencies, 99))}, count ok: {r.ok}")
             runs.append(r)
+    floor_info = machine_info()
     floors = run_floor(sizes, 200 if args.quick else FLOOR_KEYSTROKES, log)
     floor_end_load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     compared = run_compare(log)
@@ -750,7 +766,8 @@ def main() -> int:
     ]
     if has_plot:
         md += ["![keystroke latency against document size](img/bench_server.png)", ""]
-    md += floor_section(floors, info, floor_end_load, command)
+    md += floor_section(floors, floor_info, floor_end_load, command)
+    md += kept_section(Path(args.out), PROFILE_HEADING)
     md += compare_section(compared, command)
     md += [
         "## Cold start",
