@@ -62,6 +62,7 @@ normalization and regex split of its chunk.
 
 from __future__ import annotations
 
+import threading
 from typing import Generator, Iterator, Sequence
 
 from ..bytelevel.pretokenize import Pretokenizer
@@ -126,6 +127,9 @@ class NfcByteLevelFile(EncodeStreamMixin):
         self.source = inner.source
         self.special_tokens = inner.special_tokens
         self.max_token_value = inner.max_token_value
+        # the NFC tables (~1 s of one pass over the code points) are made meanwhile, so that
+        # the first edit of a text that is not ASCII does not wait for them all
+        threading.Thread(target=nfc_tables, name="livetok-nfc-tables", daemon=True).start()
 
     @property
     def n_vocab(self) -> int:
@@ -167,6 +171,8 @@ class NfcByteLevelFile(EncodeStreamMixin):
         end, whether it ends there)."""
         if h >= len(text):
             return max(h, len(text) + 1)
+        if text[h] < "\u0300":  # (no character below U+0300 is unsafe before)
+            return h + 1
         return nfc_tables().unsafe_run.match(text, h).end() + 1  # type: ignore[union-attr]
 
     def _reach(self, text: str, s: int, limit: int) -> int:
@@ -198,6 +204,9 @@ class NfcByteLevelFile(EncodeStreamMixin):
     def _pieces(self, text: str, pos: int) -> Iterator[tuple[int, int, int]]:
         """``(start, end, reach)`` of the pieces from ``pos``: ``reach`` is -1 for a piece of
         the image, else what deciding the hard piece read (original coordinates, widened)."""
+        if text.isascii():  # nothing NFC changes: the file's own pieces
+            yield from ((s, e, -1) for s, e in self._split.split(text, pos))
+            return
         image = _image(text)
         parts = self._split._parts(text, pos)
         if parts is None:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import unicodedata
 from typing import Any, Callable, Iterable, Literal, Protocol, Sequence as Seq, cast
 
@@ -237,10 +238,18 @@ class NfcTables:
             i = p + 1
 
 
-@functools.lru_cache(maxsize=1)
+_NFC_TABLES: list[NfcTables] = []
+_NFC_TABLES_LOCK = threading.Lock()
+
+
 def nfc_tables() -> NfcTables:
-    """The :class:`NfcTables`, made once."""
-    return NfcTables()
+    """The :class:`NfcTables`, made once (a second thread asking meanwhile waits for them:
+    ``hf/bytelevel_nfc.py`` starts making them when an NFC file loads)."""
+    if not _NFC_TABLES:
+        with _NFC_TABLES_LOCK:
+            if not _NFC_TABLES:
+                _NFC_TABLES.append(NfcTables())
+    return _NFC_TABLES[0]
 
 
 class UnicodeNormalizer:
