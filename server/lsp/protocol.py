@@ -230,7 +230,8 @@ class LivetokProtocol(LanguageServerProtocol):
         elif "id" not in data and "method" in data:
             if data["method"] == types.TEXT_DOCUMENT_DID_CHANGE:
                 # not typed: its one handler reads the JSON (sync.did_change_json)
-                return JsonRPCNotification(method=data["method"], jsonrpc=data.get("jsonrpc"),
+                return JsonRPCNotification(method=data["method"],
+                                           jsonrpc=data.get("jsonrpc", ""),
                                            params=data.get("params"))
             t = self.get_message_type(data["method"])
             if t is not None:
