@@ -20,8 +20,14 @@ there, and Theorem 1 gives ``T(w w') = t u'_2 ... u'_m = t T(y)``.
 
 **Use.** For ``s = c^r w`` (``c`` not opening ``w``) the engine encodes the tail ``c^q w``,
 ``q = r - kL`` in ``[2L, 3L)``, and when its first token is ``t`` the statement, applied ``k``
-times (each step's result begins with ``t`` again), gives ``T(s) = t^k T(c^q w)``. When it is
-not (a tail the text after the run reached into), the caller merges ``s`` as a whole. ``t``
+times (each step's result begins with ``t`` again), gives ``T(s) = t^k T(c^q w)``. A run that
+starts a few characters in (``s = p c^r w``: a window opening with a letter typed into a
+line of ``a``, Llama 2's ``▁`` before a run) is glued to its head by Algorithm 1 once more:
+the tokenization of ``p c^3L`` up to its last token ``t`` is that of its text ``h`` (a prefix
+of a tokenization is the tokenization of its text, the paper's Remark 3), and the window
+``t t`` tokenizes as ``t t``, so ``T(s) = T(h) t^k T(c^q w)`` for ``s = h c^(kL) c^q w``. When a check fails (a
+tail the text after the run reached into, a head that joins the run), the caller merges
+``s`` as a whole. ``t``
 and ``L`` are the first token of ``T(c^256)`` and its length, kept when the two conditions
 hold (checked by the merge loop itself, once per character). Theorem 1 holds for any
 merge-rule dictionary, the condition of every glue in the engine; the caller applies this
@@ -35,12 +41,14 @@ from __future__ import annotations
 from itertools import repeat
 from typing import Callable
 
-__all__ = ["RunChunks", "PEEL_FROM", "PROBE"]
+__all__ = ["RunChunks", "PEEL_FROM", "PROBE", "HEAD_MAX"]
 
 #: strings shorter than this are merged as they are (the shortcut saves nothing there)
 PEEL_FROM = 64
 #: the run whose first token is taken as the chunk
 PROBE = 256
+#: a run may start this many characters into the string (after a letter, a ``▁``)
+HEAD_MAX = 16
 
 #: ``merged(s, lens)``: the ids of ``s`` by the merge loop, the tokens' character counts
 #: appended to ``lens`` when it is a list
@@ -95,29 +103,52 @@ class RunChunks:
 
     def encode(self, s: str, lens: list[int] | None) -> list[int] | None:
         """The ids of ``s`` (its tokens' character counts appended to ``lens`` when given) as
-        ``k`` chunks and the tail's merge (module docstring), or None when ``s`` opens with no
-        run to cut (shorter than :data:`PEEL_FROM`, no chunk, a run under three chunks) or
-        the tail does not begin with the chunk (``lens`` then untouched).
+        a short head's merge, ``k`` chunks and the tail's merge (module docstring), or None
+        when ``s`` has no run to cut in its first :data:`HEAD_MAX` characters (or is shorter
+        than :data:`PEEL_FROM`, or the run has no chunk or is too short: three chunks at the
+        start, six after a head) or a check fails (``lens`` then untouched).
 
-        Runtime complexity: ``O(r)`` C work for the opening run of ``r`` characters, plus
-        the tail's merge (``3L`` characters and the text after the run).
+        Runtime complexity: ``O(r)`` C work for the run of ``r`` characters, plus the merges
+        of the head (up to ``HEAD_MAX + 3L`` characters) and the tail (``3L`` characters and
+        the text after the run).
         """
-        if len(s) < PEEL_FROM or s[0] != s[1]:
+        if len(s) < PEEL_FROM:
             return None
-        got = self.chunk(s[0])
+        j = next((i for i in range(min(HEAD_MAX, len(s) - 3)) if s[i] == s[i + 1] == s[i + 2]),
+                 None)
+        if j is None:
+            return None
+        ch = s[j]
+        got = self.chunk(ch)
         if got is None:
             return None
         size, t = got
-        r = len(s) - len(s.lstrip(s[0]))
-        k = (r - 2 * size) // size
+        r = len(s) - j - len(s[j:].lstrip(ch))
+        head: list[int] = []
+        head_lens: list[int] = []
+        m = 0  # the head is s[:m]
+        if j:
+            # the head's tokenization up to its last chunk t (a prefix of a tokenization is
+            # that of its text, Remark 3); Algorithm 1 then halts at the window t t
+            if r < 6 * size:
+                return None
+            head = self._merged(s[:j + 3 * size], head_lens)
+            if t not in head:
+                self.misses += 1
+                return None
+            i = len(head) - 1 - head[::-1].index(t)
+            del head[i + 1:], head_lens[i + 1:]
+            m = sum(head_lens)
+        k = (r - (m - j) - 2 * size) // size
         if k <= 0:
             return None
         own: list[int] | None = None if lens is None else []
-        tail = self._merged(s[k * size:], own)
+        tail = self._merged(s[m + k * size:], own)
         if not tail or tail[0] != t:
             self.misses += 1
             return None
         if lens is not None and own is not None:
+            lens += head_lens
             lens += repeat(size, k)
             lens += own
-        return [t] * k + tail
+        return head + [t] * k + tail

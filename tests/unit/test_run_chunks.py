@@ -68,7 +68,8 @@ def test_equals_the_obvious_loop_on_random_tables(seed: int) -> None:
     for _ in range(20):
         ch = rng.choice(alphabet)
         r = rng.choice([64, 65, 100, rng.randrange(60, 400)])
-        s = ch * r + "".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+        head = "".join(rng.choice(alphabet) for _ in range(rng.choice([0, 0, 1, 2, 5])))
+        s = head + ch * r + "".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
         lens: list[int] = []
         got = rc.encode(s, lens)
         if got is not None:
@@ -91,6 +92,12 @@ def test_the_tail_holds_what_the_run_ends_in() -> None:
     lens: list[int] = []
     assert rc.encode("a" * 65, lens) == _naive([0] * 65, rules, 3) == [1] * 31 + [2]
     assert lens == [2] * 31 + [3] and rc.misses == 0
+    # a run after a head: b a^66 = b aa ... aa (b joins nothing)
+    ids["b"] = 3
+    rules = {0 * 4 + 0: 0 * 4 + 1, 1 * 4 + 0: 1 * 4 + 2}
+    rc = RunChunks(_merged_by(rules, 4, ids, ["a", "aa", "aaa", "b"]))
+    lens = []
+    assert rc.encode("b" + "a" * 66, lens) == [3] + [1] * 33 and lens == [1] + [2] * 33
 
 
 @pytest.mark.parametrize("name,ch,size", [("gemma3", "▁", 31), ("gemma3", "a", 8),
@@ -115,6 +122,9 @@ def test_runs_equal_huggingface(name: str, seed: int) -> None:
         after = rng.choice(["", "x", "n", "the", "\n", "</", "a b", " \t", "中文", "aan", "s"])
         text = before + ch * r + after + rng.choice(["", " y " * 3])
         assert Document(text, enc).token_ids() == hf_ids(name, text), (before, ch, r, after)
+        s = rng.choice(["N", "ab", "\u2581", "x\u2581"]) + ch * r
+        got = enc.model._runs.encode(s, None)
+        assert got is None or got == enc.model._merged(s, None), (s[:5], r)
 
 
 def test_an_edit_in_a_long_line_of_spaces_merges_few_symbols(monkeypatch: pytest.MonkeyPatch
