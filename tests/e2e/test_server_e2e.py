@@ -22,6 +22,7 @@ import random
 import re
 
 import pytest
+import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -38,6 +39,7 @@ from .._lsp import (
     poll,
     request,
     result_dict,
+    reused,
     session,
     token_count,
     token_spans,
@@ -200,11 +202,24 @@ def test_position_encoding_can_be_forced(how):
     asyncio.run(main())
 
 
+#: the tests below that need no server of their own (the default settings, UTF-16) share one
+#: per module and worker, each with its own documents: ``reused(shared)`` in place of
+#: ``session("utf-16")`` (issue 36 decision 4)
+SHARED = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def shared():
+    async with session("utf-16") as client:
+        yield client
+
+
 # -- ordering and coalescing -------------------------------------------------------------------
 
 
-async def test_changes_apply_in_order_with_requests_in_flight():
-    async with session("utf-16") as client:
+@SHARED
+async def test_changes_apply_in_order_with_requests_in_flight(shared):
+    async with reused(shared) as client:
         doc = ClientDoc(client, "file:///o.txt", "", "utf-16")
         pending = []
         rng = random.Random(3)
@@ -219,18 +234,20 @@ async def test_changes_apply_in_order_with_requests_in_flight():
             assert got["version"] == version and got["tokens"] == ref_count(text)
 
 
-async def test_count_notifications_are_coalesced():
-    async with session("utf-16") as client:
+@SHARED
+async def test_count_notifications_are_coalesced(shared):
+    async with reused(shared) as client:
         doc = ClientDoc(client, "file:///n.txt", "x", "utf-16")
         await wait_for_count(client, doc.uri, 1)
         before = len(client.counts)  # type: ignore[attr-defined]
         for i in range(500):  # a burst, written without waiting
             doc.change([(len(doc.text), 0, f" w{i}")])
         note = await wait_for_count(client, doc.uri, doc.version)
-        sent = len(client.counts) - before  # type: ignore[attr-defined]
+        # (the shared session's other documents: not this test's)
+        versions = [c["version"] for c in client.counts[before:] if c["uri"] == doc.uri]  # type: ignore[attr-defined]
+        sent = len(versions)
         assert note["tokens"] == ref_count(doc.text) and note["characters"] == len(doc.text)
         assert 1 <= sent < 500, f"{sent} notifications for 500 changes"
-        versions = [c["version"] for c in client.counts[before:]]  # type: ignore[attr-defined]
         assert versions == sorted(versions)
         # a lone change afterwards is announced by itself
         doc.change([(0, 0, "y")])
@@ -240,8 +257,9 @@ async def test_count_notifications_are_coalesced():
 # -- robustness --------------------------------------------------------------------------------
 
 
-async def test_bad_requests_get_errors_and_other_documents_keep_working():
-    async with session("utf-16") as client:
+@SHARED
+async def test_bad_requests_get_errors_and_other_documents_keep_working(shared):
+    async with reused(shared) as client:
         other = ClientDoc(client, "file:///other.txt", "the other document 😀", "utf-16")
         doc = ClientDoc(client, "file:///main.txt", "line one\nline two\n", "utf-16")
 
@@ -289,8 +307,9 @@ async def test_bad_requests_get_errors_and_other_documents_keep_working():
         await other_ok()
 
 
-async def test_invalid_json_gets_a_parse_error():
-    async with session("utf-16") as client:
+@SHARED
+async def test_invalid_json_gets_a_parse_error(shared):
+    async with reused(shared) as client:
         doc = ClientDoc(client, "file:///j.txt", "fine", "utf-16")
         from concurrent.futures import Future
 
@@ -307,8 +326,10 @@ async def test_invalid_json_gets_a_parse_error():
         assert (await token_count(client, doc.uri))["tokens"] == ref_count("fine")
 
 
-async def test_bad_changes_are_recovered():
-    async with session("utf-16") as client:
+@SHARED
+async def test_bad_changes_are_recovered(shared):
+    async with reused(shared) as client:
+        logged = len(client.log_messages)  # the shared session's earlier messages are not this test's
         other = ClientDoc(client, "file:///other.txt", "stays correct", "utf-16")
         doc = ClientDoc(client, "file:///main.txt", "alpha\nbeta\n", "utf-16")
         # stale and repeated versions: logged, applied (the client's text is the truth)
@@ -317,7 +338,7 @@ async def test_bad_changes_are_recovered():
         doc.change([(1, 0, "B")])
         got = await token_count(client, doc.uri)
         assert got["tokens"] == ref_count(doc.text) and got["version"] == doc.version
-        assert any("does not increase" in m.message for m in client.log_messages)
+        assert any("does not increase" in m.message for m in client.log_messages[logged:])
         # a change past the last line is clamped to the end of the document
         notify(client, "textDocument/didChange", {
             "textDocument": {"uri": doc.uri, "version": doc.version + 1},
@@ -327,7 +348,7 @@ async def test_bad_changes_are_recovered():
         doc.version += 1
         got = await token_count(client, doc.uri)
         assert got["tokens"] == ref_count(doc.text) and got["characters"] == len(doc.text)
-        assert any("clamped" in m.message for m in client.log_messages)
+        assert any("clamped" in m.message for m in client.log_messages[logged:])
         # a change that cannot be decoded: the document is out of sync until a full text
         notify(client, "textDocument/didChange", {
             "textDocument": {"uri": doc.uri, "version": doc.version + 1},
@@ -352,7 +373,8 @@ async def test_bad_changes_are_recovered():
         assert (await token_count(client, doc.uri))["tokens"] == ref_count(doc.text)
 
 
-async def test_awkward_text():
+@SHARED
+async def test_awkward_text(shared):
     rng = random.Random(11)
     binary = bytes(rng.randrange(256) for _ in range(20_000)).decode("latin-1")
     texts = {
@@ -362,7 +384,7 @@ async def test_awkward_text():
         "control": "".join(chr(i) for i in range(32)) * 20,
         "breaks": "a\vb\fc\x85d\u2028e\u2029f\r\ng\rh\n",
     }
-    async with session("utf-16") as client:
+    async with reused(shared) as client:
         docs = {k: ClientDoc(client, f"file:///awk/{k}", v, "utf-16") for k, v in texts.items()}
         for d in docs.values():
             for _ in range(20):
@@ -378,9 +400,10 @@ async def test_awkward_text():
             assert h is not None
 
 
-async def test_one_megabyte_single_line():
+@SHARED
+async def test_one_megabyte_single_line(shared):
     line = real_text(1_200_000).replace("\n", " ").replace("\r", " ")[:1_000_000]
-    async with session("utf-16") as client:
+    async with reused(shared) as client:
         doc = ClientDoc(client, "file:///long-line.txt", line, "utf-16")
         other = ClientDoc(client, "file:///other.txt", "a short neighbour", "utf-16")
         rng = random.Random(2)
