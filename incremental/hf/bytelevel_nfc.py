@@ -89,11 +89,14 @@ def _image(text: str) -> str:
     t = nfc_tables()
     parts: list[str] = []
     last = 0
+    singles = t.singles
     for m in t.single.finditer(text):
         p = m.start()
-        parts += (text[last:p], t.singles[ord(text[p])])
-        last = p + 1
-    if not parts:
+        to = singles.get(ord(text[p]))
+        if to is not None:
+            parts += (text[last:p], to)
+            last = p + 1
+    if last == 0:
         return text
     parts.append(text[last:])
     return "".join(parts)

@@ -218,7 +218,11 @@ class NfcTables:
                 coarse.append([cp, cp])
         wide = (cp for a, b in coarse for cp in range(a, b + 1))
         self._scan = re.compile(char_class([*(c for c in hard if c <= 0xFFFF), *wide]))
-        self.single = re.compile(char_class(self.singles))
+        # a singleton, found by a scan of the BMP ones and one range over the astral ones (the
+        # CJK compatibility supplement): :func:`..bytelevel_nfc._image` checks the table
+        astral = [cp for cp in self.singles if cp > 0xFFFF]
+        self.single = re.compile(char_class([*(c for c in self.singles if c <= 0xFFFF),
+                                             *range(min(astral), max(astral) + 1)]))
         self.unsafe_run = re.compile(char_class(self.unsafe) + "*")
 
     def find_hard(self, text: str, i: int, b: int) -> int:

@@ -168,3 +168,17 @@ def test_typing_inside_a_long_cjk_line_glues(line: str) -> None:
             text = text[:pos] + text[pos + 1:]
         assert doc.token_ids() == hf_ids("qwen3", text), (pos, ins)
     doc._check()
+
+
+def test_encode_stream_and_count_equal_hf() -> None:
+    """``encode_stream`` (the protocol's split and horizons over chunks) and ``count`` give
+    HF's ids on non-NFC text cut anywhere, a chunk boundary inside a unit included."""
+    enc = encoding("qwen3")
+    rng = random.Random(355)
+    for _ in range(60):
+        t = "".join(_text(rng) for _ in range(4))
+        cuts = sorted(rng.sample(range(len(t) + 1), min(len(t) + 1, 3)))
+        chunks = [t[a:b] for a, b in zip([0, *cuts], [*cuts, len(t)])]
+        want = hf_ids("qwen3", t)
+        assert list(enc.encode_stream(chunks, min_batch_cp=8)) == want, t
+        assert enc.count(t) == len(want)
