@@ -392,7 +392,10 @@ def _run_period(b: int, ranks: Mapping[bytes, int], lens: list[int]) -> list[int
     """``T(p * RUN_PERIOD)`` for the byte ``p = bytes([b])``, when its last token and its first
     token, side by side, are their own tokenization: then, by Algorithm 1 (the first window of
     the seam between ``T(p * kP)`` and ``T(p * P)`` is those two tokens, and agrees),
-    ``T(p * kP)`` is the period repeated ``k`` times, for every ``k``. Else None. Memoized."""
+    ``T(p * kP)`` is the period repeated ``k`` times, for every ``k``. Else None. Memoized.
+
+    Runtime complexity: ``O(P log P)`` once per vocabulary and byte, then ``O(1)``.
+    """
     key = (id(ranks), b)
     got = _PERIODS.get(key)
     if got is not None and got[0] is ranks:
