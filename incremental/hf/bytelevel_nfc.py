@@ -187,16 +187,16 @@ class NfcByteLevelFile(EncodeStreamMixin):
         image of ``text`` (its singletons mapped: the regex sees the normal form), the
         added-token terms in ``text`` (raw tokens are found in the original).
 
-        Runtime complexity: as the file's, plus the image of ``text[start:limit]``.
+        Runtime complexity: as the file's, plus a scan of what it read for a singleton (the
+        image of ``text[start:limit]`` where there is one).
         """
         end = min(len(text), limit)
-        if start >= end:
-            return self._split.horizon(text, start, limit)
+        h = self._split.horizon(text, start, limit)
+        if start >= end or text.isascii() or nfc_tables().single.search(
+                text, start, min(h, end)) is None:
+            return h  # the regex read no singleton: the image reads the same
         seg = text[start:end]
-        image = _image(seg)
-        if image is seg:
-            return self._split.horizon(text, start, limit)
-        y = start + self._reach(image, 0, end - start)
+        y = start + self._reach(_image(seg), 0, end - start)
         return self._split.token_horizon(text, start, limit, y)
 
     # -- pieces ------------------------------------------------------------------------------
