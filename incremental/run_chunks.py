@@ -27,8 +27,9 @@ the tokenization of ``p c^3L`` up to its last token ``t`` is that of its text ``
 of a tokenization is the tokenization of its text, the paper's Remark 3), and the window
 ``t t`` tokenizes as ``t t``, so ``T(s) = T(h) t^k T(c^q w)`` for ``s = h c^(kL) c^q w``. When a check fails (a
 tail the text after the run reached into, a head that joins the run), the caller merges
-``s`` as a whole. ``t``
-and ``L`` are the first token of ``T(c^256)`` and its length, kept when the two conditions
+``s`` as a whole. The text after a run is cut the same way when another run starts near its
+start (a letter typed into a line of one letter), each derived tokenization's first token
+checked to be the chunk before it in the same way. ``t`` and ``L`` are the first token of ``T(c^256)`` and its length, kept when the two conditions
 hold (checked by the merge loop itself, once per character). Theorem 1 holds for any
 merge-rule dictionary, the condition of every glue in the engine; the caller applies this
 where the merge loop is Definition 3 (:attr:`.hf.bpe.BPEModel.scan_exact`).
@@ -38,6 +39,7 @@ HuggingFace ``tokenizers`` on Gemma 3's and Llama 2's runs.
 
 from __future__ import annotations
 
+import re
 from itertools import repeat
 from typing import Callable
 
@@ -48,7 +50,9 @@ PEEL_FROM = 64
 #: the run whose first token is taken as the chunk
 PROBE = 256
 #: a run may start this many characters into the string (after a letter, a ``▁``)
-HEAD_MAX = 16
+HEAD_MAX = 128
+#: at most this many runs are cut in one string (the rest is merged as it is)
+DEPTH_MAX = 256
 
 #: ``merged(s, lens)``: the ids of ``s`` by the merge loop, the tokens' character counts
 #: appended to ``lens`` when it is a list
@@ -79,6 +83,8 @@ class RunChunks:
         self._chunks: dict[str, tuple[int, int] | None] = {}
         #: tails whose first token was not the chunk (the caller merged the whole string)
         self.misses = 0
+        #: character -> the regex of its runs (measured in C, no copy)
+        self._runs: dict[str, re.Pattern[str]] = {}
 
     def chunk(self, ch: str) -> tuple[int, int] | None:
         """``(L, t)`` for runs of ``ch``: ``T(ch^L) = t`` and ``T(ch^2L) = t t``, ``t`` the
@@ -101,6 +107,30 @@ class RunChunks:
         self._chunks[ch] = found
         return found
 
+    def _run_in_head(self, s: str) -> tuple[int, str, int, int, int] | None:
+        """``(j, c, L, t, r)``: the first run of ``r`` characters ``c`` starting at ``j <
+        HEAD_MAX`` whose chunk is ``(L, t)``, at least ``3L`` long at the start, ``6L`` after
+        a head (shorter runs are skipped), or None.
+
+        Runtime complexity: ``O(HEAD_MAX)`` plus ``O(r)`` C work per run measured.
+        """
+        limit = min(HEAD_MAX, len(s) - 2)
+        i = 0
+        while i < limit:
+            ch = s[i]
+            if s[i + 1] != ch or s[i + 2] != ch:
+                i += 1
+                continue
+            rx = self._runs.get(ch)
+            if rx is None:
+                rx = self._runs[ch] = re.compile(re.escape(ch) + "+")
+            r = rx.match(s, i).end() - i  # type: ignore[union-attr]
+            got = self.chunk(ch)
+            if got is not None and r >= (6 if i else 3) * got[0]:
+                return i, ch, got[0], got[1], r
+            i += r
+        return None
+
     def encode(self, s: str, lens: list[int] | None) -> list[int] | None:
         """The ids of ``s`` (its tokens' character counts appended to ``lens`` when given) as
         a short head's merge, ``k`` chunks and the tail's merge (module docstring), or None
@@ -108,30 +138,29 @@ class RunChunks:
         than :data:`PEEL_FROM`, or the run has no chunk or is too short: three chunks at the
         start, six after a head) or a check fails (``lens`` then untouched).
 
-        Runtime complexity: ``O(r)`` C work for the run of ``r`` characters, plus the merges
-        of the head (up to ``HEAD_MAX + 3L`` characters) and the tail (``3L`` characters and
-        the text after the run).
+        The text after the run is cut the same way when a run starts near its start (a letter
+        typed into a line of one letter: runs one after the other), up to :data:`DEPTH_MAX`
+        runs.
+
+        Runtime complexity: ``O(n)`` C work per run cut (the run measured, the rest copied),
+        plus the merges of each head (up to ``HEAD_MAX + 3L`` characters) and of the last
+        tail (``3L`` characters and the text after the last run cut).
         """
-        if len(s) < PEEL_FROM:
+        return self._encode(s, lens, 0)
+
+    def _encode(self, s: str, lens: list[int] | None, depth: int) -> list[int] | None:
+        if len(s) < PEEL_FROM or depth > DEPTH_MAX:
             return None
-        j = next((i for i in range(min(HEAD_MAX, len(s) - 3)) if s[i] == s[i + 1] == s[i + 2]),
-                 None)
-        if j is None:
+        found = self._run_in_head(s)
+        if found is None:
             return None
-        ch = s[j]
-        got = self.chunk(ch)
-        if got is None:
-            return None
-        size, t = got
-        r = len(s) - j - len(s[j:].lstrip(ch))
+        j, ch, size, t, r = found
         head: list[int] = []
         head_lens: list[int] = []
         m = 0  # the head is s[:m]
         if j:
             # the head's tokenization up to its last chunk t (a prefix of a tokenization is
             # that of its text, Remark 3); Algorithm 1 then halts at the window t t
-            if r < 6 * size:
-                return None
             head = self._merged(s[:j + 3 * size], head_lens)
             if t not in head:
                 self.misses += 1
@@ -143,7 +172,10 @@ class RunChunks:
         if k <= 0:
             return None
         own: list[int] | None = None if lens is None else []
-        tail = self._merged(s[m + k * size:], own)
+        rest = s[m + k * size:]
+        tail = self._encode(rest, own, depth + 1)  # (a run further on: a letter typed in)
+        if tail is None:
+            tail = self._merged(rest, own)
         if not tail or tail[0] != t:
             self.misses += 1
             return None

@@ -70,6 +70,9 @@ def test_equals_the_obvious_loop_on_random_tables(seed: int) -> None:
         r = rng.choice([64, 65, 100, rng.randrange(60, 400)])
         head = "".join(rng.choice(alphabet) for _ in range(rng.choice([0, 0, 1, 2, 5])))
         s = head + ch * r + "".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+        if rng.random() < 0.5:  # more runs after it (letters typed into a line)
+            for _ in range(rng.randrange(1, 4)):
+                s += rng.choice(alphabet) * rng.randrange(1, 3) + rng.choice(alphabet) * rng.randrange(40, 200)
         lens: list[int] = []
         got = rc.encode(s, lens)
         if got is not None:
@@ -122,7 +125,9 @@ def test_runs_equal_huggingface(name: str, seed: int) -> None:
         after = rng.choice(["", "x", "n", "the", "\n", "</", "a b", " \t", "中文", "aan", "s"])
         text = before + ch * r + after + rng.choice(["", " y " * 3])
         assert Document(text, enc).token_ids() == hf_ids(name, text), (before, ch, r, after)
-        s = rng.choice(["N", "ab", "\u2581", "x\u2581"]) + ch * r
+        s = rng.choice(["N", "ab", "\u2581", "x\u2581"]) + ch * r + "y" + ch * rng.randrange(300)
+        text = s.replace("\u2581", " ")
+        assert Document(text, enc).token_ids() == hf_ids(name, text), (s[:5], r)
         got = enc.model._runs.encode(s, None)
         assert got is None or got == enc.model._merged(s, None), (s[:5], r)
 
@@ -188,3 +193,21 @@ def test_mistral_runs_equal_sentencepiece(seed: int) -> None:
                         rng.randrange(60, 3000)])
         text = rng.choice(["", "x", "\n", "é"]) + ch * r + rng.choice(["", "x", "n", "ab", "\t"])
         assert enc.encode(text) == sp.encode(text), (ch, r)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sentencepiece_pair_test_skips_runs_exactly(seed: int) -> None:
+    """``_unpaired`` skipping the inside of long runs yields the plain pair test's cuts."""
+    from livetok.incremental.sentencepiece.encoding import find_mistral_v1, load_mistral_v1
+
+    if find_mistral_v1() is None:
+        pytest.skip("pip install --no-deps mistral-common")
+    enc = load_mistral_v1()
+    rng = random.Random(seed)
+    for _ in range(20):
+        text = "".join(rng.choice("ab \u2581x中.") * rng.choice([1, 5, 63, 64, 65, 3000, 9000])
+                       + "".join(rng.choice("ab c.\n") for _ in range(rng.randrange(5)))
+                       for _ in range(rng.randrange(1, 8)))
+        lo, hi = rng.randrange(3), len(text) - rng.randrange(3)
+        if hi - lo >= 2:
+            assert list(enc._unpaired(text, lo, hi)) == list(enc._pair_test(text, lo, hi))
