@@ -1,16 +1,16 @@
 """livetok's pure core: exact tokenizers and the incremental document.
 
 No I/O beyond loading vocabularies, no language-server code. Code written for tiktoken can
-switch with one import: ``import livetok.incremental.vocab.tiktoken_compat as tiktoken``.
+switch with one import: ``import livetok.incremental.names.tiktoken_compat as tiktoken``.
 """
 
 from .document import Document, EditResult, TokenInfo
 from .bytelevel.encoding import Encoding, UnknownTokenError
-from .vocab.catalog import Model, find_model, list_models
+from .names.catalog import Model, find_model, list_models
 from .vocab.readers import VocabularyError
-from .vocab.openai_models import encoding_for_model, encoding_name_for_model
+from .names.openai_models import encoding_for_model, encoding_name_for_model
 from .piece_encoding import PieceEncoding
-from .vocab.registry import get_encoding, list_encodings, register_encoding
+from .names.registry import get_encoding, list_encodings, register_encoding
 from .text import join_surrogates, sanitize
 
 __all__ = [

@@ -40,7 +40,7 @@ from typing import Any, Iterator, Sequence
 from livetok.incremental.vocab.find import HF_PREFIX
 from livetok.incremental.vocab.readers import vocabulary_limit
 from livetok.incremental.env_limits import size_limit
-from livetok.incremental.vocab.registry import is_file_name
+from livetok.incremental.names.registry import is_file_name
 
 __all__ = [
     "MAX_CONFIG_BYTES_ENV",

@@ -761,7 +761,7 @@ class Encoding(EncodeStreamMixin):
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickling (for a process pool, say) as its vocabulary, pattern and special tokens;
         the registry pickles the encodings that ``get_encoding`` returns as their name
-        (:func:`livetok.incremental.vocab.registry._reduce`), as tiktoken does."""
+        (:func:`livetok.incremental.names.registry._reduce`), as tiktoken does."""
         return unpickle_encoding, (type(self), self._constructor_args())
 
     def _constructor_args(self) -> dict[str, Any]:

@@ -1,5 +1,7 @@
-"""The vocabularies: finding, reading, caching and naming the files an encoding is built from.
+"""The vocabularies: finding (:mod:`.find`), reading (:mod:`.readers`) and caching
+(:mod:`.parse_store`) the files an encoding is built from, offline and bounded.
 
-The engine (``document``, ``tokenseq``, ``glue``, ``pairmerge``, ``piece_encoding``, ``stream``)
-imports nothing from here; the families and the package face do.
+The families import this room to read their files; the engine (``document``, ``tokenseq``,
+``glue``, ``pairmerge``, ``piece_encoding``, ``stream``) imports nothing from here, and which
+name means which file is :mod:`livetok.incremental.names`'s business.
 """

@@ -51,10 +51,10 @@ from typing import Any, Literal, Mapping
 
 
 from livetok.incremental import list_encodings
-from livetok.incremental.vocab.catalog import model_encoding
+from livetok.incremental.names.catalog import model_encoding
 from livetok.incremental.vocab.find import find_hf_tokenizer
 from livetok.incremental.vocab.readers import VocabularyError
-from livetok.incremental.vocab.registry import ALIASES, is_file_name, tokenizer_json_path
+from livetok.incremental.names.registry import ALIASES, is_file_name, tokenizer_json_path
 
 from livetok.server import trust
 from livetok.server.budgets.globs import GlobRules
@@ -455,7 +455,7 @@ class _Validator:
         """A tokenizer.json encoding: ``hf:ORG/NAME`` found in the local Hugging Face cache,
         or a path inside the budget file's folder, relative to it (returned absolute; a model's
         folder as its tokenizer.json,
-        :func:`~livetok.incremental.vocab.registry.tokenizer_json_path`), which is loaded only when
+        :func:`~livetok.incremental.names.registry.tokenizer_json_path`), which is loaded only when
         the caller trusts the repository's tokenizers."""
         try:
             if value.startswith("hf:"):

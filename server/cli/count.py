@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from livetok.incremental import Encoding, PieceEncoding, get_encoding
-from livetok.incremental.vocab.catalog import stand_in
+from livetok.incremental.names.catalog import stand_in
 from livetok.incremental.vocab.readers import MAX_VOCAB_BYTES, check_byte_level
 from livetok.incremental.env_limits import size_limit
-from livetok.incremental.vocab.registry import tokenizer_json_path
+from livetok.incremental.names.registry import tokenizer_json_path
 from livetok.incremental.stream import count_stream
 
 from livetok.server.cli.main import (

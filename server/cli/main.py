@@ -131,7 +131,7 @@ def add_encoding_arguments(p: argparse.ArgumentParser, default: str = "o200k_bas
     :func:`encoding_name` reads them back; with ``repeat``, ``-e`` may be given several
     times and :func:`encoding_names` reads them."""
     from livetok.incremental import list_encodings
-    from livetok.incremental.vocab.registry import ALIASES
+    from livetok.incremental.names.registry import ALIASES
 
     names = list_encodings()
     builtin = [n for n in names if not n.startswith("hf:")]

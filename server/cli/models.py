@@ -1,6 +1,6 @@
 """``livetok models [NAME]``: the models livetok knows and the tokenizer each is counted with.
 
-For each model of the catalog (:mod:`livetok.incremental.vocab.catalog`): the encoding or
+For each model of the catalog (:mod:`livetok.incremental.names.catalog`): the encoding or
 ``tokenizer.json`` it is counted with, where that comes from (a package, the local Hugging Face
 cache, a file you name), whether it is here (and, when not, how to get it: livetok never
 downloads), and whether the count is exact or ≈, with the reason for each ≈. ``--format json``
@@ -18,7 +18,7 @@ import sys
 import textwrap
 from typing import Any
 
-from livetok.incremental.vocab.catalog import Model, availability, close_model_names, find_model, list_models
+from livetok.incremental.names.catalog import Model, availability, close_model_names, find_model, list_models
 
 from livetok.server.cli.main import Subparsers
 
@@ -54,7 +54,7 @@ def model_json(model: Model) -> dict[str, Any]:
     >>> m["encoding"], m["count"], m["available"]
     ('o200k_base', 'exact', True)
 
-    Runtime complexity: as :func:`~livetok.incremental.vocab.catalog.availability`.
+    Runtime complexity: as :func:`~livetok.incremental.names.catalog.availability`.
     """
     found = availability(model)
     return {
@@ -180,7 +180,7 @@ def _unknown(name: str) -> int:
     close = close_model_names(name)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     from livetok.incremental import list_encodings
-    from livetok.incremental.vocab.registry import ALIASES
+    from livetok.incremental.names.registry import ALIASES
 
     if name in list_encodings(found=False) or name in ALIASES:
         users = [m.name for m in list_models() if m.encoding == ALIASES.get(name, name)]

@@ -10,8 +10,8 @@ import functools
 from typing import TYPE_CHECKING
 
 from livetok.incremental import get_encoding
-from livetok.incremental.vocab.catalog import find_model, model_encoding
-from livetok.incremental.vocab.registry import is_file_name
+from livetok.incremental.names.catalog import find_model, model_encoding
+from livetok.incremental.names.registry import is_file_name
 
 from livetok.server.lsp.compared import Compared, ComparedCount
 from livetok.server.lsp.encodings import mark_ready

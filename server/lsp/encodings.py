@@ -15,7 +15,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from livetok.incremental import PieceEncoding, get_encoding
-from livetok.incremental.vocab.registry import is_file_name
+from livetok.incremental.names.registry import is_file_name
 
 from livetok.server.lsp.documents import EncodingChoice
 from livetok.server.lsp.settings import DEFAULT_ENCODING, workspace_folders

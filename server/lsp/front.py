@@ -434,8 +434,8 @@ def _built_in(name: str) -> bool:
 
     Runtime complexity: ``O(models)``.
     """
-    from livetok.incremental.vocab.catalog import find_model
-    from livetok.incremental.vocab.registry import ALIASES, list_encodings
+    from livetok.incremental.names.catalog import find_model
+    from livetok.incremental.names.registry import ALIASES, list_encodings
 
     model = find_model(name)
     return ALIASES.get(name, model.encoding if model is not None else name) in list_encodings(

@@ -47,7 +47,7 @@ def list_encodings(ls: LivetokServer, params: Any) -> dict[str, Any]:
     """``livetok/listEncodings``: the encodings a picker offers (the built-in names and the
     models found in the local Hugging Face cache, each with one line about it), the default
     encoding of the settings (``current``) and the ``tokenizer`` setting. Params are ignored."""
-    from livetok.incremental.vocab.registry import describe_encodings
+    from livetok.incremental.names.registry import describe_encodings
 
     settings = ls.settings
     return {

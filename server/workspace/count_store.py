@@ -41,11 +41,11 @@ import struct
 import threading
 from typing import Any, ClassVar, Generic, Iterable, Sequence, TypeVar
 
-from livetok.incremental.vocab.catalog import model_encoding
+from livetok.incremental.names.catalog import model_encoding
 from livetok.incremental.vocab.find import find_hf_tokenizer
 from livetok.incremental.env_limits import size_limit
 from livetok.incremental.vocab.readers import vocabulary_limit
-from livetok.incremental.vocab.registry import ALIASES, is_file_name, tokenizer_json_path
+from livetok.incremental.names.registry import ALIASES, is_file_name, tokenizer_json_path
 from livetok.incremental.vocab.parse_store import CACHE_DIR_ENV, CACHE_SWITCH_ENV, cache_dir, folder_refusal, write_private
 
 from livetok.server import trust

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple, Sequence, cast
 
 from livetok.incremental import Encoding, PieceEncoding, get_encoding, list_encodings
-from livetok.incremental.vocab.catalog import model_encoding
+from livetok.incremental.names.catalog import model_encoding
 from livetok.incremental.env_limits import size_limit
-from livetok.incremental.vocab.registry import ALIASES, is_file_name
+from livetok.incremental.names.registry import ALIASES, is_file_name
 from livetok.incremental.stream import MAX_PIECE_CP, check_pieces
 
 from livetok.server import trust

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from livetok.incremental.vocab.catalog import MODELS
+from livetok.incremental.names.catalog import MODELS
 
 from .._refs import real_text, tiktoken_ref
 from .._tokenizer_files import tokenizer_file

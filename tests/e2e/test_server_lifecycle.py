@@ -402,7 +402,7 @@ async def test_an_encoding_that_loads_slowly_holds_up_only_its_document():
     import uuid
 
     from livetok.incremental import get_encoding
-    from livetok.incremental.vocab.registry import register_encoding
+    from livetok.incremental.names.registry import register_encoding
 
     name = f"livetok-test-slow-{uuid.uuid4().hex[:8]}"
     release, loaded = threading.Event(), threading.Event()

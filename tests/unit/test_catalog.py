@@ -1,4 +1,4 @@
-"""The model catalog (``incremental/vocab/catalog.py``, issue 29): every model it calls exact counts
+"""The model catalog (``incremental/names/catalog.py``, issue 29): every model it calls exact counts
 like its reference library on real text (OpenAI's against tiktoken, Mistral's against
 sentencepiece or ``mistral-common``'s Tekken encode (``tests/_tekken_ref.py``), the Hugging Face
 models against ``tokenizers`` on the pinned test files, served from a fake local Hugging Face
@@ -16,10 +16,10 @@ from typing import Any, Callable
 import pytest
 
 from livetok.incremental import VocabularyError, find_model, get_encoding, list_encodings
-from livetok.incremental.vocab import catalog, registry
-from livetok.incremental.vocab.catalog import MODELS, availability, close_model_names, model_encoding
+from livetok.incremental.names import catalog, registry
+from livetok.incremental.names.catalog import MODELS, availability, close_model_names, model_encoding
 from livetok.incremental.vocab.find import HF_PREFIX, find_mistral_data, find_tekken
-from livetok.incremental.vocab.openai_models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
+from livetok.incremental.names.openai_models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
 
 from .._hf_encodings import code_text, hf_ids, multilingual_text
 from .._refs import real_text, tiktoken_ref

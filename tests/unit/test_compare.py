@@ -20,7 +20,7 @@ from typing import Any, Callable
 import pytest
 
 from livetok.incremental import get_encoding
-from livetok.incremental.vocab.catalog import find_model
+from livetok.incremental.names.catalog import find_model
 from livetok.server.lsp.session import LivetokServer, create_server
 from livetok.server.lsp.settings import MAX_COMPARE, SettingsError, parse_settings
 from livetok.server.lsp.transport import dispatch

@@ -74,7 +74,7 @@ def test_model_tables_are_tiktokens():
     import tiktoken.model as tm
 
     from livetok.incremental import encoding_for_model, encoding_name_for_model
-    from livetok.incremental.vocab import openai_models as models
+    from livetok.incremental.names import openai_models as models
 
     assert models.MODEL_TO_ENCODING == tm.MODEL_TO_ENCODING
     assert list(models.MODEL_PREFIX_TO_ENCODING.items()) == list(
@@ -946,7 +946,7 @@ def test_concurrent_first_loads_build_the_vocabulary_once() -> None:
     import threading
     import time
 
-    from livetok.incremental.vocab import registry
+    from livetok.incremental.names import registry
 
     calls: list[int] = []
 

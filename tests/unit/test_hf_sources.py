@@ -19,7 +19,7 @@ import pytest
 
 from livetok.incremental import get_encoding, list_encodings
 from livetok.incremental import hf
-from livetok.incremental.vocab import registry
+from livetok.incremental.names import registry
 from livetok.incremental.bytelevel.encoding import Encoding
 from livetok.incremental.vocab.find import find_hf_tokenizer, find_tekken, hub_cache_dir, list_hf_tokenizers, split_model_id
 from livetok.incremental.vocab.readers import VocabularyError

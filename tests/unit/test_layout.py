@@ -1,5 +1,7 @@
-"""The layout of ``incremental/``: the engine at the top, the vocabularies in ``vocab/``, a
-folder per tokenizer family, ``analysis/`` (studies of tokenizers) and ``samples/`` (real text).
+"""The layout of ``incremental/``: the engine at the top, the vocabulary files in ``vocab/``, a
+folder per tokenizer family, ``hf/`` (``tokenizer.json``, composing the families), ``names/``
+(which name means which tokenizer), ``regex/``, ``analysis/`` (studies of tokenizers) and
+``samples/`` (real text).
 
 Parses the import statements of every module (those inside functions too: a deferred import is
 still a dependency) and checks that
@@ -7,6 +9,9 @@ still a dependency) and checks that
 * the engine (the top-level modules but the package face) imports no vocabulary, family,
   analysis or sample module: it takes an encoding object and never finds or reads files;
 * nothing that tokenizes imports ``samples`` (only ``analysis`` reads sample text);
+* ``vocab`` imports only the engine (the families read their files through it, so it cannot
+  build them: building is ``names``'s), and nothing but the package face, ``names``,
+  ``analysis`` and ``hf`` imports ``names``;
 * no family (``bytelevel``, ``wordpiece``, ``sentencepiece``) imports another family, ``hf``
   or ``analysis``, and no core module imports ``analysis`` (it studies tokenizers, it does not
   run them); ``hf`` (the ``tokenizer.json`` reader) composes the families and may import them;
@@ -30,7 +35,7 @@ FAMILIES = ("bytelevel", "wordpiece", "sentencepiece")
 #: areas that build on the families: they may import them, no family imports them
 COMPOSERS = ("hf",)
 #: the rooms below the package that are neither a family nor a composer
-ROOMS = ("vocab", "regex", "analysis", "samples")
+ROOMS = ("names", "vocab", "regex", "analysis", "samples")
 
 
 def _module_name(path: Path) -> str:
@@ -89,7 +94,7 @@ def _area(name: str) -> str:
 def test_the_layout_is_read_right():
     """The parser sees the imports this test is about (a test that cannot fail is no test)."""
     wp = f"{PACKAGE}.wordpiece"
-    assert _area(f"{wp}.encoding") == "wordpiece" and _area(f"{PACKAGE}.vocab.registry") == "vocab"
+    assert _area(f"{wp}.encoding") == "wordpiece" and _area(f"{PACKAGE}.names.registry") == "names"
     assert _area(f"{PACKAGE}.document") == "core" and _area(f"{PACKAGE}.samples.corpora") == "samples"
     assert _area(f"{PACKAGE}.analysis.widening") == "analysis" and _area(PACKAGE) == "core"
     assert f"{wp}.linmaxmatch" in _imports(f"{wp}.e2e", with_type_checking=False)
@@ -103,7 +108,7 @@ def test_the_document_takes_an_encoding_and_does_not_look_names_up():
     the central structure: ``Document`` takes an encoding object and never imports the
     registry (deferred and ``TYPE_CHECKING`` imports count)."""
     deps = _imports(f"{PACKAGE}.document", with_type_checking=True)
-    assert f"{PACKAGE}.vocab.registry" not in deps, "document imports the registry"
+    assert f"{PACKAGE}.names.registry" not in deps, "document imports the registry"
     assert f"{PACKAGE}.piece_encoding" in deps  # (the parser sees the module's imports)
 
 
@@ -121,9 +126,13 @@ def test_the_engine_and_the_vocabularies_are_apart():
                 wrong.append(f"{name} imports {dep}: the engine takes objects, it finds nothing")
             if dep_area == "samples" and area not in ("analysis", "samples"):
                 wrong.append(f"{name} imports {dep}: sample text is for studies and tests")
+            if area == "vocab" and dep_area not in ("core", "vocab"):
+                wrong.append(f"{name} imports {dep}: the vocabularies are read below the families")
+            if dep_area == "names" and not (name == PACKAGE or area in ("names", "analysis", "hf")):
+                wrong.append(f"{name} imports {dep}: names are looked up above the families")
     assert not wrong, "\n".join(wrong)
     face = _imports(PACKAGE, with_type_checking=False)
-    assert f"{PACKAGE}.vocab.registry" in face  # (the rule above sees the face's imports)
+    assert f"{PACKAGE}.names.registry" in face  # (the rule above sees the face's imports)
 
 
 def test_no_family_imports_another_family_or_analysis():

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from livetok.incremental import Document, get_encoding, list_encodings
 from livetok.incremental.samples import corpora as corpus
 from livetok.incremental.vocab.find import find_mistral_data
-from livetok.incremental.vocab.registry import ALIASES, _MISTRAL_SP, _sentencepiece_model
+from livetok.incremental.names.registry import ALIASES, _MISTRAL_SP, _sentencepiece_model
 from livetok.incremental.sentencepiece.encoding import SentencePieceEncoding, SentencePieceModelError
 
 from ..conftest import EXAMPLES
@@ -130,7 +130,7 @@ def test_unsupported_model_types_are_refused_with_the_reason() -> None:
 
 def test_without_mistral_common_the_error_says_how_to_install(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from livetok.incremental.vocab import registry
+    from livetok.incremental.names import registry
     from livetok.incremental.vocab.readers import VocabularyError
 
     monkeypatch.setattr(registry, "find_mistral_data", lambda filename: None)

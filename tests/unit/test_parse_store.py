@@ -270,7 +270,7 @@ def test_the_size_bound_holds_for_a_cached_file(cache, tmp_path, monkeypatch) ->
 
 
 def test_mistral_model_is_cached_and_encodes_the_same(cache, monkeypatch) -> None:
-    from livetok.incremental.vocab import registry
+    from livetok.incremental.names import registry
     from livetok.incremental.sentencepiece import model_proto
     from livetok.incremental.sentencepiece.encoding import load_mistral_v1
 

@@ -429,7 +429,7 @@ def test_missing_mistral_says_how_to_install(monkeypatch) -> None:
 
 @needs_mistral
 def test_registry_name() -> None:
-    reg = pytest.importorskip("livetok.incremental.vocab.registry")
+    reg = pytest.importorskip("livetok.incremental.names.registry")
     enc = reg.get_encoding("mistral-7b-v0.1")
     assert enc.encode("Hello world") == [22557, 1526]
 

@@ -16,7 +16,7 @@ from livetok.incremental import Document
 from livetok.incremental.samples import corpora as corpus
 from livetok.incremental.vocab.find import find_mistral_data
 from livetok.incremental.glue import GLUE_MIN_CP
-from livetok.incremental.vocab.registry import _MISTRAL_SP, _sentencepiece_model
+from livetok.incremental.names.registry import _MISTRAL_SP, _sentencepiece_model
 from livetok.incremental.sentencepiece._reference import encode_reference, prefix_match_naive
 from livetok.incremental.sentencepiece.encoding import SentencePieceEncoding, SentencePieceModelError
 from livetok.incremental.sentencepiece.model_proto import PieceType, parse_model_proto

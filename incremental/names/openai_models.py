@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .readers import VocabularyError
+from ..vocab.readers import VocabularyError
 from .registry import get_encoding
 
 __all__ = [

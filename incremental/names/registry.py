@@ -1,5 +1,5 @@
 """Names of the encodings livetok knows, how each is built offline, and the one cache of the
-loaded encodings: each is built once, from what a finder of :mod:`.find` finds, and kept here.
+loaded encodings: each is built once, from what a finder of :mod:`..vocab.find` finds, and kept here.
 
 Besides the built-in names, :func:`get_encoding` takes a HuggingFace ``tokenizer.json`` by
 path (a name ending in ``.json`` or holding a ``/``) or by model id from the local Hugging
@@ -23,9 +23,9 @@ from typing import Any, Callable, TypeVar
 
 from ..bytelevel.encoding import Encoding
 from ..bytelevel.pretokenize import PATTERNS
-from . import parse_store as vocab_cache
-from .find import HF_PREFIX, MISTRAL_V1_ENV, find_hf_tokenizer, find_mistral_data, find_mistral_v1, find_vocabulary, list_hf_tokenizers, split_model_id
-from .readers import VocabularyError, check_byte_level, load_gpt2_files, load_tiktoken_file, read_limited, vocabulary_limit
+from ..vocab import parse_store as vocab_cache
+from ..vocab.find import HF_PREFIX, MISTRAL_V1_ENV, find_hf_tokenizer, find_mistral_data, find_mistral_v1, find_vocabulary, list_hf_tokenizers, split_model_id
+from ..vocab.readers import VocabularyError, check_byte_level, load_gpt2_files, load_tiktoken_file, read_limited, vocabulary_limit
 from ..piece_encoding import PieceEncoding, check_encoding
 
 __all__ = ["get_encoding", "list_encodings", "describe_encodings", "register_encoding",
@@ -218,7 +218,7 @@ def _tekken(name: str) -> Callable[[], Any]:
 
 def _sentencepiece_model(name: str) -> Any:
     """The ``SentencePieceModel`` of the ``.model`` file ``name``, as ``read_model_file``
-    reads it, from the vocabulary cache when that holds it (:mod:`.parse_store`).
+    reads it, from the vocabulary cache when that holds it (:mod:`..vocab.parse_store`).
 
     Runtime complexity: ``O(file size)``.
     """

@@ -2,7 +2,7 @@
 
 Code written for tiktoken runs on livetok by changing its import::
 
-    import livetok.incremental.vocab.tiktoken_compat as tiktoken
+    import livetok.incremental.names.tiktoken_compat as tiktoken
 
     enc = tiktoken.get_encoding("o200k_base")        # offline: no download
     enc = tiktoken.encoding_for_model("gpt-4o")      # tiktoken's model tables

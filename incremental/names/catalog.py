@@ -30,8 +30,8 @@ from dataclasses import dataclass, replace
 from importlib.util import find_spec
 
 from . import registry
-from .find import HF_PREFIX, find_bert_uncased, find_hf_tokenizer, find_mistral_data, find_mistral_v1, hub_cache_dir
-from .readers import VocabularyError
+from ..vocab.find import HF_PREFIX, find_bert_uncased, find_hf_tokenizer, find_mistral_data, find_mistral_v1, hub_cache_dir
+from ..vocab.readers import VocabularyError
 from .openai_models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
 
 __all__ = ["Model", "Availability", "StandIn", "MODELS", "find_model", "list_models",
