@@ -32,7 +32,9 @@ from __future__ import annotations
 import logging
 from array import array
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, compress, count, islice
+from bisect import bisect_left
+from operator import itemgetter, sub
 from typing import Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar
 
 from .columns import Spot, Unit, spot_cp
@@ -102,6 +104,8 @@ class EditStats:
     window_retries: int = 0
     #: edits inside a long piece whose boundaries stayed (:meth:`Document._stretch`)
     stretched: int = 0
+    #: changed pieces encoded in bulk (:meth:`Document._bulk_segment`: a line of digits)
+    bulk_pieces: int = 0
 
 
 #: code points per block of a byte-level document's first build (see ``_build_bytelevel``)
@@ -165,6 +169,8 @@ class Document:
         # its per-token tables, fixed for the encoding's life (read on every edit)
         self._lead = bl.lead_counts if bl is not None else None
         self._clean = bl.clean_starts if bl is not None else None
+        #: per token, its flags when it starts a piece (:meth:`_start_flags`, on first use)
+        self._start_table: bytes | None = None
         #: long changed pieces are glued (Algorithm 1) rather than encoded whole
         self._glue = enc.supports_glue
         #: the encoding's local boundaries (:class:`.protocol.QuietEncoding`), for edits deep
@@ -588,18 +594,23 @@ class Document:
         if r_tok < seq.total_tokens:
             extra = max(extra, self._old_piece_end(v, r_tok) - end + FIRST_WINDOW)
         left_text = v.slice_text(r, start)
+        # the pieces a failed round decided inside its window, kept for the next round (which
+        # splits on from the last one's end), and how many boundaries they asked about
+        kept: list[tuple[int, int]] = []
+        kept_asked = 0
         while True:
             w_end_old = min(n_old, end + extra)
             window = left_text + new_text + v.slice_text(end, w_end_old)
             at_doc_end = w_end_old >= n_old
             wlen = len(window)
-            spans: list[tuple[int, int]] = []
+            spans = kept
             q_tok = None
             # past a few boundaries, the old piece starts they may meet, as a set (an edit
             # that shifts every later piece, as a digit in a line of digits, asks thousands)
             old_starts = None
-            asked = 0
-            for ps, pe in enc.split(window, 0):
+            asked = kept_asked
+            pieces = iter(enc.split(window, spans[-1][1] if spans else 0))
+            for ps, pe in pieces:
                 spans.append((ps, pe))
                 q_new = r + pe
                 # subtle: a piece's ids may depend on whether it starts the text
@@ -607,10 +618,12 @@ class Document:
                 if q_new >= new_end and (q_new == 0) == (q_new - delta == 0):
                     asked += 1
                     if asked > _ASK_MAX:
-                        if old_starts is None:
-                            old_starts = seq.piece_starts(end, w_end_old)
-                        if q_new - delta not in old_starts:
-                            continue
+                        old_starts = seq.piece_starts(end, w_end_old)
+                        if q_new - delta in old_starts:
+                            q_tok = v.piece_start_at(q_new - delta)
+                        if q_tok is None:
+                            q_tok = _bulk_resync(v, pieces, spans, r - delta, old_starts)
+                        break
                     q_tok = v.piece_start_at(q_new - delta)
                     if q_tok is not None:
                         break
@@ -628,6 +641,18 @@ class Document:
             if at_doc_end:
                 q_tok = seq.total_tokens  # the window reached the end: the last piece ends there
                 break
+            # the pieces before the last one are decided inside this window when the last
+            # one's horizon stays inside it (dominance, as above): the next round keeps them
+            # (the last few are tried: the window's end may cut the last piece)
+            kept, kept_asked = [], 0
+            for k in range(len(spans) - 1, max(0, len(spans) - 4), -1):
+                ps = spans[k][0]
+                if ps + 4 <= wlen and horizon(window, ps, wlen) <= wlen:
+                    kept = spans[:k]
+                    kept_asked = asked - sum(
+                        r + pe >= new_end and (r + pe == 0) == (r + pe - delta == 0)
+                        for _, pe in spans[k:])
+                    break
             # grow x4, and at least past the end of the old piece there (see above)
             extra *= 4
             if end + extra < n_old:
@@ -651,7 +676,13 @@ class Document:
         encode_piece = self._enc.encode_piece
         lead = self._lead
         clean = self._clean
-        for ps, pe in spans:
+        bulk = len(spans)
+        if old_starts is not None and lead is not None and clean is not None:
+            # the changed short pieces right of the edit, from the first one past any old
+            # piece start (an edit in a line of digits shifts every later group), in C loops
+            bulk = _bulk_from(spans, r, new_end, delta, old_starts,
+                              GLUE_MIN_CP if glue_long else None)
+        for ps, pe in spans[:bulk]:
             a, b = r + ps, r + pe
             # right of the edit, a piece can be an old one only where an old piece started
             right = a >= new_end and (old_starts is None or a - delta in old_starts)
@@ -673,7 +704,47 @@ class Document:
                 segs.append((1, 0, 0, ids, [lead[i] for i in ids], fl))
             else:
                 segs.append(self._piece_segment(piece, ids, a == 0))
+        if bulk < len(spans):
+            segs.append(self._bulk_segment(window, spans[bulk:]))
+            self.stats.bulk_pieces += len(spans) - bulk
         return segs
+
+    def _bulk_segment(self, window: str, spans: list[tuple[int, int]]) -> _Seg:
+        """One segment of the byte-level tokens of the changed short pieces ``spans`` of
+        ``window`` (none of them at the text's start): their ids through the encoding's piece
+        memo in one call (:meth:`~.piece_encoding.ByteLevelEncoding.encode_piece_strings`),
+        the per-token tables read by ``map``. When every piece is one token (a line of
+        digits: three-digit groups), every token starts a piece; otherwise the pieces are
+        encoded one by one and their flags looked up per piece (:class:`_PieceFlags`).
+
+        Runtime complexity: ``O(pieces + tokens)``, C loops but one per piece otherwise.
+        """
+        bl = self._bl
+        lead, clean = self._lead, self._clean
+        assert bl is not None and lead is not None and clean is not None
+        pieces = list(map(window.__getitem__, map(slice, map(itemgetter(0), spans),
+                                                  map(itemgetter(1), spans))))
+        ids = bl.encode_piece_strings(pieces)
+        if len(ids) == len(pieces):
+            flags = bytearray(map(self._start_flags().__getitem__, ids))
+        else:
+            per = list(map(self._enc.encode_piece, pieces))
+            ids = list(chain.from_iterable(per))
+            flags = bytearray(b"".join(map(_PieceFlags(clean).__getitem__, map(tuple, per))))
+        return (1, 0, 0, ids, list(map(lead.__getitem__, ids)), flags)
+
+    def _start_flags(self) -> bytes:
+        """``flags[id]``: the flags of token ``id`` when it starts a piece (its CLEAN flag and
+        PIECE_START), one table per document, made on first use.
+
+        Runtime complexity: ``O(vocabulary)`` once (``bytes.translate``), then ``O(1)``.
+        """
+        table = self._start_table
+        if table is None:
+            assert self._clean is not None
+            table = self._start_table = bytes(self._clean).translate(
+                bytes(b | PIECE_START for b in range(256)))
+        return table
 
     def _splice(
         self, v: SeqView, r: int, r_tok: int, rs: _Resplit, segs: list[_Seg], start: int, end: int
@@ -931,6 +1002,65 @@ class _EditedText:
             old = a - (k - (self._end - self._start))
             parts.append(v.slice_text(old + max(i, cut + k), old + j))
         return "".join(parts)
+
+
+def _bulk_from(spans: list[tuple[int, int]], r: int, new_end: int, delta: int,
+               old_starts: Set[int], long_cp: int | None) -> int:
+    """Where :meth:`Document._segments` may hand the rest of ``spans`` (window coordinates,
+    the window starting at ``r``) to :meth:`Document._bulk_segment`: the first index past the
+    last piece that starts right of the edit at an old piece start (shifted by ``delta``: it
+    may be an unchanged piece) and past every piece of ``long_cp`` code points or more (glued
+    by Algorithm 1), and no earlier than the first piece starting at or after ``new_end``;
+    ``len(spans)`` when nothing is left. Rare pieces of either kind among many changed ones
+    only move the start to after them.
+
+    Runtime complexity: ``O(len(spans))`` (C loops).
+    """
+    n = len(spans)
+    i0 = bisect_left(spans, (new_end - r,))
+    if i0 >= n or r + spans[i0][0] == 0:
+        return n
+    starts = list(map(itemgetter(0), spans[i0:]))
+    shifted = map((r - delta).__add__, starts)
+    last = -1
+    for k in compress(count(), map(old_starts.__contains__, shifted)):
+        last = k
+    if long_cp is not None:
+        lens = map(sub, map(itemgetter(1), spans[i0:]), starts)
+        for k in compress(count(), map(long_cp.__le__, lens)):
+            last = max(last, k)
+    return i0 + last + 1
+
+
+def _bulk_resync(v: SeqView, pieces: Iterator[tuple[int, int]], spans: list[tuple[int, int]],
+                 shift: int, old_starts: Set[int]) -> int | None:
+    """The rest of :meth:`Document._resplit`'s loop once its boundaries are checked against
+    the set ``old_starts``: the next spans of ``pieces`` are taken in batches (first 64, then
+    doubling) and appended to ``spans``, and the first whose end plus ``shift`` (old
+    coordinates) is an old piece start ends them (its first token returned, ``spans`` cut
+    after it); None when the pieces run out first. Every boundary here lies past the edit's
+    end, so the text-start condition of the loop holds (an old start of 0 is passed over).
+    The membership test is one C loop per batch, not a Python step per piece: an edit in a
+    line of digits shifts every later three-digit group (issue 35).
+
+    Runtime complexity: ``O(pieces taken)`` (C loops), plus ``O(log C + load)`` per
+    candidate start.
+    """
+    size = 64
+    while True:
+        batch = list(islice(pieces, size))
+        if not batch:
+            return None
+        base = len(spans)
+        spans += batch
+        ends = map(shift.__add__, map(itemgetter(1), batch))
+        for k in compress(count(), map(old_starts.__contains__, ends)):
+            oc = shift + batch[k][1]
+            q_tok = v.piece_start_at(oc) if oc else None
+            if q_tok is not None:
+                del spans[base + k + 1:]
+                return q_tok
+        size *= 2
 
 
 def _take(it: Iterator[_T], n: int) -> Iterator[_T]:
