@@ -57,12 +57,15 @@ per-token tables would give a hard piece the code points of its normal form).
 
 Runtime complexity: a split or horizon costs the byte-level file's plus a C scan for hard
 characters and the image's join (a Python step per singleton); a hard piece costs the
-normalization and regex split of its chunk.
+normalization and regex split of its chunk. A long text's image and hard characters are
+found once for that text object (:class:`_Scans`): an edit's horizon and ``glue_ok`` of the
+window it split read them instead of scanning the line again.
 """
 
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from typing import Generator, Iterator, Sequence
 
 from ..bytelevel.pretokenize import Pretokenizer
@@ -108,6 +111,69 @@ def _charwise(text: str) -> bool:
     return text.isascii() or nfc_tables().find_hard(text, 0, len(text)) < 0
 
 
+#: texts this long keep their scans (:class:`_Scans`)
+_SCANS_MIN = 4096
+
+
+class _Scans:
+    """What the scans of one long text found, kept for that text object: an edit asks the
+    document's window for its pieces, then for the horizon of the last piece it keeps, then
+    whether the long piece may be glued, and each asked for a scan of the whole line (the
+    image, the hard characters) before (issue 35: five scans of a 1,000,000-character line
+    per edit). Both facts are properties of each character (a singleton's image, a hard
+    character: :class:`.normalizers.NfcTables`), so a slice's are the text's, sliced.
+
+    Runtime complexity: the image once, ``O(n)``; :meth:`first_hard` a binary search where
+    the scan from the text's start already went, else the C scan from there (never more
+    than the scan it replaces).
+    """
+
+    __slots__ = ("text", "_image", "_hard", "_to", "_lock", "spans")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._image: str | None = None
+        #: the hard characters of ``text[:_to]``, in order
+        self._hard: list[int] = []
+        self._to = 0
+        self._lock = threading.Lock()
+        #: the long pieces the split yielded, ``(start, end)`` (for :meth:`NfcByteLevelFile.
+        #: glue_ok`, which is passed the piece alone)
+        self.spans: list[tuple[int, int]] = []
+
+    def image(self) -> str:
+        """:func:`_image` of the text."""
+        got = self._image
+        if got is None:
+            got = self._image = _image(self.text)
+        return got
+
+    def image_of(self, a: int, b: int) -> str:
+        """:func:`_image` of ``text[a:b]``."""
+        got = self.image()
+        return got if a == 0 and b >= len(got) else got[a:b]
+
+    def first_hard(self, i: int, b: int) -> int:
+        """``NfcTables.find_hard(text, i, b)``."""
+        with self._lock:
+            hard = self._hard
+            k = bisect_left(hard, i)
+            if k < len(hard):
+                return hard[k] if hard[k] < b else -1
+            to = self._to
+            if b <= to:
+                return -1
+            if i > to:  # past what the scan from the start saw: scanned alone
+                return nfc_tables().find_hard(self.text, i, b)
+            p = nfc_tables().find_hard(self.text, to, b)
+            if p < 0:
+                self._to = b
+                return -1
+            hard.append(p)
+            self._to = p + 1
+            return p if p >= i else -1  # (p >= to >= i)
+
+
 class NfcByteLevelFile(EncodeStreamMixin):
     """A byte-level ``tokenizer.json`` whose normalizer is ``NFC`` (module docstring): ids
     equal HuggingFace's ``Tokenizer.encode(text, add_special_tokens=False).ids``; ``decode``
@@ -130,6 +196,8 @@ class NfcByteLevelFile(EncodeStreamMixin):
         self.source = inner.source
         self.special_tokens = inner.special_tokens
         self.max_token_value = inner.max_token_value
+        #: the scans of the last long text split (:class:`_Scans`)
+        self._kept: _Scans | None = None
         # the NFC tables (~1 s of one pass over the code points) are made meanwhile, so that
         # the first edit of a text that is not ASCII does not wait for them all
         threading.Thread(target=nfc_tables, name="livetok-nfc-tables", daemon=True).start()
@@ -143,8 +211,17 @@ class NfcByteLevelFile(EncodeStreamMixin):
 
     # -- what NFC changes --------------------------------------------------------------------
 
-    @staticmethod
-    def _hard(text: str, x: int, b: int) -> tuple[int, int]:
+    def _scans(self, text: str, make: bool = False) -> _Scans | None:
+        """The kept scans of ``text`` (this very object), made with ``make`` when it is long."""
+        got = self._kept
+        if got is not None and got.text is text:
+            return got
+        if make and len(text) >= _SCANS_MIN:
+            got = self._kept = _Scans(text)
+            return got
+        return None
+
+    def _hard(self, text: str, x: int, b: int) -> tuple[int, int]:
         """``(k, j)``: the first unit of ``text[x:b]`` (units cut at ``x``) whose normal form
         is not its singletons' image (a *hard* unit), or ``(b, b)``.
 
@@ -153,9 +230,10 @@ class NfcByteLevelFile(EncodeStreamMixin):
         """
         t = nfc_tables()
         run, unsafe = t.unsafe_run, t.unsafe
+        kept = self._scans(text)
         i = x
         while True:
-            p = t.find_hard(text, i, b)
+            p = kept.first_hard(i, b) if kept is not None else t.find_hard(text, i, b)
             if p < 0:
                 return b, b
             k = p
@@ -195,14 +273,26 @@ class NfcByteLevelFile(EncodeStreamMixin):
         if start >= end or text.isascii() or nfc_tables().single.search(
                 text, start, min(h, end)) is None:
             return h  # the regex read no singleton: the image reads the same
-        seg = text[start:end]
-        y = start + self._reach(_image(seg), 0, end - start)
+        kept = self._scans(text)
+        seg = kept.image_of(start, end) if kept is not None else _image(text[start:end])
+        y = start + self._reach(seg, 0, end - start)
         return self._split.token_horizon(text, start, limit, y)
 
     # -- pieces ------------------------------------------------------------------------------
 
     def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
-        return ((s, e) for s, e, _ in self._pieces(text, pos))
+        kept = self._scans(text, True)
+        if kept is None:
+            return ((s, e) for s, e, _ in self._pieces(text, pos))
+        return self._split_kept(text, pos, kept)
+
+    def _split_kept(self, text: str, pos: int, kept: _Scans) -> Iterator[tuple[int, int]]:
+        """:meth:`split` of a long text, its long pieces noted in ``kept``."""
+        spans = kept.spans
+        for s, e, _ in self._pieces(text, pos):
+            if e - s >= _SCANS_MIN:
+                spans.append((s, e))
+            yield s, e
 
     def _pieces(self, text: str, pos: int) -> Iterator[tuple[int, int, int]]:
         """``(start, end, reach)`` of the pieces from ``pos``: ``reach`` is -1 for a piece of
@@ -210,7 +300,8 @@ class NfcByteLevelFile(EncodeStreamMixin):
         if text.isascii():  # nothing NFC changes: the file's own pieces
             yield from ((s, e, -1) for s, e in self._split.split(text, pos))
             return
-        image = _image(text)
+        kept = self._scans(text)
+        image = kept.image() if kept is not None else _image(text)
         parts = self._split._parts(text, pos)
         if parts is None:
             yield from self._segment(text, image, pos, len(text))
@@ -313,7 +404,9 @@ class NfcByteLevelFile(EncodeStreamMixin):
         if h > limit:
             return h
         h = self._widen(text, h)
-        if _charwise(text[start:h]):
+        kept = self._scans(text)
+        if kept.first_hard(start, min(h, len(text))) < 0 if kept is not None else _charwise(
+                text[start:h]):
             return h  # no hard unit: a piece of the image
         for _, _, reach in self._pieces(text, start):
             return max(h, reach)
@@ -324,8 +417,14 @@ class NfcByteLevelFile(EncodeStreamMixin):
         piece): only where NFC changes it character for character (no hard character), so
         that each window's normal form is its image and its ids the BPE of those bytes.
 
-        Runtime complexity: ``O(len(piece))``, a C scan.
+        Runtime complexity: ``O(len(piece))``, a C scan; a comparison with the text it was
+        split from when that text's scans are kept (:class:`_Scans`).
         """
+        kept = self._kept
+        if kept is not None and len(piece) >= _SCANS_MIN:
+            for s, e in kept.spans:
+                if e - s == len(piece) and kept.text.startswith(piece, s):
+                    return kept.first_hard(s, e) < 0
         return _charwise(piece)
 
     # -- ids ---------------------------------------------------------------------------------

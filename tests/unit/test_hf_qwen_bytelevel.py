@@ -20,6 +20,7 @@ import pytest
 
 from livetok.incremental import Document
 from livetok.incremental.hf.bytelevel_file import reads_behind
+from livetok.incremental.hf import bytelevel_nfc
 from livetok.incremental.hf.bytelevel_nfc import NfcByteLevelFile
 
 from .._edits import random_edit
@@ -132,18 +133,41 @@ LINES = ["a" * 300, "日本語の文章" * 60, "日本\uf900語\ufa36の" * 50, 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_a_document_with_long_lines_equals_hf_under_edits(size: tuple[int, int]) -> None:
-    enc = encoding("qwen3")
-    rng = random.Random(354)
-    text = "\n".join(LINES) + "\n"
-    doc = Document(text, encoding=enc)
+    _edit_document("\n".join(LINES) + "\n", random.Random(354), size[1], 25)
+
+
+def _edit_document(text: str, rng: random.Random, edits: int, every: int) -> None:
+    """Random edits of a Qwen 3 document of ``text``, its ids equal HF's every ``every``."""
+    doc = Document(text, encoding=encoding("qwen3"))
     assert doc.token_ids() == hf_ids("qwen3", text)
     keys = ALPHABET + ["a", "日", " ", "\u0301", "e", "\u1161"] * 3
-    for k in range(size[1]):
+    for k in range(edits):
         text = random_edit(rng, doc, text, rng.choice(keys), most=3)
-        if k % 25 == 0:
+        if k % every == 0:
             assert doc.token_ids() == hf_ids("qwen3", text), text
     assert doc.token_ids() == hf_ids("qwen3", text)
     doc._check()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_kept_scans_of_every_split_text_equal_hf(size: tuple[int, int],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every split text's scans kept (``_SCANS_MIN`` 0: the image and hard characters
+    of the window serve its horizon and ``glue_ok``, as a long line's do), the document under
+    edits still equals HF."""
+    monkeypatch.setattr(bytelevel_nfc, "_SCANS_MIN", 0)
+    _edit_document("\n".join(LINES) + "\n", random.Random(356), size[1], 25)
+
+
+def test_a_long_line_with_hard_units_equals_hf_under_edits() -> None:
+    """A line past ``_SCANS_MIN`` (its scans kept) of CJK with singletons, a hard unit every
+    few hundred characters (jamo inside the long letter pieces), typed into anywhere: HF's
+    ids after every edit."""
+    rng = random.Random(357)
+    unit = ["日本語の文章", "\uf900", "\ufa36", "\u1100\u1161"]
+    line = "".join(rng.choices(unit, weights=[60, 3, 3, 1], k=1500))
+    assert len(line) > bytelevel_nfc._SCANS_MIN
+    _edit_document("intro\n" + line + "\nend\n", rng, 40, 1)
 
 
 @pytest.mark.parametrize("line", ["日本語の文章" * 400, "日本\uf900語の文\ufa36章" * 300])
