@@ -135,6 +135,36 @@ def test_the_engine_and_the_vocabularies_are_apart():
     assert f"{PACKAGE}.names.registry" in face  # (the rule above sees the face's imports)
 
 
+#: area -> the areas it may import besides itself (``face``: the package's ``__init__``);
+#: ``docs/architecture.md`` ("The rooms of ``incremental/``") prints this table
+ALLOWED = {
+    "core": set(),
+    "vocab": {"core"},
+    "regex": {"core", "vocab"},
+    **{f: {"core", "vocab", "regex"} for f in FAMILIES},
+    "hf": {"core", "vocab", "regex", *FAMILIES},
+    "names": {"core", "vocab", "regex", *FAMILIES, "hf"},
+    "face": {"core", "vocab", "regex", *FAMILIES, "hf", "names"},
+    "analysis": {"core", "vocab", "regex", *FAMILIES, "hf", "names", "samples"},
+    "samples": set(),
+}
+
+
+def _room_of(name: str) -> str:
+    return "face" if name == PACKAGE else _area(name)
+
+
+def test_each_room_imports_only_what_the_table_allows():
+    """Every import of ``incremental/`` (deferred and ``TYPE_CHECKING`` ones too) goes from a
+    room to one :data:`ALLOWED` lets it use."""
+    assert set(ALLOWED) == {"core", "face", *FAMILIES, *COMPOSERS, *ROOMS}
+    wrong = sorted(f"{name} ({_room_of(name)}) imports {dep} ({_room_of(dep)})"
+                   for name in MODULES for dep in _imports(name, with_type_checking=True)
+                   if _room_of(dep) != _room_of(name)
+                   and _room_of(dep) not in ALLOWED[_room_of(name)])
+    assert not wrong, "\n".join(wrong)
+
+
 def test_no_family_imports_another_family_or_analysis():
     wrong = []
     for name in MODULES:

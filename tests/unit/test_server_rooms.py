@@ -45,16 +45,27 @@ def _room(path: Path) -> str:
     return rel.parts[0] if len(rel.parts) > 1 else "top"
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+def _imports(path: Path, text: str | None = None) -> set[str]:
+    """The absolute names of what ``path`` imports; a relative import is resolved from the
+    module's own package (``from ..lsp import views`` in ``budgets/`` is ``livetok.server.lsp``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8") if text is None else text, str(path))
+    package = ["livetok", "server", *path.relative_to(SOURCE).parent.parts]
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            out.add(node.module)
-            out.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            out.add(module)
+            out.update(f"{module}.{a.name}" for a in node.names)
     return out
+
+
+def test_relative_imports_are_resolved() -> None:
+    """A relative import counts as the absolute one (a test that cannot fail is no test)."""
+    found = _imports(SOURCE / "budgets" / "x.py", "from ..lsp import views\nfrom . import config\n")
+    assert {"livetok.server.lsp.views", "livetok.server.budgets.config"} <= found
 
 
 MODULES = sorted(p for p in SOURCE.rglob("*.py") if "static" not in p.parts)
