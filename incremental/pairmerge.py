@@ -39,14 +39,15 @@ from __future__ import annotations
 
 import sys
 from heapq import heapify, heappop, heappush
-from itertools import accumulate, repeat
+from itertools import accumulate, groupby, repeat
 from operator import add, ne
-from typing import Mapping
+from typing import Iterator, Mapping
 
-from .glue import glue_chunks
+from .glue import glue, glue_chunks
 from .symbols import symbol_spans, unit_symbols
 
-__all__ = ["merge", "merge_scan", "merge_runs", "merge_glued", "merge_heap", "NO_RULE",
+__all__ = ["merge", "merge_scan", "merge_runs", "merge_glued", "merge_heap", "merge_repeat",
+           "NO_RULE",
            "SCAN_MAX"]
 
 #: the value of a pair that is no rule: above every ``priority * M + id``
@@ -63,6 +64,14 @@ RUNS_MAX = 8
 GLUE_FROM = 8192
 GLUE_CHUNK = 256
 GLUE_CAP = 64
+#: a run of one symbol of at least ``RUN_REPEAT_FROM`` inside a piece is merged by repetition
+#: of its period of ``RUN_PERIOD`` symbols (:func:`merge_repeat`)
+RUN_REPEAT_FROM = 1 << 12
+RUN_PERIOD = 1 << 10
+#: per table (by identity, the object kept) and symbol: the period's ids (None: no period)
+#: and the symbol counts of the tokens met making it
+_PERIODS: dict[tuple[int, int, int], tuple[Mapping[int, int], list[int] | None,
+                                           dict[int, int]]] = {}
 
 
 def merge(ids: list[int], rules: Mapping[int, int], m: int, lens: list[int] | None = None
@@ -83,6 +92,11 @@ def merge(ids: list[int], rules: Mapping[int, int], m: int, lens: list[int] | No
     if n <= SCAN_MAX:
         merge_scan(ids, lens, rules, m)
         return
+    if n >= RUN_REPEAT_FROM and lens is None:
+        repeated = merge_repeat(ids, rules, m)
+        if repeated is not None:
+            ids[:] = repeated
+            return
     # (three samples: one other symbol in the middle of a run must not hide the run)
     if any(ids.count(c) * 4 >= 3 * n for c in {ids[n >> 2], ids[n >> 1], ids[3 * n >> 2]}):
         work = ids[:]
@@ -101,6 +115,120 @@ def merge(ids: list[int], rules: Mapping[int, int], m: int, lens: list[int] | No
             ids[:] = [t for _, _, t in out]
             return
     merge_heap(ids, lens, rules, m)
+
+
+def _merged(ids: list[int], rules: Mapping[int, int], m: int, tl: dict[int, int]) -> list[int]:
+    """:func:`merge` of a copy of ``ids`` (never by repetition), each token's symbol count
+    recorded in ``tl``."""
+    sym, lens = ids[:], [1] * len(ids)
+    merge(sym, rules, m, lens)
+    tl.update(zip(sym, lens))
+    return sym
+
+
+def _period(s: int, rules: Mapping[int, int], m: int, tl: dict[int, int]) -> list[int] | None:
+    """``T(s * RUN_PERIOD)`` for the symbol ``s`` when its last token and its first token side
+    by side are their own tokenization (then ``T(s * kP)`` is it repeated ``k`` times, by
+    Algorithm 1, as :func:`.bytelevel.bpe._run_period`); else None. Memoized per table.
+
+    Runtime complexity: ``O(P log P)`` once per table and symbol, then ``O(1)``.
+    """
+    key = (id(rules), m, s)
+    got = _PERIODS.get(key)
+    if got is not None and got[0] is rules:
+        tl.update(got[2])
+        return got[1]
+    mine: dict[int, int] = {}
+    base = _merged([s] * RUN_PERIOD, rules, m, mine)
+    seam = [s] * (mine[base[-1]] + mine[base[0]])
+    period = base if _merged(seam, rules, m, mine) == [base[-1], base[0]] else None
+    _PERIODS[key] = (rules, period, mine)
+    tl.update(mine)
+    return period
+
+
+def merge_repeat(ids: list[int], rules: Mapping[int, int], m: int) -> list[int] | None:
+    """The merged symbols of a piece holding runs of one symbol of ``RUN_REPEAT_FROM`` or
+    more (a line of one letter being typed into: Llama 3's tokenizer.json), the pair-table
+    form of :func:`.bytelevel.bpe._run_repeat`: each run is the period ``T(s * RUN_PERIOD)``
+    repeated (:func:`_period`) and a tail of ``P`` to ``2 P`` symbols, the parts between runs
+    merged alone, each part glued to the tokens so far by Algorithm 1 (exact for any cut).
+    None when there is no such run, the symbol has no period, or a seam does not agree
+    within ``GLUE_CAP`` tokens (the caller takes the other loops).
+
+    Runtime complexity: ``O(n)`` C work (list repetition and copies) plus ``O(P log P)`` per
+    run and the merges of the parts between runs.
+    """
+    n = len(ids)
+    s = ids[n >> 1]
+    if ids.count(s) < RUN_REPEAT_FROM:
+        return None
+    runs: list[tuple[int, int]] = []
+    i = 0
+    for sym, group in groupby(ids):
+        c = sum(1 for _ in group)
+        if sym == s and c >= RUN_REPEAT_FROM:
+            runs.append((i, i + c))
+        i += c
+    if not runs:
+        return None
+    tl: dict[int, int] = {}
+    period = _period(s, rules, m, tl)
+    if period is None:
+        return None
+    out: list[int] = []
+    x = 0
+
+    def add(seg: list[int], y: int) -> bool:
+        nonlocal out, x
+        got = seg if x == 0 else _glue_seam(ids, rules, m, tl, out, x, seg, y)
+        if got is None:
+            return False
+        out, x = got, y
+        return True
+
+    for a, b in runs:
+        if a > x and not add(_merged(ids[x:a], rules, m, tl), a):
+            return None
+        k = (b - a) // RUN_PERIOD - 1
+        tail = a + k * RUN_PERIOD
+        if not add(period * k, tail) or not add(_merged([s] * (b - tail), rules, m, tl), b):
+            return None
+    if x < n and not add(_merged(ids[x:], rules, m, tl), n):
+        return None
+    return out
+
+
+def _glue_seam(ids: list[int], rules: Mapping[int, int], m: int, tl: dict[int, int],
+               out: list[int], x: int, seg: list[int], y: int) -> list[int] | None:
+    """``T(ids[:y])`` from ``out = T(ids[:x])`` and ``seg = T(ids[x:y])`` by Algorithm 1
+    (:func:`~livetok.incremental.glue.glue`), None when a side needs more than ``GLUE_CAP``
+    tokens.
+
+    Runtime complexity: ``O(len(out) + len(seg))`` list copies plus the seam's windows.
+    """
+
+    def left() -> Iterator[tuple[int, int, int]]:
+        pos = x
+        for k in range(len(out) - 1, -1, -1):
+            pos -= tl[out[k]]
+            yield k, pos, out[k]
+
+    def right() -> Iterator[tuple[int, int, int]]:
+        pos = x
+        for k, t in enumerate(seg):
+            pos += tl[t]
+            yield k, pos, t
+
+    g = glue(lambda ws, we: _merged(ids[ws:we], rules, m, tl), left(), right(), 0, y,
+             cap=GLUE_CAP)
+    if g is None:
+        return None
+    got = out[: g.left] if g.left is not None else []
+    got += g.tokens
+    if g.right is not None:
+        got += seg[g.right + 1 :]
+    return got
 
 
 def _run_steps(ids: list[int]) -> int:
