@@ -111,6 +111,10 @@ __all__ = ["TokenizerJsonEncoding"]
 _CACHE_MAX = 256
 #: code points scanned past ``limit`` before :meth:`TokenizerJsonEncoding.horizon` grows
 _HORIZON_MARGIN = 64
+#: texts this long keep their split's scan (with horizons) for :meth:`TokenizerJsonEncoding.
+#: horizon` (a 1,000,000-character XLM-R line: the 4x regions grown to the whole line, ~1.3
+#: scans of it, per edit)
+_KEEP_SCAN = 4096
 _WHITESPACE = regex.compile(r"\p{White_Space}*")
 
 
@@ -159,6 +163,9 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         #: their code points (``token_cp_lens``)
         self._last_long: tuple[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]] | None
         self._last_long = None
+        #: the last long text split (not under the tight rule): ``(text, pos, its pieces
+        #: from pos with their horizons)``, read by :meth:`_region_horizon`
+        self._kept_scan: tuple[str, int, list[tuple[int, int]]] | None = None
         #: the tight horizon applies (module docstring, *Horizon*): no token options, no
         #: merge, a pre-tokenizer without prepends, and one set of added tokens (or two that
         #: scan as one: :func:`.added.one_scan`)
@@ -306,7 +313,13 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
             yield from self._split_tight(sub, pos)
             return
         a = pos
-        for e, _h in self._scan(sub, False):
+        keep = len(sub) >= _KEEP_SCAN
+        pieces = self._scan(sub, keep)
+        if keep:
+            # an edit asks next for the horizon of the piece at pos (the window's one long
+            # piece, when it resyncs at that piece's end): the same scan answers it
+            self._kept_scan = (text, pos, pieces)
+        for e, _h in pieces:
             yield a, pos + e
             a = pos + e
 
@@ -423,6 +436,13 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         ``tok`` False, without the added-token terms (a segment that ends at a token at
         ``M`` gives ``M + 1``: the tight rule adds the token reads)."""
         n = len(text)
+        kept = self._kept_scan
+        if tok and kept is not None and kept[0] is text and kept[1] == start and kept[2]:
+            # the scan of the whole text[start:] that split kept: the loop's last region
+            e, h = kept[2][0]
+            if self._verify is not None:
+                h = max(h, e + self._ctx + 1)
+            return start + h if h < n - start else max(start + h, n + 1)
         # the first piece's reads are usually a few characters past its start (plus the
         # longest added token with ``tok``): a small region first, grown 4x
         size = min(max(limit, start + 1) - start,
