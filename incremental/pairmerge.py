@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import sys
 from heapq import heapify, heappop, heappush
-from itertools import accumulate, groupby, repeat
+from itertools import accumulate, repeat
 from operator import add, ne
 from typing import Iterator, Mapping
 
@@ -68,6 +68,10 @@ GLUE_CAP = 64
 #: of its period of ``RUN_PERIOD`` symbols (:func:`merge_repeat`)
 RUN_REPEAT_FROM = 1 << 12
 RUN_PERIOD = 1 << 10
+#: :func:`merge_repeat` gives up on a piece whose other symbols number more than this, or
+#: take more than ``_OTHER_KINDS`` values (each value is found by a C scan of the piece)
+_OTHER_MAX = 4096
+_OTHER_KINDS = 16
 #: per table (by identity, the object kept) and symbol: the period's ids (None: no period)
 #: and the symbol counts of the tokens met making it
 _PERIODS: dict[tuple[int, int, int], tuple[Mapping[int, int], list[int] | None,
@@ -161,15 +165,13 @@ def merge_repeat(ids: list[int], rules: Mapping[int, int], m: int) -> list[int] 
     """
     n = len(ids)
     s = ids[n >> 1]
-    if ids.count(s) < RUN_REPEAT_FROM:
+    c = ids.count(s)
+    if c < RUN_REPEAT_FROM:
         return None
-    runs: list[tuple[int, int]] = []
-    i = 0
-    for sym, group in groupby(ids):
-        c = sum(1 for _ in group)
-        if sym == s and c >= RUN_REPEAT_FROM:
-            runs.append((i, i + c))
-        i += c
+    others = _other_places(ids, s, n - c)
+    if others is None:
+        return None
+    runs = [(a + 1, b) for a, b in zip(others, others[1:]) if b - a - 1 >= RUN_REPEAT_FROM]
     if not runs:
         return None
     tl: dict[int, int] = {}
@@ -197,6 +199,36 @@ def merge_repeat(ids: list[int], rules: Mapping[int, int], m: int) -> list[int] 
     if x < n and not add(_merged(ids[x:], rules, m, tl), n):
         return None
     return out
+
+
+def _other_places(ids: list[int], s: int, k: int) -> list[int] | None:
+    """``[-1, places of the k symbols other than s, len(ids)]`` in order, found by C scans
+    (``set``, ``list.index``) rather than a Python step per symbol; None when those symbols
+    take more than ``_OTHER_KINDS`` values or number more than ``_OTHER_MAX``.
+
+    Runtime complexity: ``O(n)`` per other value (``list.index`` scans), at most
+    ``_OTHER_KINDS`` of them.
+    """
+    n = len(ids)
+    if k == 0:
+        return [-1, n]
+    if k > _OTHER_MAX:
+        return None
+    kinds = set(ids)
+    kinds.discard(s)
+    if len(kinds) > _OTHER_KINDS:
+        return None
+    places: list[int] = []
+    for v in kinds:
+        i = ids.index(v)
+        while True:
+            places.append(i)
+            try:
+                i = ids.index(v, i + 1)
+            except ValueError:
+                break
+    places.sort()
+    return [-1, *places, n]
 
 
 def _glue_seam(ids: list[int], rules: Mapping[int, int], m: int, tl: dict[int, int],
