@@ -682,7 +682,7 @@ class Document:
             # piece start (an edit in a line of digits shifts every later group), in C loops
             bulk = _bulk_from(spans, r, new_end, delta, old_starts,
                               GLUE_MIN_CP if glue_long else None)
-        for ps, pe in spans[:bulk]:
+        for ps, pe in spans if bulk == len(spans) else spans[:bulk]:
             a, b = r + ps, r + pe
             # right of the edit, a piece can be an old one only where an old piece started
             right = a >= new_end and (old_starts is None or a - delta in old_starts)
