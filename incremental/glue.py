@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Callable, Generic, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
-__all__ = ["Glued", "glue", "glue_one_step", "glue_chunks", "GLUE_MIN_CP"]
+__all__ = ["Glued", "glue", "glue_one_step", "glue_chunks", "glue_seam", "GLUE_MIN_CP"]
 
 #: pieces of at least this many code points are updated by :func:`glue` in a document (and
 #: counted by it in a range); shorter ones are encoded whole
@@ -239,3 +239,36 @@ def glue_chunks(encode: Callable[[int, int], List[S]], n: int, size: int, cap: i
             out += right[g.right + 1:]
         pos = end
     return out
+
+
+def glue_seam(encode: Encode[int], length: Callable[[int], int], out: List[int], x: int,
+              seg: List[int], y: int, cap: int) -> Optional[List[int]]:
+    """``T(text[:y])`` from ``out = T(text[:x])`` and ``seg = T(text[x:y])`` by Algorithm 1
+    (:func:`glue`, the edit being empty at ``x``; ``encode(ws, we)`` tokenizes
+    ``text[ws:we]``, ``length(id)`` is a token's length in the text's units); None when a side
+    needs more than ``cap`` tokens. What the run repetitions glue their parts with
+    (``bytelevel/bpe._run_repeat``, ``pairmerge.merge_repeat``).
+
+    Runtime complexity: ``O(len(out) + len(seg))`` list copies plus the seam's windows.
+    """
+
+    def left() -> Iterator[Candidate[int]]:
+        pos = x
+        for k in range(len(out) - 1, -1, -1):
+            pos -= length(out[k])
+            yield k, pos, out[k]
+
+    def right() -> Iterator[Candidate[int]]:
+        pos = x
+        for k, t in enumerate(seg):
+            pos += length(t)
+            yield k, pos, t
+
+    g = glue(encode, left(), right(), 0, y, cap=cap)
+    if g is None:
+        return None
+    got = out[: g.left] if g.left is not None else []
+    got += g.tokens
+    if g.right is not None:
+        got += seg[g.right + 1 :]
+    return got

@@ -41,9 +41,9 @@ import sys
 from heapq import heapify, heappop, heappush
 from itertools import accumulate, repeat
 from operator import add, ne
-from typing import Iterator, Mapping
+from typing import Mapping
 
-from .glue import glue, glue_chunks
+from .glue import glue_chunks, glue_seam
 from .symbols import symbol_spans, unit_symbols
 
 __all__ = ["merge", "merge_scan", "merge_runs", "merge_glued", "merge_heap", "merge_repeat",
@@ -183,7 +183,9 @@ def merge_repeat(ids: list[int], rules: Mapping[int, int], m: int) -> list[int] 
 
     def add(seg: list[int], y: int) -> bool:
         nonlocal out, x
-        got = seg if x == 0 else _glue_seam(ids, rules, m, tl, out, x, seg, y)
+        got = seg if x == 0 else glue_seam(
+            lambda ws, we: _merged(ids[ws:we], rules, m, tl), tl.__getitem__, out, x, seg, y,
+            GLUE_CAP)
         if got is None:
             return False
         out, x = got, y
@@ -229,38 +231,6 @@ def _other_places(ids: list[int], s: int, k: int) -> list[int] | None:
                 break
     places.sort()
     return [-1, *places, n]
-
-
-def _glue_seam(ids: list[int], rules: Mapping[int, int], m: int, tl: dict[int, int],
-               out: list[int], x: int, seg: list[int], y: int) -> list[int] | None:
-    """``T(ids[:y])`` from ``out = T(ids[:x])`` and ``seg = T(ids[x:y])`` by Algorithm 1
-    (:func:`~livetok.incremental.glue.glue`), None when a side needs more than ``GLUE_CAP``
-    tokens.
-
-    Runtime complexity: ``O(len(out) + len(seg))`` list copies plus the seam's windows.
-    """
-
-    def left() -> Iterator[tuple[int, int, int]]:
-        pos = x
-        for k in range(len(out) - 1, -1, -1):
-            pos -= tl[out[k]]
-            yield k, pos, out[k]
-
-    def right() -> Iterator[tuple[int, int, int]]:
-        pos = x
-        for k, t in enumerate(seg):
-            pos += tl[t]
-            yield k, pos, t
-
-    g = glue(lambda ws, we: _merged(ids[ws:we], rules, m, tl), left(), right(), 0, y,
-             cap=GLUE_CAP)
-    if g is None:
-        return None
-    got = out[: g.left] if g.left is not None else []
-    got += g.tokens
-    if g.right is not None:
-        got += seg[g.right + 1 :]
-    return got
 
 
 def _run_steps(ids: list[int]) -> int:

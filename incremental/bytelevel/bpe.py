@@ -60,7 +60,7 @@ from itertools import repeat
 from operator import add
 from typing import Callable, Iterator, Mapping
 
-from ..glue import glue, glue_chunks
+from ..glue import glue_chunks, glue_seam
 from ..pairmerge import GLUE_CAP, GLUE_CHUNK, GLUE_FROM, RUN_SCAN_MAX, SCAN_MAX
 from ..symbols import symbol_spans, unit_symbols
 
@@ -365,27 +365,8 @@ def _glue_ids(
     Runtime complexity: ``O(len(out) + len(seg))`` list copies plus the seam's windows.
     """
 
-    def left() -> Iterator[tuple[int, int, int]]:
-        pos = x
-        for k in range(len(out) - 1, -1, -1):
-            pos -= lens[out[k]]
-            yield k, pos, out[k]
-
-    def right() -> Iterator[tuple[int, int, int]]:
-        pos = x
-        for k, t in enumerate(seg):
-            pos += lens[t]
-            yield k, pos, t
-
-    g = glue(lambda ws, we: _bpe_plain(piece[ws:we], ranks), left(), right(), 0, y,
-             cap=_RUN_GLUE_CAP)
-    if g is None:
-        return None
-    ids = out[: g.left] if g.left is not None else []
-    ids += g.tokens
-    if g.right is not None:
-        ids += seg[g.right + 1 :]
-    return ids
+    return glue_seam(lambda ws, we: _bpe_plain(piece[ws:we], ranks), lens.__getitem__,
+                     out, x, seg, y, _RUN_GLUE_CAP)
 
 
 def _run_period(b: int, ranks: Mapping[bytes, int], lens: list[int]) -> list[int] | None:
