@@ -155,6 +155,9 @@ def refusal(data: Any, shallow: bool = False) -> Refusal | None:
 #: ``Name: value\r\n`` (an HTTP token as the name)
 _HEADER_LINE = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*\r\n", re.S)
 _DIGITS = re.compile(rb"[0-9]{1,15}")
+#: the header block nearly every client sends: what :meth:`Framer._header_line` reads line by
+#: line (a Content-Length alone), matched at once
+_PLAIN_HEADERS = re.compile(rb"Content-Length: ?([0-9]{1,15})\r\n\r\n", re.I)
 #: where to pick up again after unreadable bytes: a Content-Length header, even mid-line (the
 #: rest of a body cut short runs into the next header). Valid JSON cannot contain it: a raw
 #: CR LF is not allowed inside a JSON string, and letters outside strings are not JSON.
@@ -261,6 +264,13 @@ class Framer:
                 if self._skipped:
                     yield self._skip_report()
             elif self._state == "headers":
+                if not self._in_block:  # the usual block, one header: read in one match
+                    m = _PLAIN_HEADERS.match(self._buf, self._pos)
+                    if m is not None and int(m.group(1)) <= self.max_message_bytes:
+                        self._pos = m.end()
+                        self._first_line = False
+                        self._state, self._need = "body", int(m.group(1))
+                        continue
                 step = self._header_line()
                 if step is None:
                     return

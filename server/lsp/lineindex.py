@@ -145,6 +145,9 @@ class LineIndex:
     #: prefix sums over blocks of code points and of lines (set by :meth:`_rebuild_prefix`)
     _cum_cps: list[int]
     _cum_lines: list[int]
+    #: ``_cum_cps[j]`` is right for ``j < _stale_from`` (:meth:`resize_line` leaves the rest
+    #: to :meth:`_refresh_cum`, done when one of them is read)
+    _stale_from: int
     #: length of the indexed text in code points, and its number of lines (terminators + 1);
     #: kept up to date by every update (attributes: read several times per keystroke)
     length: int
@@ -207,6 +210,8 @@ class LineIndex:
                 f"line {line} out of range: the text has {self.line_count} lines (0-based)"
             )
         b = bisect_right(self._cum_lines, line) - 1
+        if b >= self._stale_from:
+            self._refresh_cum()
         i = line - self._cum_lines[b]
         lens = self._lens[b]
         start = self._cum_cps[b] + sum(lens[:i])
@@ -220,14 +225,22 @@ class LineIndex:
         >>> LineIndex("x\\r\\n😀").span_flags(1)
         (3, 4, 12)
 
-        Runtime complexity: as :meth:`line_span`.
+        Runtime complexity: as :meth:`line_span`; ``O(log n)`` for the line asked last (or
+        found by :meth:`line_of`), whose span is kept.
         """
         b = bisect_right(self._cum_lines, line) - 1
         i = line - self._cum_lines[b]
+        term = self._terms[b][i]
+        hint = self._hint
+        if hint is not None and hint[0] == line:  # typing stays in one line: no sums
+            return hint[1], hint[2] - (term & _TERM), term & ~_TERM
+        if b >= self._stale_from:
+            self._refresh_cum()
         lens = self._lens[b]
         start = self._cum_cps[b] + sum(lens[:i])
-        term = self._terms[b][i]
-        return start, start + lens[i] - (term & _TERM), term & ~_TERM
+        end = start + lens[i]
+        self._hint = (line, start, end)
+        return start, end - (term & _TERM), term & ~_TERM
 
     def line_start(self, line: int) -> int:
         """Code point offset where ``line`` starts.
@@ -255,6 +268,8 @@ class LineIndex:
         hint = self._hint
         if hint is not None and hint[1] <= cp_offset < hint[2]:
             return hint[0]
+        if self._stale_from < len(self._cum_cps):
+            self._refresh_cum()
         b = bisect_right(self._cum_cps, cp_offset) - 1
         # subtle: empty blocks never exist, so bisect lands on the block holding cp_offset
         base = self._cum_cps[b]
@@ -369,7 +384,8 @@ class LineIndex:
         flags: typing inside a line, when the caller knows the line
         (:meth:`replace_within_line` finds it).
 
-        Runtime complexity: ``O(log n + n / B)``.
+        Runtime complexity: ``O(log n)``; the block sums after the line's are brought up to
+        date, ``O(n / B)`` in C, only when one of them is read next.
         """
         hint = self._hint
         if hint is not None and hint[0] >= line:  # lines before the one resized stay put
@@ -380,8 +396,11 @@ class LineIndex:
         if not inserted.isascii():  # (flags_of's own test, without a call on a keystroke)
             self._terms[b][line - self._cum_lines[b]] |= flags_of(inserted)
         self._block_cps[b] += delta
-        self._cum_cps = [0, *accumulate(self._block_cps)]
-        self.length = self._cum_cps[-1]
+        # the block sums after ``b`` are out of date until read (:meth:`_refresh_cum`):
+        # typing in one block keeps reading sums up to its own, which stay right
+        if b < self._stale_from:
+            self._stale_from = b + 1
+        self.length += delta
 
     def _splice(self, lo: int, hi: int, lens: Sequence[int], terms: Sequence[int]) -> None:
         """Replace lines ``lo..hi-1`` by the given lines, then rebalance the touched blocks."""
@@ -409,9 +428,18 @@ class LineIndex:
         self._block_cps[b_lo : b_hi + 1] = [sum(b) for b in new_l]
         self._rebuild_prefix()
 
+    def _refresh_cum(self) -> None:
+        """Bring the code point sums over blocks up to date after :meth:`resize_line`.
+
+        Runtime complexity: ``O(n / B)`` in C.
+        """
+        self._cum_cps = [0, *accumulate(self._block_cps)]
+        self._stale_from = len(self._cum_cps)
+
     def _rebuild_prefix(self) -> None:
         # O(n / B): cheap next to the per-edit work for any document that fits in memory
         self._cum_cps = [0, *accumulate(self._block_cps)]
+        self._stale_from = len(self._cum_cps)
         self._cum_lines = [0, *accumulate(len(b) for b in self._lens)]
         self.length = self._cum_cps[-1]
         self.line_count = self._cum_lines[-1]
@@ -436,6 +464,10 @@ class LineIndex:
             flat_terms = [t & _TERM for ts in self._terms for t in ts]
             assert flat_terms[-1] == 0, "last line must have no terminator"
             assert all(t > 0 for t in flat_terms[:-1]), "only the last line lacks a terminator"
+            assert self._stale_from <= len(self._cum_cps)
+            assert self._cum_cps[: self._stale_from] == [0, *accumulate(
+                self._block_cps)][: self._stale_from], "stale block sums below _stale_from"
+            self._refresh_cum()
             assert self._cum_cps == [0, *accumulate(self._block_cps)]
             assert self._cum_lines == [0, *accumulate(len(b) for b in self._lens)]
             assert (self.length, self.line_count) == (self._cum_cps[-1], self._cum_lines[-1])

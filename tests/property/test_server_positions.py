@@ -133,6 +133,37 @@ class LineIndexMachine(RuleBasedStateMachine):
                          after=self.text[end : end + 1])
         self.text = self.text[:start] + self.text[end:]
 
+    @rule(data=st.data(), keys=st.lists(st.tuples(st.integers(0, 10 ** 6), st.integers(0, 2),
+                                                  st.sampled_from(["a", "é", "😀", "", "中b"])),
+                                        min_size=1, max_size=6))
+    def type_in_lines(self, data, keys):
+        """Keystrokes inside lines (``resize_line`` / ``replace_within_line``, which leave the
+        block sums after the line's out of date until read), each followed by the lookups a
+        keystroke makes, against the text; ``_check`` only runs after the rule."""
+        for pick, deleted, typed in keys:
+            spans = naive_lines(self.text)
+            starts = naive_line_starts(self.text)
+            line = pick % len(spans)
+            content = spans[line][0] - spans[line][1]
+            a = starts[line] + pick % (content + 1)
+            b = min(a + deleted, starts[line] + content)
+            if pick % 2:
+                self.idx.resize_line(line, len(typed) - (b - a), typed)
+            else:
+                assert self.idx.replace_within_line(a, b, typed) == line
+            self.text = self.text[:a] + typed + self.text[b:]
+            spans = naive_lines(self.text)
+            starts = naive_line_starts(self.text)
+            for k in {line, pick % len(spans), len(spans) - 1, 0}:
+                start, content_end, flags = self.idx.span_flags(k)
+                assert (start, content_end) == (starts[k], starts[k] + spans[k][0] - spans[k][1])
+                assert flags & lineindex_mod.flags_of(self.text[start:content_end]) == (
+                    lineindex_mod.flags_of(self.text[start:content_end]))
+            cp = pick % (len(self.text) + 1)
+            assert self.idx.line_of(cp) == (max(i for i, s in enumerate(starts) if s <= cp)
+                                            if cp < len(self.text) else len(spans) - 1)
+            assert self.idx.length == len(self.text)
+
     @invariant()
     def agrees(self):
         self.idx._check(self.text)
