@@ -15,15 +15,19 @@ from pathlib import Path
 from typing import Callable
 
 
-def mistral_common_encode(path: Path) -> tuple[Callable[[str], list[int]], str]:
-    """``(encode, what)`` for the Tekken file ``path``: ``what`` says which form runs."""
-    try:
-        from mistral_common.tokens.tokenizers.tekken import Tekkenizer
-    except ImportError as exc:  # numpy or pydantic missing (a --no-deps install)
-        why = f"mistral-common's Tekkenizer does not import ({exc}): its encode written out"
-    else:
-        tk = Tekkenizer.from_file(str(path))
-        return (lambda text: list(tk.encode(text, bos=False, eos=False))), "Tekkenizer"
+def mistral_common_encode(path: Path, *, written_out: bool = False
+                          ) -> tuple[Callable[[str], list[int]], str]:
+    """``(encode, what)`` for the Tekken file ``path``: ``what`` says which form runs
+    (``"Tekkenizer"`` when mistral-common's own class imports and ``written_out`` is false)."""
+    why = "the written-out encode, asked for"
+    if not written_out:
+        try:
+            from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+        except ImportError as exc:  # numpy or pydantic missing (a --no-deps install)
+            why = f"mistral-common's Tekkenizer does not import ({exc}): its encode written out"
+        else:
+            tk = Tekkenizer.from_file(str(path))
+            return (lambda text: list(tk.encode(text, bos=False, eos=False))), "Tekkenizer"
     import tiktoken
 
     data = json.loads(path.read_bytes())
