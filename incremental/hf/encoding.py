@@ -111,9 +111,8 @@ __all__ = ["TokenizerJsonEncoding"]
 _CACHE_MAX = 256
 #: code points scanned past ``limit`` before :meth:`TokenizerJsonEncoding.horizon` grows
 _HORIZON_MARGIN = 64
-#: texts this long keep their split's scan (with horizons) for :meth:`TokenizerJsonEncoding.
-#: horizon` (a 1,000,000-character XLM-R line: the 4x regions grown to the whole line, ~1.3
-#: scans of it, per edit)
+#: a split's first piece this long has its horizon found by one scan of the text from it, not
+#: by regions grown 4x (a 1,000,000-character XLM-R line: ~10 regions, the last the whole line)
 _KEEP_SCAN = 4096
 _WHITESPACE = regex.compile(r"\p{White_Space}*")
 
@@ -163,9 +162,9 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         #: their code points (``token_cp_lens``)
         self._last_long: tuple[tuple[str, bool], tuple[tuple[int, ...], tuple[int, ...]]] | None
         self._last_long = None
-        #: the last long text split (not under the tight rule): ``(text, pos, its pieces
-        #: from pos with their horizons)``, read by :meth:`_region_horizon`
-        self._kept_scan: tuple[str, int, list[tuple[int, int]]] | None = None
+        #: the last text split (not under the tight rule) whose first piece from ``pos`` is
+        #: long: ``(text, pos)``, read by :meth:`_region_horizon`
+        self._long_first: tuple[str, int] | None = None
         #: the tight horizon applies (module docstring, *Horizon*): no token options, no
         #: merge, a pre-tokenizer without prepends, and one set of added tokens (or two that
         #: scan as one: :func:`.added.one_scan`)
@@ -313,12 +312,11 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
             yield from self._split_tight(sub, pos)
             return
         a = pos
-        keep = len(sub) >= _KEEP_SCAN
-        pieces = self._scan(sub, keep)
-        if keep:
-            # an edit asks next for the horizon of the piece at pos (the window's one long
-            # piece, when it resyncs at that piece's end): the same scan answers it
-            self._kept_scan = (text, pos, pieces)
+        pieces = self._scan(sub, False)
+        if pieces and pieces[0][0] >= _KEEP_SCAN:
+            # an edit asks next for the horizon of this long piece (the window's one long
+            # piece, when it resyncs at that piece's end): noted for _region_horizon
+            self._long_first = (text, pos)
         for e, _h in pieces:
             yield a, pos + e
             a = pos + e
@@ -436,10 +434,13 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
         ``tok`` False, without the added-token terms (a segment that ends at a token at
         ``M`` gives ``M + 1``: the tight rule adds the token reads)."""
         n = len(text)
-        kept = self._kept_scan
-        if tok and kept is not None and kept[0] is text and kept[1] == start and kept[2]:
-            # the scan of the whole text[start:] that split kept: the loop's last region
-            e, h = kept[2][0]
+        long_first = self._long_first
+        if tok and long_first is not None and long_first[0] is text and long_first[1] == start:
+            # split found a long first piece here: the regions below would grow 4x to the
+            # text's end, each one scanned; the whole of it at once (its normalization is
+            # the split's, kept by the normalizer) gives a horizon of the real text
+            pieces = self._scan(text[start:], True, tok)
+            e, h = pieces[0]
             if self._verify is not None:
                 h = max(h, e + self._ctx + 1)
             return start + h if h < n - start else max(start + h, n + 1)

@@ -1,8 +1,8 @@
-"""The scan that ``TokenizerJsonEncoding.split`` keeps for a long text (``hf/encoding.py``,
-``_KEEP_SCAN``; issue 35: an edit of a 1,000,000-character XLM-R line asked the horizon of its
-one long piece, which grew 4x regions to the whole line, ~1.3 scans of it) gives the same
-pieces as the scan without horizons, sound horizons, and documents equal to HuggingFace under
-edits. ``_KEEP_SCAN`` is set to 0 so that every text split keeps its scan."""
+"""The horizon of a split's long first piece, found by one scan of the text from it
+(``hf/encoding.py``, ``_KEEP_SCAN``; issue 35: an edit of a 1,000,000-character XLM-R line
+asked the horizon of its one long piece, whose 4x regions grew to the whole line): split
+unchanged, sound horizons, and documents equal to HuggingFace under edits. ``_KEEP_SCAN`` is
+set to 0 so that every split's first piece takes that way."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def _text(rng: random.Random, k: int = 20) -> str:
     return "".join(rng.choice(ATOMS) for _ in range(rng.randint(1, k)))
 
 
-def test_the_kept_scan_has_the_pieces_of_the_plain_scan(monkeypatch: pytest.MonkeyPatch
+def test_split_notes_its_first_piece_and_keeps_its_pieces(monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
     monkeypatch.setattr(hf_encoding, "_KEEP_SCAN", 0)
     enc = encoding("xlmr")
@@ -39,7 +39,7 @@ def test_the_kept_scan_has_the_pieces_of_the_plain_scan(monkeypatch: pytest.Monk
         pos = 0
         want = [e for e, _ in enc._scan(t, False)]
         assert [e for _, e in enc.split(t, pos)] == want, t
-        assert enc._kept_scan is not None and enc._kept_scan[0] is t
+        assert enc._long_first is not None and enc._long_first[0] is t
 
 
 def test_horizons_from_the_kept_scan_are_sound(monkeypatch: pytest.MonkeyPatch) -> None:
