@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Sequence
 
 from livetok.incremental import Document, PieceEncoding, sanitize
 
-from livetok.server.lsp.compared import Compared, ComparedCount
+from livetok.server.lsp.compare_records import Compared, ComparedCount
 from livetok.server.lsp.lineindex import LineIndex
 from livetok.server.lsp.memory import return_free_memory, settle_big_build
 from livetok.server.parallel_open import PARALLEL_MIN_CHARS, parallel_block_tokens

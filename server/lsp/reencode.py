@@ -17,7 +17,7 @@ from lsprotocol import types
 if TYPE_CHECKING:
     from livetok.incremental import PieceEncoding
 
-    from livetok.server.lsp.comparisons import CompareCounts
+    from livetok.server.lsp.compare_session import CompareCounts
     from livetok.server.lsp.documents import EncodingChoice, OpenDocument
     from livetok.server.lsp.session import LivetokServer
     from livetok.server.lsp.settings import Settings

@@ -57,7 +57,7 @@ from livetok.server.lsp import requests, sync, workspace_counts as workspace  # 
 from livetok.server.lsp.admission import Admission
 from livetok.server.lsp.background import Background
 from livetok.server.lsp.budget_watch import BudgetWatch
-from livetok.server.lsp.comparisons import Comparisons
+from livetok.server.lsp.compare_session import Comparisons
 from livetok.server.lsp.documents import (
     CountCallback,
     DocumentFactory,

@@ -15,7 +15,7 @@ from typing import Any, Iterator, Sequence
 from livetok.incremental import TokenInfo
 
 from livetok.server.lsp.settings import Settings
-from livetok.server.lsp.compared import ComparedCount
+from livetok.server.lsp.compare_records import ComparedCount
 from livetok.server.lsp.documents import OpenDocument
 from livetok.server.budgets.markdown import Section, sections
 from livetok.server.lsp.positions import LineCol, units_len
@@ -331,7 +331,7 @@ def _hover_compared(od: OpenDocument, para: tuple[int, int] | None,
     blank line) under each compared encoding, an ≈ one marked so.
 
     >>> from livetok.incremental import get_encoding
-    >>> from livetok.server.lsp.compared import Compared
+    >>> from livetok.server.lsp.compare_records import Compared
     >>> od = OpenDocument("file:///a", "plaintext", 1, "hello world", get_encoding("o200k_base"),
     ...                   compare=[Compared("cl100k_base", get_encoding("cl100k_base")),
     ...                            Compared("claude", get_encoding("cl100k_base"), False, "≈")])

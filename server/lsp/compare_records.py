@@ -1,6 +1,6 @@
 """``livetok.compare``'s records: an encoding a document is also counted with, and one
 document's count under it (``docs/protocol.md``). ``documents.py`` keeps them up to date with
-each edit; ``views.py`` shows them; ``comparisons.py`` loads them for the session.
+each edit; ``views.py`` shows them; ``compare_session.py`` loads them for the session.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``livetok.compare`` for a session: :class:`Comparisons` (``ls.compared``) loads the
 encodings the settings list (in the worker thread when one must be read), tells the user once
 of one that cannot be used, and builds a document's compared counts again when the list
-changes. The records themselves are ``compared.py``'s (``docs/protocol.md``).
+changes. The records themselves are ``compare_records.py``'s (``docs/protocol.md``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from livetok.incremental import get_encoding
 from livetok.incremental.names.catalog import find_model, model_encoding
 from livetok.incremental.names.registry import is_file_name
 
-from livetok.server.lsp.compared import Compared, ComparedCount
+from livetok.server.lsp.compare_records import Compared, ComparedCount
 from livetok.server.lsp.encodings import mark_ready
 
 if TYPE_CHECKING:
