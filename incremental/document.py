@@ -1,6 +1,10 @@
 """The incremental document: a text and its token sequence, re-tokenized only around edits.
 
-:meth:`Document.edit` takes four named steps (the argument for each is in
+:meth:`Document.edit` (and :meth:`Document.edit_at`, which the server calls with line and
+column places) first asks :meth:`~Document._stretch`: an edit at least two margins inside a
+long *quiet* piece (:class:`~livetok.incremental.piece_encoding.QuietEncoding`) keeps every
+boundary, so the piece only grows or shrinks and Algorithm 1 glues its tokens (steps 3-4
+below, without 1-2). Otherwise it takes four named steps (the argument for each is in
 ``docs/algorithms.md``, sections 2-4):
 
 1. :meth:`~Document._restart` — the pieces left of a *restart* boundary are unchanged: walk left
@@ -16,7 +20,7 @@
 4. :meth:`~Document._splice` — only the tokens that changed are replaced in the
    :class:`~livetok.incremental.tokenseq.TokenSeq` (:meth:`TokenSeq.replace`).
 
-Ranges are counted by :class:`.counting.RangeCounter`.
+Ranges are counted by :class:`.range_count.RangeCounter`.
 
 One concept: the document, one class: its read access, its first build (whole, or block by
 block with the helpers the server's forked processes call: :func:`block_tokens`), the four
@@ -173,7 +177,7 @@ class Document:
         self._start_table: bytes | None = None
         #: long changed pieces are glued (Algorithm 1) rather than encoded whole
         self._glue = enc.supports_glue
-        #: the encoding's local boundaries (:class:`.protocol.QuietEncoding`), for edits deep
+        #: the encoding's local boundaries (:class:`.piece_encoding.QuietEncoding`), for edits deep
         #: inside a long piece (:meth:`_stretch`); None when it does not offer them
         self._quiet = quiet_side(enc) if self._glue else None
         #: ``glue_ok(piece)``: whether a piece may be glued, given the whole piece (or, for a
@@ -511,7 +515,8 @@ class Document:
         return ids, cps, flags
 
     def _apply(self, start: int, end: int, new_text: str) -> tuple[int, int]:
-        """The edit's four steps (module docstring); returns (tokens removed, tokens added)."""
+        """The stretch, else the four steps (module docstring); returns (tokens removed, tokens
+        added)."""
         # every query of the steps is about the neighbourhood of the edit: answered in one chunk
         v = SeqView(self._seq, start)
         if self._quiet is not None:
@@ -526,7 +531,7 @@ class Document:
     def _stretch(self, v: SeqView, start: int, end: int, new_text: str
                  ) -> tuple[int, int] | None:
         """Steps 1-4 for an edit at least ``2 M`` inside a long old piece ``[a, b)`` whose new
-        text around it is quiet (:class:`.protocol.QuietEncoding`, ``M`` its margin): the
+        text around it is quiet (:class:`.piece_encoding.QuietEncoding`, ``M`` its margin): the
         boundaries are the old ones, the piece becomes ``[a, b + delta)``, and Algorithm 1
         re-tokenizes it from the edit outwards (:meth:`_glue_piece`) over the new text read
         lazily (:class:`_EditedText`), so nothing is read or split to the piece's ends. None
