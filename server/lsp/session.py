@@ -3,14 +3,14 @@ it holds, each with its own module and public API:
 
 =====================  ===========================  ==========================================
 ``ls.encodings``       :mod:`.encodings`            a document's encoding: choice, trust, load
-``ls.compared``        :mod:`.comparisons`          ``livetok.compare``'s encodings
+``ls.compared``        :mod:`.compare_session`      ``livetok.compare``'s encodings
 ``ls.admission``       :mod:`.admission`            the session's size bound; big-open progress
 ``ls.reencoder``       :mod:`.reencode`             what a settings change rebuilds
 ``ls.publisher``       :mod:`.publishing`           coalesced counts and diagnostics
 ``ls.budgets``         :mod:`.budget_watch`         budget files
 ``ls.pending``         :mod:`.pending`              didChanges read and not applied yet
 ``ls.background``      :mod:`.background`           the worker thread and busy documents
-``ls.store``           :mod:`.documents`            the open documents
+``ls.store``           :mod:`.store`                the open documents
 =====================  ===========================  ==========================================
 
 The session's lifecycle is :class:`.lifecycle.SessionProtocol`'s (re-exported here).
@@ -21,7 +21,7 @@ they record the handlers and each :class:`LivetokServer` registers them when it 
 :mod:`.sync` the lifecycle and document-sync notifications, :mod:`.requests` the requests. A
 keystroke passes through five functions (``docs/architecture.md``): from
 ``SessionProtocol.take_notification``, ``sync.did_change_json`` -> ``OpenDocument.apply`` ->
-``Document.edit`` -> ``TokenSeq.replace``, then ``Publisher.publish`` once the input waiting to
+``Document.edit_at`` / ``Document.edit`` -> ``TokenSeq.replace``, then ``Publisher.publish`` once the input waiting to
 be read is handled.
 
 Notifications cannot be answered: a notification handler that raises is reported by pygls
