@@ -34,8 +34,8 @@ The byte-level family's tiktoken ranks use the same loops keyed by byte strings
 (:mod:`.bytelevel.bpe`, a rank is the priority of every split of a token). Compiling those
 ranks to this module's pair table gives the same ids, in 0.78-0.85x the time on real text's
 pieces but 1.2x on CJK and 20x on a long run, and costs a table of ~446,000 rules (1.3 s of
-CPU, 52 MB for o200k_base) before an encoding's first count: :mod:`.bytelevel.bpe`'s docstring and ``docs/algorithms.md`` have the
-measurement (``benchmarks/bench_pair_engine.py``).
+CPU, 52 MB for o200k_base) before an encoding's first count: :mod:`.bytelevel.bpe`'s
+docstring and ``docs/algorithms.md`` have the measurement (``benchmarks/bench_pair_engine.py``).
 """
 
 from __future__ import annotations
