@@ -1,7 +1,7 @@
 """livetok's pure core: exact tokenizers and the incremental document.
 
 No I/O beyond loading vocabularies, no language-server code. Code written for tiktoken can
-switch with one import: ``import livetok.incremental.names.tiktoken_compat as tiktoken``.
+switch with one import: ``import livetok.incremental.tiktoken_compat as tiktoken``.
 """
 
 from .document import Document, EditResult, TokenInfo

@@ -4,7 +4,7 @@ The tests come from the sdist of the installed tiktoken version (``pip download 
 :all: --no-deps tiktoken==VERSION``, kept in ``$XDG_CACHE_HOME/livetok/tiktoken-sdist`` so that
 later runs are offline; the test skips, saying so, when neither the registry nor a kept copy is
 there). Its ``tests/`` folder is copied to a temporary folder and run by pytest in a
-subprocess in which ``import tiktoken`` is ``livetok.incremental.names.tiktoken_compat``: a
+subprocess in which ``import tiktoken`` is ``livetok.incremental.tiktoken_compat``: a
 ``tiktoken`` package placed first on ``PYTHONPATH`` puts the compat module in its own place,
 also for the subprocesses tiktoken's tests start. Their ``tiktoken.get_encoding`` calls thus
 load livetok's encodings, offline; the real tiktoken is never imported there (the conftest
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-import livetok.incremental.names.tiktoken_compat as compat
+import livetok.incremental.tiktoken_compat as compat
 
 from ..conftest import SLOW
 
@@ -111,10 +111,10 @@ def _extract_tests(sdist: Path, dest: Path) -> Path:
 
 #: ``tiktoken`` for the subprocess: livetok's compat module in its place in ``sys.modules``
 _SHIM = '''\
-"""tiktoken replaced by livetok.incremental.names.tiktoken_compat (test_tiktoken_upstream.py)."""
+"""tiktoken replaced by livetok.incremental.tiktoken_compat (test_tiktoken_upstream.py)."""
 import sys
 
-import livetok.incremental.names.tiktoken_compat as _compat
+import livetok.incremental.tiktoken_compat as _compat
 
 sys.modules[__name__] = _compat
 '''
@@ -129,7 +129,7 @@ import sys
 import hypothesis
 import pytest
 
-import livetok.incremental.names.tiktoken_compat as compat
+import livetok.incremental.tiktoken_compat as compat
 import tiktoken
 
 assert tiktoken is compat and sys.modules["tiktoken"] is compat, "the real tiktoken was imported"
@@ -211,4 +211,4 @@ def test_the_shim_replaces_tiktoken_in_subprocesses_too(tmp_path: Path) -> None:
     prog = "import tiktoken; print(tiktoken.__name__, tiktoken.get_encoding('gpt2').name)"
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(prog)], env=env,
                          capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["livetok.incremental.names.tiktoken_compat", "gpt2"]
+    assert out == ["livetok.incremental.tiktoken_compat", "gpt2"]

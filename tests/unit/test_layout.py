@@ -6,11 +6,11 @@ folder per tokenizer family, ``hf/`` (``tokenizer.json``, composing the families
 Parses the import statements of every module (those inside functions too: a deferred import is
 still a dependency) and checks that
 
-* the engine (the top-level modules but the package face) imports no vocabulary, family,
+* the engine (the top-level modules but the package faces, :data:`FACES`) imports no vocabulary, family,
   analysis or sample module: it takes an encoding object and never finds or reads files;
 * nothing that tokenizes imports ``samples`` (only ``analysis`` reads sample text);
 * ``vocab`` imports only the engine (the families read their files through it, so it cannot
-  build them: building is ``names``'s), and nothing but the package face, ``names``,
+  build them: building is ``names``'s), and nothing but the package faces, ``names``,
   ``analysis`` and ``hf`` imports ``names``;
 * no family (``bytelevel``, ``wordpiece``, ``sentencepiece``) imports another family, ``hf``
   or ``analysis``, and no core module imports ``analysis`` (it studies tokenizers, it does not
@@ -36,6 +36,9 @@ FAMILIES = ("bytelevel", "wordpiece", "sentencepiece")
 COMPOSERS = ("hf",)
 #: the rooms below the package that are neither a family nor a composer
 ROOMS = ("names", "vocab", "regex", "analysis", "samples")
+#: the package's public faces: ``livetok.incremental`` and the one-import switch from tiktoken
+#: (``import livetok.incremental.tiktoken_compat as tiktoken``); they join the rooms
+FACES = (PACKAGE, f"{PACKAGE}.tiktoken_compat")
 
 
 def _module_name(path: Path) -> str:
@@ -115,20 +118,20 @@ def test_the_document_takes_an_encoding_and_does_not_look_names_up():
 def test_the_engine_and_the_vocabularies_are_apart():
     """The engine (the top-level modules: ``document``, ``tokenseq``, ``glue``, ``pairmerge``,
     ``piece_encoding``, ``stream``, ...) imports nothing from ``vocab/``, a family, ``hf``,
-    ``analysis`` or ``samples``: only the package face (``__init__``) joins them. And nothing
+    ``analysis`` or ``samples``: only the package faces (:data:`FACES`) join them. And nothing
     but ``analysis`` and ``samples`` itself imports ``samples``."""
     wrong = []
     for name in MODULES:
         area = _area(name)
         for dep in sorted(_imports(name, with_type_checking=True)):
             dep_area = _area(dep)
-            if area == "core" and name != PACKAGE and dep_area != "core":
+            if area == "core" and name not in FACES and dep_area != "core":
                 wrong.append(f"{name} imports {dep}: the engine takes objects, it finds nothing")
             if dep_area == "samples" and area not in ("analysis", "samples"):
                 wrong.append(f"{name} imports {dep}: sample text is for studies and tests")
             if area == "vocab" and dep_area not in ("core", "vocab"):
                 wrong.append(f"{name} imports {dep}: the vocabularies are read below the families")
-            if dep_area == "names" and not (name == PACKAGE or area in ("names", "analysis", "hf")):
+            if dep_area == "names" and not (name in FACES or area in ("names", "analysis", "hf")):
                 wrong.append(f"{name} imports {dep}: names are looked up above the families")
     assert not wrong, "\n".join(wrong)
     face = _imports(PACKAGE, with_type_checking=False)
@@ -151,7 +154,7 @@ ALLOWED = {
 
 
 def _room_of(name: str) -> str:
-    return "face" if name == PACKAGE else _area(name)
+    return "face" if name in FACES else _area(name)
 
 
 def test_each_room_imports_only_what_the_table_allows():

@@ -1,4 +1,4 @@
-"""``livetok.incremental.names.tiktoken_compat``: tiktoken's module API and defaults, against tiktoken.
+"""``livetok.incremental.tiktoken_compat``: tiktoken's module API and defaults, against tiktoken.
 
 tiktoken's own test suite runs against this module in ``test_tiktoken_upstream.py``; these are
 the checks that suite does not make: every public name of tiktoken is here, the defaults raise
@@ -15,7 +15,7 @@ import tiktoken
 from hypothesis import given
 from hypothesis import strategies as st
 
-import livetok.incremental.names.tiktoken_compat as compat
+import livetok.incremental.tiktoken_compat as compat
 from livetok.incremental import Encoding as LivetokEncoding
 from livetok.incremental import VocabularyError, get_encoding
 
@@ -154,7 +154,7 @@ def test_docs_show_the_one_line_switch():
     from pathlib import Path
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "index.md").read_text()
-    assert "import livetok.incremental.names.tiktoken_compat as tiktoken" in docs
+    assert "import livetok.incremental.tiktoken_compat as tiktoken" in docs
     for name, reason in NOT_PROVIDED.items():
         assert name in docs, f"docs/index.md does not say that {name} is left out ({reason})"
 

@@ -2,7 +2,7 @@
 
 Code written for tiktoken runs on livetok by changing its import::
 
-    import livetok.incremental.names.tiktoken_compat as tiktoken
+    import livetok.incremental.tiktoken_compat as tiktoken
 
     enc = tiktoken.get_encoding("o200k_base")        # offline: no download
     enc = tiktoken.encoding_for_model("gpt-4o")      # tiktoken's model tables
@@ -29,11 +29,11 @@ from __future__ import annotations
 
 from typing import AbstractSet, Any, Collection, Iterable, Literal, Mapping
 
-from . import registry
-from ..bytelevel.encoding import Encoding as _Encoding
-from ..bytelevel.encoding import unpickle_encoding
-from .openai_models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING, encoding_for_model_with
-from .openai_models import encoding_name_for_model
+from .names import registry
+from .bytelevel.encoding import Encoding as _Encoding
+from .bytelevel.encoding import unpickle_encoding
+from .names.openai_models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING, encoding_for_model_with
+from .names.openai_models import encoding_name_for_model
 
 __all__ = [
     "Encoding",
