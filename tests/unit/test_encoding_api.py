@@ -15,7 +15,7 @@ from typing import Any, Iterator, Sequence
 import pytest
 
 from livetok.incremental import Document, get_encoding
-from livetok.incremental.names import tiktoken_compat
+from livetok.incremental import tiktoken_compat
 from livetok.incremental.piece_encoding import PieceEncoding, check_encoding
 from livetok.incremental.sentencepiece.encoding import find_mistral_v1
 from livetok.incremental.stream import EncodeStreamMixin
