@@ -439,15 +439,12 @@ class TokenizerJsonEncoding(TokenizerJsonPipeline, EncodeStreamMixin):
             # split found a long first piece here: the regions below would grow 4x to the
             # text's end, each one scanned; the whole of it at once (its normalization is
             # the split's, kept by the normalizer) gives a horizon of the real text
-            pieces = self._scan(text[start:], True, tok)
-            e, h = pieces[0]
-            if self._verify is not None:
-                h = max(h, e + self._ctx + 1)
-            return start + h if h < n - start else max(start + h, n + 1)
-        # the first piece's reads are usually a few characters past its start (plus the
-        # longest added token with ``tok``): a small region first, grown 4x
-        size = min(max(limit, start + 1) - start,
-                   (self._max_added if tok else 0) + 8) + _HORIZON_MARGIN // 2
+            size = n - start
+        else:
+            # the first piece's reads are usually a few characters past its start (plus the
+            # longest added token with ``tok``): a small region first, grown 4x
+            size = min(max(limit, start + 1) - start,
+                       (self._max_added if tok else 0) + 8) + _HORIZON_MARGIN // 2
         while True:
             t_end = min(n, start + size)
             region = text[start:t_end]

@@ -121,10 +121,8 @@ class _Service:
         with self._lock:
             got = self.maps.pop(key, None)
         if got is None:
-            encs = self.encodings.get(name)
-            if encs is None:
-                encs = self.encodings[name] = Encodings([name])
-            m = WorkspaceMap(folder, encs, jobs=open_jobs())
+            # the request loaded the encodings (in a thread) before asking for a map
+            m = WorkspaceMap(folder, self.encodings[name], jobs=open_jobs())
             got = (m, self.worker.submit(lambda: self._built(m)))
         with self._lock:
             while len(self.maps) >= _MAX_MAPS:
