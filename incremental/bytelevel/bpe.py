@@ -61,7 +61,8 @@ from operator import add
 from typing import Callable, Iterator, Mapping
 
 from ..glue import glue_chunks, glue_seam
-from ..pairmerge import GLUE_CAP, GLUE_CHUNK, GLUE_FROM, RUN_SCAN_MAX, SCAN_MAX
+from ..pairmerge import GLUE_CAP, GLUE_CHUNK, GLUE_FROM, RUN_PERIOD, RUN_REPEAT_FROM, RUN_SCAN_MAX
+from ..pairmerge import SCAN_MAX
 from ..symbols import symbol_spans, unit_symbols
 
 __all__ = ["bpe_encode", "bpe_split", "scan_ids", "SCAN_MAX"]
@@ -305,12 +306,8 @@ def _glued_split(
 
 
 #: a run of one byte of at least ``RUN_REPEAT_FROM`` bytes inside a piece is encoded by
-#: repetition (:func:`_run_repeat`): ``T(p * RUN_PERIOD)`` repeated, glued to the rest
-RUN_REPEAT_FROM = 1 << 12
-RUN_PERIOD = 1 << 10
-#: a side of a glued seam in :func:`_glue_ids` takes at most this many old tokens, else the
-#: piece takes the general path
-_RUN_GLUE_CAP = 64
+#: repetition (:func:`_run_repeat`): ``T(p * RUN_PERIOD)`` repeated, glued to the rest, a side
+#: of a seam taking at most ``GLUE_CAP`` old tokens (the pair engine's thresholds, shared)
 #: per vocabulary (by identity, the object kept): ``lens[id]``, the byte length of each token
 _TOKEN_LENS: dict[int, tuple[Mapping[bytes, int], list[int]]] = {}
 #: per vocabulary and byte: ``T(p * RUN_PERIOD)``'s ids, or None when its seam with itself
@@ -360,13 +357,13 @@ def _glue_ids(
 ) -> list[int] | None:
     """``T(piece[:y])`` from ``out = T(piece[:x])`` and ``seg = T(piece[x:y])`` by Algorithm 1
     (:func:`~livetok.incremental.glue.glue`, windows encoded by :func:`_bpe_plain`); None when
-    a side needs more than ``_RUN_GLUE_CAP`` tokens.
+    a side needs more than ``GLUE_CAP`` tokens.
 
     Runtime complexity: ``O(len(out) + len(seg))`` list copies plus the seam's windows.
     """
 
     return glue_seam(lambda ws, we: _bpe_plain(piece[ws:we], ranks), lens.__getitem__,
-                     out, x, seg, y, _RUN_GLUE_CAP)
+                     out, x, seg, y, GLUE_CAP)
 
 
 def _run_period(b: int, ranks: Mapping[bytes, int], lens: list[int]) -> list[int] | None:
@@ -396,7 +393,7 @@ def _run_repeat(piece: bytes, ranks: Mapping[bytes, int]) -> list[int] | None:
     ``2 P`` bytes, and the parts between the runs are encoded alone; left to right, each part
     is glued to the tokens so far by Algorithm 1 (:func:`_glue_ids`), which is exact for any
     cut (``docs/algorithms.md`` section 3). None when the piece has no such run, the byte has
-    no period, or a seam does not agree within ``_RUN_GLUE_CAP`` tokens (the caller takes the
+    no period, or a seam does not agree within ``GLUE_CAP`` tokens (the caller takes the
     general path).
 
     Runtime complexity: ``O(n)`` C work (``bytes.find``, list repetition and copies) plus

@@ -26,7 +26,7 @@ from lsprotocol import types
 
 from livetok.server.lsp import session as app
 
-from .._lsp import MessageSink, in_process_server
+from .._lsp import in_process_server
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "architecture.md"
@@ -90,7 +90,7 @@ def test_the_first_is_what_the_session_calls_on_a_didchange() -> None:
         if event == "call" and frame.f_code in codes:
             called.append(codes[frame.f_code])
 
-    server, sink, send = _session()
+    server, sink, send = in_process_server()
     send("initialize", {"capabilities": {}}, msg_id=1)
     uri = "file:///a.txt"
     send("textDocument/didOpen", {"textDocument": {
@@ -109,13 +109,8 @@ def test_the_first_is_what_the_session_calls_on_a_didchange() -> None:
     assert server.store.get(uri).doc.text.startswith("hello, world")
 
 
-def _session() -> tuple[Any, MessageSink, Callable[..., None]]:
-    """A server in this process, what it writes, and ``send(method, params, msg_id=None)``."""
-    return in_process_server()
-
-
 def test_a_didchange_runs_the_five_in_order() -> None:
-    server, sink, send = _session()
+    server, sink, send = in_process_server()
 
     send("initialize", {"capabilities": {}}, msg_id=1)
     uri = "file:///a.txt"
