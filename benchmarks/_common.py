@@ -11,6 +11,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -446,3 +447,15 @@ class Log:
     @property
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
+
+
+def kept_section(page: Path, heading: str) -> list[str]:
+    """The lines of ``page``'s hand-written section under ``heading`` (up to the next
+    ``## ``), to write again when a benchmark rewrites the page's tables; none when the page
+    or the section is not there."""
+    try:
+        text = page.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    m = re.search(f"^{re.escape(heading)}\n.*?(?=^## |\\Z)", text, flags=re.M | re.S)
+    return m.group(0).rstrip("\n").split("\n") + [""] if m else []

@@ -228,19 +228,6 @@ def run_table(sides: list[Side], text: str, expected: int, args: argparse.Namesp
 FINDINGS = "## Findings"
 
 
-def kept_findings(page: Path) -> list[str]:
-    """The page's hand-written ``## Findings`` section (what the tables were found to mean),
-    kept when the tables are written again; none on a new page."""
-    if not page.is_file():
-        return []
-    text = page.read_text(encoding="utf-8")
-    start = text.find(f"\n{FINDINGS}\n")
-    if start < 0:
-        return []
-    end = text.find("\n## ", start + 1 + len(FINDINGS))
-    return [text[start + 1:end if end >= 0 else len(text)].rstrip(), ""]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--checkout", action="append", required=True, metavar="NAME=PATH",
@@ -306,7 +293,7 @@ def main() -> int:
                + "".join(f" --open-jobs {j}" for j in args.open_jobs or []))
     print("\n".join(md))
     if not args.no_page:
-        C.write_page(args.out, md + kept_findings(args.out), info, log, command)
+        C.write_page(args.out, md + C.kept_section(args.out, FINDINGS), info, log, command)
     return 0 if all(s.ok for s in sides) else 1
 
 

@@ -51,6 +51,7 @@ from typing import Any, AsyncIterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
+    kept_section,
     DOCS,
     KB,
     MB,
@@ -599,17 +600,6 @@ def floor_section(runs: list[FloorRun], info: dict[str, str], end_load: str,
 
 #: a section of the page written by hand (a profile), kept when the page is written again
 PROFILE_HEADING = "## Where a keystroke's time goes"
-
-
-def kept_section(page: Path, heading: str) -> list[str]:
-    """The lines of ``page``'s section under ``heading`` (up to the next ``## ``), to write
-    again; none when the page or the section is not there."""
-    try:
-        text = page.read_text(encoding="utf-8")
-    except OSError:
-        return []
-    m = re.search(f"^{re.escape(heading)}\n.*?(?=^## |\\Z)", text, flags=re.M | re.S)
-    return m.group(0).rstrip("\n").split("\n") + [""] if m else []
 
 
 def run_floor(sizes: list[int], keystrokes: int, log: Log) -> list[FloorRun]:
