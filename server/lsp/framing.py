@@ -238,6 +238,28 @@ class Framer:
             self._pos = 0
         self._buf += data
 
+    def whole(self, data: bytes) -> bytes | None:
+        """The body of ``data`` when it is exactly one frame with the usual header block
+        (``Content-Length: N`` and the blank line, N within the limit) and nothing is buffered
+        before it: a keystroke, one message per read, is taken without the buffer and the
+        :meth:`frames` loop. Else None, and nothing is taken: :meth:`feed` it.
+
+        >>> Framer().whole(b'Content-Length: 2\\r\\n\\r\\n{}'), Framer().whole(b'Content-Length: 3\\r\\n\\r\\n{}')
+        (b'{}', None)
+
+        Runtime complexity: ``O(len(data))`` (one match, one copy of the body).
+        """
+        if self._state != "headers" or self._in_block or self._pos != len(self._buf):
+            return None
+        m = _PLAIN_HEADERS.match(data)
+        if m is None:
+            return None
+        start = m.end()
+        if len(data) - start != int(m.group(1)) or len(data) - start > self.max_message_bytes:
+            return None
+        self._first_line = False
+        return data[start:]
+
     def frames(self) -> Iterator[Frame]:
         """The frames complete in what was fed so far, in stream order.
 

@@ -76,13 +76,14 @@ class PendingChanges:
         """Add a ``didChange`` of ``od`` (``inserted`` code points in all) to its batch;
         without a running event loop (direct calls in tests) the batch is applied now."""
         batch = self._batches.get(od.uri)
-        if batch is None or batch[0] is not od:
-            if batch is not None:  # another document at that URI since: not expected
-                self.apply(od.uri)
-            self._batches[od.uri] = [od, changes, version, inserted]
+        if batch is not None and batch[0] is not od:  # another document at that URI since
+            self.apply(od.uri)  # (not expected)
+            batch = None
+        if batch is None:
             if od.apply_seconds < MERGE_S:  # quick to apply: now, as it comes
-                self.apply(od.uri)
+                self._apply(od, changes, version, inserted, False)
                 return
+            self._batches[od.uri] = [od, changes, version, inserted]
         else:
             batch[1].extend(changes)
             batch[2] = version
@@ -117,12 +118,19 @@ class PendingChanges:
         batch = self._batches.pop(uri, None)
         if batch is None:
             return
-        ls = self._server
         od: OpenDocument = batch[0]
         changes: list[TextChange] = batch[1]
         version: int = batch[2]
         inserted: int = batch[3]
         del batch
+        self._apply(od, changes, version, inserted, inline)
+
+    def _apply(self, od: OpenDocument, changes: list[TextChange], version: int, inserted: int,
+               inline: bool) -> None:
+        """:meth:`apply` of a batch taken out of :attr:`_batches` (or never put there: a quick
+        document's didChange, :meth:`add`)."""
+        ls = self._server
+        uri = od.uri
         if ls.store.find(uri) is not od:
             return  # closed or replaced meanwhile: its changes went with it
         if ls.background.busy(uri):  # not expected (work starts after a flush): it waits

@@ -29,7 +29,9 @@ hostile or broken client from going unanswered or taking the server down (``docs
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import inspect
 import json
 import logging
 import re
@@ -37,7 +39,12 @@ from typing import Any, Callable, Generator
 
 import cattrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
+from pygls.exceptions import (
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+)
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
 from pygls.protocol.language_server import lsp_method
@@ -143,6 +150,32 @@ class LivetokProtocol(LanguageServerProtocol):
     #: (``transport.pump``): what a handler leaves to do once the input is handled (the
     #: coalesced counts) waits for :meth:`input_handled` instead of an event-loop callback
     reading = False
+
+    def write_json(self, body: str) -> None:
+        """Frame and write one message whose JSON text ``body`` (ASCII: ``json.dumps``'s
+        ``ensure_ascii``) is made already (a keystroke's count, ``publishing.py``), as
+        ``notify_json`` writes the ``json.dumps`` of its message; nothing after ``exit`` (the
+        session's ``exited``). A failed write is reported as pygls reports it.
+
+        Runtime complexity: ``O(len(body))``.
+        """
+        if getattr(self, "exited", False):
+            return
+        writer = self.writer
+        if writer is None:  # pygls logs that there is no transport
+            super()._send_data(json.loads(body))
+            return
+        try:
+            res = writer.write((f"Content-Length: {len(body)}\r\n\r\n{body}"
+                                if self._include_headers else body).encode("ascii"))
+            if res is not None and inspect.isawaitable(res):
+                asyncio.ensure_future(res)
+        except BrokenPipeError:
+            log.exception("Error sending data. BrokenPipeError", exc_info=True)
+            raise
+        except Exception as error:
+            log.exception("Error sending data", exc_info=True)
+            self._server._report_server_error(error, JsonRpcInternalError)
 
     def input_handled(self) -> None:
         """The input read so far is handled: the session publishes what changed (its

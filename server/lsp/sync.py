@@ -179,6 +179,10 @@ _INT_MIN, _INT_MAX = -LSP_INTEGER_MAX - 1, LSP_INTEGER_MAX
 _SPAN_NAMES = ("start.line", "start.character", "end.line", "end.character")
 
 
+#: ``range`` absent from a change (a full-text change), told apart from ``"range": null``
+_NO_RANGE = object()
+
+
 class ChangeRefused(ValueError):
     """A ``didChange`` whose params are not what LSP says; the message names the field."""
 
@@ -227,22 +231,22 @@ def read_did_change(params: Any) -> tuple[str, int, list[TextChange], int]:
             raise ChangeRefused(f"contentChanges[{i}].text must be a string, not "
                                 f"{_shown(text) if type(c) is dict else _shown(c)}")
         inserted += len(text)
-        if "range" not in c:
+        rng = c.get("range", _NO_RANGE)
+        if rng is _NO_RANGE:
             changes.append(TextChange(text))
             continue
-        rng = c["range"]
-        where = f"contentChanges[{i}].range"
         start = rng.get("start") if type(rng) is dict else None
         end = rng.get("end") if type(rng) is dict else None
         if type(start) is not dict or type(end) is not dict:
-            raise ChangeRefused(f"{where} must be an object with start and end positions")
+            raise ChangeRefused(f"contentChanges[{i}].range must be an object with start and "
+                                "end positions")
         if "rangeLength" in c:
             _integer(c["rangeLength"], f"contentChanges[{i}].rangeLength")
         span = (start.get("line"), start.get("character"), end.get("line"), end.get("character"))
         for v in span:
             if type(v) is not int or not 0 <= v <= _INT_MAX:  # said by _integer
                 for name, w in zip(_SPAN_NAMES, span):
-                    _integer(w, f"{where}.{name}")
+                    _integer(w, f"contentChanges[{i}].range.{name}")
         changes.append(TextChange(text, cast("tuple[int, int, int, int]", span)))
     return uri, version, changes, inserted
 

@@ -56,6 +56,7 @@ __all__ = [
     "serve_stdio",
     "serve_tcp",
     "serve_ws",
+    "take",
 ]
 
 log = logging.getLogger(__name__)
@@ -109,6 +110,26 @@ def pump(framer: Framer, protocol: LivetokProtocol, who: str) -> bool:
         for frame in framer.frames():
             if not handle_frame(frame, protocol, who):
                 return False
+        return True
+    finally:
+        protocol.reading = False
+        protocol.input_handled()
+
+
+def take(framer: Framer, protocol: LivetokProtocol, who: str, data: bytes) -> bool:
+    """Handle the bytes ``data`` just read, as :func:`pump` does after ``framer.feed(data)``:
+    when they are one whole message and nothing waits before them (a keystroke),
+    ``Framer.whole`` hands its body over without the buffer and the frame loop.
+
+    Runtime complexity: ``O(len(data))`` plus the handlers.
+    """
+    body = framer.whole(data)
+    if body is None:
+        framer.feed(data)
+        return pump(framer, protocol, who)
+    protocol.reading = True
+    try:
+        dispatch(protocol, body)
         return True
     finally:
         protocol.reading = False
@@ -179,9 +200,8 @@ def serve_stdio(protocol: LivetokProtocol, stdin: BinaryIO, stdout: BinaryIO,
                 if not ended.done():
                     ended.set_result(None)
                 return
-            framer.feed(data)
             try:
-                pump(framer, protocol, "stdin")
+                take(framer, protocol, "stdin", data)
             except BaseException as exc:  # noqa: BLE001 - exit's SystemExit, raised by main()
                 loop.remove_reader(fd)
                 if not ended.done():
@@ -192,8 +212,7 @@ def serve_stdio(protocol: LivetokProtocol, stdin: BinaryIO, stdout: BinaryIO,
         except (PermissionError, ValueError, NotImplementedError, OSError):
             # not pollable (a regular file; Windows' pipes): a worker thread reads instead
             while data := await loop.run_in_executor(executor, os.read, fd, _CHUNK):
-                framer.feed(data)
-                pump(framer, protocol, "stdin")
+                take(framer, protocol, "stdin", data)
         else:
             await ended
         return _input_ended(framer, "stdin", "exiting with status 1 so that the editor "
@@ -423,8 +442,7 @@ def serve_tcp(make_server: ServerFactory, host: str, port: int, *, limits: Limit
         log.info("%s: session started", who)
         try:
             while data := await reader.read(_CHUNK):
-                framer.feed(data)
-                if not pump(framer, server.protocol, who):
+                if not take(framer, server.protocol, who, data):
                     break
             else:
                 _input_ended(framer, who, "this session ends")
