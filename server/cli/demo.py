@@ -262,7 +262,9 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     from livetok.server.demo.site import DemoSite, list_traces
+    from livetok.server.lsp.memory import one_heap
 
+    one_heap()  # before the first thread (memory.py)
     if not (STATIC_DIR / "index.html").is_file():
         print(f"livetok demo: the page is missing from {STATIC_DIR} "
               "(build it with `npm ci && npm run build` in demo/web)", file=sys.stderr)

@@ -150,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"livetok serve: {problem}", file=sys.stderr)
         return 2
+    from livetok.server.lsp.memory import one_heap
+
+    one_heap()  # before the first thread (the stdio front's Starter, the worker)
     _set_up_logging(args)
     max_message_bytes = args.max_message_size or DEFAULT_MAX_MESSAGE_BYTES
 

@@ -4,32 +4,63 @@ garbage collector off the objects of big documents, and collect what an ended se
 A big document's build frees lists and blocks into glibc's heap, which keeps them, and leaves
 hundreds of thousands of tracked objects that every full collection would walk while holding
 the interpreter lock; a session that ends leaves a web of objects that refer to each other.
-These three functions are the whole policy; ``documents.py`` calls the first two after a
-build, ``session.py`` the last at a session's end (``docs/architecture.md``).
+These functions are the whole policy: ``livetok serve`` and ``livetok demo`` call
+:func:`one_heap` first thing, ``documents.py`` calls :func:`return_free_memory` and
+:func:`settle_big_build` after a build, ``session.py`` :func:`collect_ended_sessions` at a
+session's end (``docs/architecture.md``).
 """
 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import sys
 from typing import Callable
 
-__all__ = ["collect_ended_sessions", "return_free_memory", "settle_big_build"]
+__all__ = ["collect_ended_sessions", "one_heap", "return_free_memory", "settle_big_build"]
 
 
-def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim``, or None elsewhere."""
+def _libc() -> ctypes.CDLL | None:
+    """The C library this process runs on (its own symbols: no ``ctypes.util`` lookup, which
+    imports ``tempfile`` and more, ~12 ms), or None off Linux."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # musl and others have no malloc_trim
+        return ctypes.CDLL(None)
+    except OSError:
         return None
 
 
-_TRIM = _malloc_trim()
+def _libc_function(name: str) -> Callable[..., int] | None:
+    """``name`` from glibc, or None where it does not exist (musl and others)."""
+    libc = _libc()
+    try:
+        return None if libc is None else getattr(libc, name)
+    except AttributeError:
+        return None
+
+
+_TRIM = _libc_function("malloc_trim")
+#: glibc's ``mallopt`` parameter for the number of heaps (``M_ARENA_MAX``)
+_M_ARENA_MAX = -8
+
+
+def one_heap() -> None:
+    """Make every thread of this process allocate from one C heap (glibc's ``mallopt
+    (M_ARENA_MAX, 1)``); call it before any thread starts. A no-op off glibc.
+
+    subtle: by default a thread gets a heap (*arena*) of its own, so a document built in the
+    worker thread (``background.py``) and the caches it fills live in a second heap, where
+    what stays alive after a build is scattered over pages that ``malloc_trim`` cannot give
+    back: the resident set a session's end comes back to then depended on when it ended
+    (measured in ``docs/security.md``, "A session's end frees what it started"). Python
+    threads run one at a time (the interpreter lock), so the one heap's lock is not contended.
+
+    Runtime complexity: ``O(1)``.
+    """
+    mallopt = _libc_function("mallopt")
+    if mallopt is not None:
+        mallopt(_M_ARENA_MAX, 1)
 
 
 def return_free_memory() -> None:
