@@ -80,21 +80,13 @@ class BlockSums:
             first //= B
             k += 1
 
-    def path(self, i: int) -> list[int]:
-        """The index of the block holding chunk ``i`` at each level (for :meth:`add`)."""
+    def add(self, i: int, delta: int) -> None:
+        """``sizes[i] += delta`` and the sums above it. ``O(log C)``."""
+        self.sizes[i] += delta
         B = self.BLOCK
-        out = []
-        for _ in self.levels:
+        for lv in self.levels:
             i //= B
-            out.append(i)
-        return out
-
-    def add(self, i: int, delta: int, path: Sequence[int] | None = None) -> None:
-        """``sizes[i] += delta`` and the sums above it (``path``: :meth:`path` of ``i``)."""
-        if delta:
-            self.sizes[i] += delta
-            for lv, b in zip(self.levels, path if path is not None else self.path(i)):
-                lv[b] += delta
+            lv[i] += delta
 
     def prefix(self, i: int) -> int:
         """Sum of sizes[0:i]."""

@@ -130,6 +130,10 @@ _Resplit = Tuple[str, List[Tuple[int, int]], int, int, Optional[Set[int]]]
 _ASK_MAX = 16
 
 
+#: ``flags.translate(_WITH_PIECE_START)``: the flags with PIECE_START set
+_WITH_PIECE_START = bytes(f | PIECE_START for f in range(256))
+
+
 class _PieceFlags(dict[Sequence[int], bytes]):
     """``flags[ids]``: the token flags of a piece whose tokens are ``ids``: each token's CLEAN
     flag, and PIECE_START on the first (made on first use)."""
@@ -173,8 +177,6 @@ class Document:
         # its per-token tables, fixed for the encoding's life (read on every edit)
         self._lead = bl.lead_counts if bl is not None else None
         self._clean = bl.clean_starts if bl is not None else None
-        #: per token, its flags when it starts a piece (:meth:`_start_flags`, on first use)
-        self._start_table: bytes | None = None
         #: long changed pieces are glued (Algorithm 1) rather than encoded whole
         self._glue = enc.supports_glue
         #: the encoding's local boundaries (:class:`.piece_encoding.QuietEncoding`), for edits deep
@@ -374,7 +376,8 @@ class Document:
         # plain ints in range skip the checks (which also accept int subclasses, not bool)
         if not (type(start) is int and type(end) is int and 0 <= start <= end <= seq.total_cp):
             start, end = self._check_range(start, end)
-        new_text = sanitize(new_text)
+        if not new_text.isascii():  # (sanitize's own first test, without its call)
+            new_text = sanitize(new_text)
         before = seq.total_counted
         if end - start == len(new_text) and seq.slice_text(start, end) == new_text:
             self.version += 1
@@ -519,33 +522,39 @@ class Document:
         added)."""
         # every query of the steps is about the neighbourhood of the edit: answered in one chunk
         v = SeqView(self._seq, start)
-        if self._quiet is not None:
-            done = self._stretch(v, start, end, new_text)
-            if done is not None:
-                return done
-        r_tok, r = self._restart(v, start)
-        rs = self._resplit(v, r_tok, r, start, end, new_text)
-        segs = self._segments(v, r, rs, start, end, new_text)
+        seq = self._seq
+        if seq.total_tokens == 0:
+            held = (0, 0)
+        else:
+            # the piece holding the edit, found once for the stretch and the restart
+            held = v.piece_holding(min(start, seq.total_cp - 1))
+            q = self._quiet
+            # (an ordinary keystroke is too near its piece's start to be a stretch: no call)
+            if q is not None and start - held[1] >= 2 * q.quiet_margin and start < seq.total_cp:
+                done = self._stretch(v, held, start, end, new_text)
+                if done is not None:
+                    return done
+        r_tok, r, left_text = self._restart(v, held, start)
+        rs = self._resplit(v, r_tok, r, left_text, start, end, new_text)
+        segs = self._segments(v, r, r_tok, rs, start, end, new_text)
         return self._splice(v, r, r_tok, rs, segs, start, end)
 
-    def _stretch(self, v: SeqView, start: int, end: int, new_text: str
+    def _stretch(self, v: SeqView, held: tuple[int, int], start: int, end: int, new_text: str
                  ) -> tuple[int, int] | None:
         """Steps 1-4 for an edit at least ``2 M`` inside a long old piece ``[a, b)`` whose new
         text around it is quiet (:class:`.piece_encoding.QuietEncoding`, ``M`` its margin): the
         boundaries are the old ones, the piece becomes ``[a, b + delta)``, and Algorithm 1
         re-tokenizes it from the edit outwards (:meth:`_glue_piece`) over the new text read
         lazily (:class:`_EditedText`), so nothing is read or split to the piece's ends. None
-        when the edit does not qualify (the general steps then run).
+        when the edit does not qualify (the general steps then run). ``held``: the first token
+        and the start of the old piece holding ``start < total_cp``.
 
         Runtime complexity: ``O(log n + M + len(new_text))`` plus the glue's window.
         """
-        seq = self._seq
         q = self._quiet
         assert q is not None
-        if start >= seq.total_cp:
-            return None
         m2 = 2 * q.quiet_margin
-        p_tok, a = v.piece_holding(start)
+        p_tok, a = held
         if start - a < m2:
             return None
         b = self._old_piece_end(v, p_tok)
@@ -565,28 +574,31 @@ class Document:
         return self._splice(v, a, p_tok, (view, [(0, b + delta - a)], q_tok, b, None),  # type: ignore[arg-type]
                             segs, start, end)
 
-    def _restart(self, v: SeqView, start: int) -> tuple[int, int]:
+    def _restart(self, v: SeqView, held: tuple[int, int], start: int) -> tuple[int, int, str]:
         """Step 1: the first token and the code point of the piece the re-split starts at: the
-        piece holding ``start``, moved left while its predecessor's horizon reaches ``start``."""
-        seq = self._seq
-        if seq.total_tokens == 0:
-            return 0, 0
+        piece holding ``start`` (``held``: its first token and start, ``(0, 0)`` in an empty
+        text), moved left while its predecessor's horizon reaches ``start``; and the old text
+        from there to ``start`` (read here anyway)."""
         horizon = self._enc.horizon
-        r_tok, r = v.piece_holding(min(start, seq.total_cp - 1))
+        r_tok, r = held
+        head = ""  # the old text [p, start) of the last predecessor p asked about
+        p = start
         while r_tok > 0:
             p_tok, p = v.piece_start_of(r_tok - 1)
-            head = v.slice_text(p, start)
+            head = v.slice_text(p, r) + head if head else v.slice_text(p, start)
             if horizon(head, 0, len(head)) <= len(head):
                 break
             r_tok, r = p_tok, p
-        return r_tok, r
+        return r_tok, r, head[r - p:] if r - p <= len(head) and head else v.slice_text(r, start)
 
     def _resplit(
-        self, v: SeqView, r_tok: int, r: int, start: int, end: int, new_text: str
+        self, v: SeqView, r_tok: int, r: int, left_text: str, start: int, end: int,
+        new_text: str,
     ) -> _Resplit:
-        """Step 2: re-split the new text from ``r`` until a new boundary at or after the edit's
-        end coincides with an old one, over a window of old text grown x4 until every piece
-        kept is decided inside it (``docs/algorithms.md`` section 2)."""
+        """Step 2: re-split the new text from ``r`` (``left_text``: the old text from there to
+        ``start``) until a new boundary at or after the edit's end coincides with an old one,
+        over a window of old text grown x4 until every piece kept is decided inside it
+        (``docs/algorithms.md`` section 2)."""
         seq = self._seq
         enc = self._enc
         horizon = enc.horizon
@@ -598,7 +610,6 @@ class Document:
         extra = FIRST_WINDOW
         if r_tok < seq.total_tokens:
             extra = max(extra, self._old_piece_end(v, r_tok) - end + FIRST_WINDOW)
-        left_text = v.slice_text(r, start)
         # the pieces a failed round decided inside its window, kept for the next round (which
         # splits on from the last one's end), and how many boundaries they asked about
         kept: list[tuple[int, int]] = []
@@ -668,11 +679,12 @@ class Document:
         return window, spans, q_tok, w_end_old, old_starts
 
     def _segments(
-        self, v: SeqView, r: int, rs: _Resplit, start: int, end: int, new_text: str
+        self, v: SeqView, r: int, r_tok: int, rs: _Resplit, start: int, end: int, new_text: str
     ) -> list[_Seg]:
         """Step 3: the tokens of the re-split pieces, as segments: an unchanged piece (same
         span, left of the edit or right of it after the shift) keeps its old tokens; a changed
-        one is encoded, or glued by Algorithm 1 when long."""
+        one is encoded, or glued by Algorithm 1 when long. ``r_tok``: the old token that starts
+        the piece at ``r``."""
         window, spans, _, _, old_starts = rs
         delta = len(new_text) - (end - start)
         new_end = start + len(new_text)
@@ -687,15 +699,22 @@ class Document:
             # piece start (an edit in a line of digits shifts every later group), in C loops
             bulk = _bulk_from(spans, r, new_end, delta, old_starts,
                               GLUE_MIN_CP if glue_long else None)
+        # the old piece start known to be at code point `known` (the re-split starts at one,
+        # and each old piece kept left of the edit ends at the next): no search for it
+        known, known_tok = r, r_tok
         for ps, pe in spans if bulk == len(spans) else spans[:bulk]:
             a, b = r + ps, r + pe
             # right of the edit, a piece can be an old one only where an old piece started
             right = a >= new_end and (old_starts is None or a - delta in old_starts)
             if (b <= start or right) and (a == 0) == ((a if b <= start else a - delta) == 0):
                 oa = a if b <= start else a - delta
-                old = v.old_piece(oa, oa + pe - ps)
+                if oa == known:
+                    old = v.old_piece_from(known_tok, oa + pe - ps)
+                else:
+                    old = v.old_piece(oa, oa + pe - ps)
                 if old is not None:
                     segs.append((0, old[0], old[1], None, None, None))
+                    known, known_tok = oa + pe - ps, old[1]
                     continue
             piece = window[ps:pe]
             if glue_long and pe - ps >= GLUE_MIN_CP and self._glue_ok(piece):
@@ -731,25 +750,13 @@ class Document:
                                                   map(itemgetter(1), spans))))
         ids = bl.encode_piece_strings(pieces)
         if len(ids) == len(pieces):
-            flags = bytearray(map(self._start_flags().__getitem__, ids))
+            # each token starts a piece: its CLEAN flag (always set there) and PIECE_START
+            flags = bytearray(map(clean.__getitem__, ids)).translate(_WITH_PIECE_START)
         else:
             per = list(map(self._enc.encode_piece, pieces))
             ids = list(chain.from_iterable(per))
             flags = bytearray(b"".join(map(_PieceFlags(clean).__getitem__, map(tuple, per))))
         return (1, 0, 0, ids, list(map(lead.__getitem__, ids)), flags)
-
-    def _start_flags(self) -> bytes:
-        """``flags[id]``: the flags of token ``id`` when it starts a piece (its CLEAN flag and
-        PIECE_START), one table per document, made on first use.
-
-        Runtime complexity: ``O(vocabulary)`` once (``bytes.translate``), then ``O(1)``.
-        """
-        table = self._start_table
-        if table is None:
-            assert self._clean is not None
-            table = self._start_table = bytes(self._clean).translate(
-                bytes(b | PIECE_START for b in range(256)))
-        return table
 
     def _splice(
         self, v: SeqView, r: int, r_tok: int, rs: _Resplit, segs: list[_Seg], start: int, end: int
@@ -779,7 +786,7 @@ class Document:
                     ids.append(tid)
                     cps.append(w)
                     flags.append(f)
-        c0 = v.token_start_cp(t0)
+        c0 = r if t0 == r_tok else v.token_start_cp(t0)
         c1 = v.token_start_cp(t1) if t1 < seq.total_tokens else seq.total_cp
         # subtle: trimming never crosses the edit (only unchanged pieces become old segments)
         assert r <= c0 <= start and end <= c1 <= w_end_old, (c0, c1, start, end)
@@ -835,9 +842,9 @@ class Document:
         # alternatives) is still a place to glue at when an old token starts cleanly there:
         # the old tokens between it and the edit are contiguous tokens of an old piece, so
         # the tokenization of their own text (Remark 3), as Algorithm 1 needs
-        l_lo = (seq.piece_start_at(a) if a < lstop else None)
-        if l_lo is None and a < lstop:
-            l_lo = seq.flagged_start_at(a, CLEAN)
+        # (one search: a piece start is the first clean token at its code point, so the
+        # clean token found there is the piece start when there is one)
+        l_lo = seq.flagged_start_at(a, CLEAN) if a < lstop else None
         left: Iterator[tuple[int, int, int]] = iter(())
         if l_lo is not None:
             l_hi = min(
@@ -848,9 +855,7 @@ class Document:
                 left = seq.glue_starts(l_lo, l_hi)
         ob = b - delta
         rstart = max(end, a - delta)
-        r_hi = seq.piece_start_at(ob) if ob > rstart else None
-        if r_hi is None and ob > rstart:
-            r_hi = seq.flagged_start_at(ob, CLEAN)
+        r_hi = seq.flagged_start_at(ob, CLEAN) if ob > rstart else None
         right: Iterator[tuple[int, int, int]] = iter(())
         if r_hi is not None and r_hi > 0:
             ti, ts = seq.locate(rstart)

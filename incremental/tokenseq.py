@@ -738,16 +738,22 @@ class TokenSeq:
         dcp = len(text) - (c1 - c0)
         dlen = len(ids) - (j1 - j0)
         self._add(ci, dcp, dcount, dlen)
-        self._account(dcp, dcount, dlen)
+        self.total_cp += dcp  # (_account, inline: once per edit)
+        self.total_counted += dcount
+        self.total_tokens += dlen
 
     def _add(self, ci: int, dcp: int, dcount: int, dlen: int) -> None:
-        """``BlockSums.add`` on the three indexes (same shape: the path is found once)."""
-        path = self._fpos.path(ci)
+        """``BlockSums.add`` on the three indexes, each skipped when its delta is 0 (typing
+        often replaces a token by one token: only the code points change)."""
         # packed: (cp << POS_SHIFT | tokens) + (dcp << POS_SHIFT) + dlen is the packed new
         # value (the packing is linear while token counts stay below 2**POS_SHIFT)
-        self._fpos.add(ci, (dcp << POS_SHIFT) + dlen, path)
-        self._fcount.add(ci, dcount, path)
-        self._flen.add(ci, dlen, path)
+        dpos = (dcp << POS_SHIFT) + dlen
+        if dpos:
+            self._fpos.add(ci, dpos)
+        if dcount:
+            self._fcount.add(ci, dcount)
+        if dlen:
+            self._flen.add(ci, dlen)
 
     def _account(self, dcp: int, dcount: int, dlen: int) -> None:
         self.total_cp += dcp
@@ -986,6 +992,11 @@ class SeqView:
         ta = self.piece_start_at(a)
         if ta is None:
             return None
+        return self.old_piece_from(ta, b)
+
+    def old_piece_from(self, ta: int, b: int) -> tuple[int, int] | None:
+        """:meth:`old_piece` of ``[a, b)`` when ``ta`` is known to start a piece at ``a`` (one
+        search less: an edit's re-split starts at a known piece start)."""
         tb = self.next_piece_start(ta)
         seq = self.seq
         if self.token_start_cp(tb) == b or (tb == seq.total_tokens and b == seq.total_cp):
