@@ -51,6 +51,7 @@ from ..regex import Alt, Chars, Derivation, Group, Look, Anchor, Node, Repeat, S
 from ..regex import Flavour, derive, parse
 from ..text import sanitize
 from .added import AddedToken, TokenReads
+from .quiet_twins import quiet_twin, twin_margin
 from ..pairmerge import merge
 from .decoders import Decoder, decode_id, decode_tokens
 from .model_section import bytes_to_unicode
@@ -454,6 +455,21 @@ class AddedTokenSplit(Pretokenizer):
     def __init__(self, name: str, derivation: Derivation, contents: Sequence[str]) -> None:
         super().__init__(name, derivation=derivation)
         self._tok = TokenReads(list(contents)) if contents else None
+        #: the tiktoken pre-tokenizer whose quiet runs the pattern shares (:meth:`quiet`)
+        self._twin = quiet_twin(derivation.pattern)
+        self.quiet_margin = twin_margin(self._twin, derivation, contents)
+
+    def quiet(self, text: str, regex_text: str | None = None) -> bool:
+        """``QuietEncoding.quiet`` for a pattern with a quiet twin
+        (:mod:`.quiet_twins`, which says why the stretch is exact): ``text`` holds no added
+        token's first character and is quiet for the twin (``regex_text``: what the regex
+        sees of it, when a normalizer maps characters one for one: ``hf/bytelevel_nfc``).
+
+        Runtime complexity: ``O(len(text))``, C scans.
+        """
+        twin, tk = self._twin, self._tok
+        return twin is not None and (tk is None or tk.first_re.search(text) is None) and (
+            twin.quiet(text if regex_text is None else regex_text))
 
     def _form(self, text: str) -> Any:
         """The split regex for ``text``: its ``re`` form when both exist and ``text`` is

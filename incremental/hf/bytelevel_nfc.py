@@ -69,6 +69,7 @@ from bisect import bisect_left
 from typing import Generator, Iterator, Sequence
 
 from ..bytelevel.pretokenize import Pretokenizer
+from ..glue import GLUE_MIN_CP
 from ..stream import EncodeStreamMixin
 from ..text import join_surrogates, require_str, sanitize
 from .bytelevel_file import ByteLevelFile
@@ -113,6 +114,8 @@ def _charwise(text: str) -> bool:
 
 #: texts this long keep their scans (:class:`_Scans`)
 _SCANS_MIN = 4096
+#: heads of long pieces holding a hard character kept at most (:meth:`NfcByteLevelFile.quiet`)
+_HEADS_MAX = 4096
 
 
 class _Scans:
@@ -185,7 +188,7 @@ class NfcByteLevelFile(EncodeStreamMixin):
     """
 
     supports_glue = True
-    #: no local boundaries (``piece_encoding.QuietEncoding``): every edit re-splits
+    #: ``piece_encoding.QuietEncoding``'s margin (:meth:`quiet`; 0: not offered)
     quiet_margin = 0
     tiktoken_equivalent = False
 
@@ -198,6 +201,13 @@ class NfcByteLevelFile(EncodeStreamMixin):
         self.max_token_value = inner.max_token_value
         #: the scans of the last long text split (:class:`_Scans`)
         self._kept: _Scans | None = None
+        #: local boundaries where the file's pattern has them (:meth:`quiet`)
+        self.quiet_margin = inner.quiet_margin
+        #: the first ``GLUE_MIN_CP`` characters of every piece long enough for a stretch that
+        #: :meth:`split` yielded holding a hard character (:meth:`glue_ok`), and whether
+        #: there were too many to keep (then every such head is refused)
+        self._hard_heads: set[str] = set()
+        self._heads_full = False
         # the NFC tables (~1 s of one pass over the code points) are made meanwhile, so that
         # the first edit of a text that is not ASCII does not wait for them all
         threading.Thread(target=nfc_tables, name="livetok-nfc-tables", daemon=True).start()
@@ -283,16 +293,62 @@ class NfcByteLevelFile(EncodeStreamMixin):
     def split(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
         kept = self._scans(text, True)
         if kept is None:
-            return ((s, e) for s, e, _ in self._pieces(text, pos))
+            if text.isascii() or self.quiet_margin <= 0:
+                return ((s, e) for s, e, _ in self._pieces(text, pos))
+            return self._split_noted(text, pos)
         return self._split_kept(text, pos, kept)
 
     def _split_kept(self, text: str, pos: int, kept: _Scans) -> Iterator[tuple[int, int]]:
-        """:meth:`split` of a long text, its long pieces noted in ``kept``."""
+        """:meth:`split` of a long text, its long pieces noted in ``kept`` and the heads of
+        those holding a hard character in :attr:`_hard_heads`."""
         spans = kept.spans
+        least = 4 * self.quiet_margin if self.quiet_margin > 0 else len(text) + 1
         for s, e, _ in self._pieces(text, pos):
+            if e - s >= least and kept.first_hard(s, e) >= 0:
+                self._note_head(text[s:s + GLUE_MIN_CP])
             if e - s >= _SCANS_MIN:
                 spans.append((s, e))
             yield s, e
+
+    def _split_noted(self, text: str, pos: int) -> Iterator[tuple[int, int]]:
+        """:meth:`split` of a short text that is not ASCII, the heads of its pieces long
+        enough for a stretch that hold a hard character noted."""
+        least = 4 * self.quiet_margin
+        find_hard = nfc_tables().find_hard
+        for s, e, _ in self._pieces(text, pos):
+            if e - s >= least and find_hard(text, s, e) >= 0:
+                self._note_head(text[s:s + GLUE_MIN_CP])
+            yield s, e
+
+    def _note_head(self, head: str) -> None:
+        """Keep ``head`` in :attr:`_hard_heads` (at most ``_HEADS_MAX``: past it, every
+        head is refused)."""
+        if len(self._hard_heads) >= _HEADS_MAX:
+            self._heads_full = True
+        else:
+            self._hard_heads.add(head)
+
+    def quiet(self, text: str) -> bool:
+        """``QuietEncoding.quiet`` (``piece_encoding``), offered where the file's pattern has
+        a quiet twin (:data:`.bytelevel_file.QUIET_TWINS`, Qwen 3's): ``text`` holds no hard
+        character (so NFC maps it, and every slice of it, character for character: its
+        image) and :meth:`.bytelevel_file.AddedTokenSplit.quiet` holds of it with the regex
+        reading its image.
+
+        *Why the stretch is exact.* Around a quiet text the normalized text is the image, so
+        the twin's argument holds for the regex on it: no boundary of the normalized segment
+        moves or appears near the edit, and a hard piece elsewhere (whose decision reads its
+        own units and the regex's reads, at most ``M`` past it) keeps its span. The stretched
+        piece is glued, which needs it without a hard character: the old piece had none, for
+        the document asks :meth:`glue_ok` of its first ``GLUE_MIN_CP`` characters, and every
+        piece that long the split yielded holding a hard character has its head kept
+        (:attr:`_hard_heads`); a stretch keeps a piece's head and adds no hard character.
+
+        Runtime complexity: ``O(len(text))``, C scans.
+        """
+        if self.quiet_margin <= 0 or not _charwise(text):
+            return False
+        return self._split.quiet(text, _image(text))
 
     def _pieces(self, text: str, pos: int) -> Iterator[tuple[int, int, int]]:
         """``(start, end, reach)`` of the pieces from ``pos``: ``reach`` is -1 for a piece of
@@ -414,12 +470,16 @@ class NfcByteLevelFile(EncodeStreamMixin):
 
     def glue_ok(self, piece: str) -> bool:
         """Whether Algorithm 1 may glue inside ``piece`` (the document passes the whole
-        piece): only where NFC changes it character for character (no hard character), so
-        that each window's normal form is its image and its ids the BPE of those bytes.
+        piece, or for a stretch its first ``GLUE_MIN_CP`` characters): only where NFC changes
+        it character for character (no hard character), so that each window's normal form is
+        its image and its ids the BPE of those bytes; a head kept in :attr:`_hard_heads` is
+        refused (:meth:`quiet`).
 
         Runtime complexity: ``O(len(piece))``, a C scan; a comparison with the text it was
         split from when that text's scans are kept (:class:`_Scans`).
         """
+        if len(piece) == GLUE_MIN_CP and (self._heads_full or piece in self._hard_heads):
+            return False  # the head of a piece that holds a hard character (:meth:`quiet`)
         kept = self._kept
         if kept is not None and len(piece) >= _SCANS_MIN:
             for s, e in kept.spans:
