@@ -72,16 +72,17 @@ class PendingChanges:
         return bool(self._batches)
 
     def add(self, od: OpenDocument, version: int, changes: list[TextChange],
-            inserted: int) -> None:
+            inserted: int, *, found: bool = False) -> None:
         """Add a ``didChange`` of ``od`` (``inserted`` code points in all) to its batch;
-        without a running event loop (direct calls in tests) the batch is applied now."""
+        without a running event loop (direct calls in tests) the batch is applied now.
+        ``found``: the caller found ``od`` open at its URI and not busy, just now."""
         batch = self._batches.get(od.uri)
         if batch is not None and batch[0] is not od:  # another document at that URI since
             self.apply(od.uri)  # (not expected)
             batch = None
         if batch is None:
             if od.apply_seconds < MERGE_S:  # quick to apply: now, as it comes
-                self._apply(od, changes, version, inserted, False)
+                self._apply(od, changes, version, inserted, False, found=found)
                 return
             self._batches[od.uri] = [od, changes, version, inserted]
         else:
@@ -126,14 +127,16 @@ class PendingChanges:
         self._apply(od, changes, version, inserted, inline)
 
     def _apply(self, od: OpenDocument, changes: list[TextChange], version: int, inserted: int,
-               inline: bool) -> None:
+               inline: bool, *, found: bool = False) -> None:
         """:meth:`apply` of a batch taken out of :attr:`_batches` (or never put there: a quick
-        document's didChange, :meth:`add`)."""
+        document's didChange, :meth:`add`; ``found`` as there)."""
         ls = self._server
         uri = od.uri
-        if ls.store.find(uri) is not od:
+        if found:
+            pass  # (a keystroke: looked up a moment ago)
+        elif ls.store.find(uri) is not od:
             return  # closed or replaced meanwhile: its changes went with it
-        if ls.background.busy(uri):  # not expected (work starts after a flush): it waits
+        elif ls.background.busy(uri):  # not expected (work starts after a flush): it waits
             ls.background.defer(uri, functools.partial(self.add, od, version, changes, inserted),
                                 merges=True)
             return

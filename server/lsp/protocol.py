@@ -201,6 +201,10 @@ class LivetokProtocol(LanguageServerProtocol):
         try:
             if split is not None:  # a big didOpen: its text in blocks (see bigtext.py)
                 data, parts = split
+            elif isinstance(body, bytes) and body.startswith(b'{"'):
+                # json.loads(body) as it does it (a body starting so is UTF-8 to its
+                # detect_encoding), without the detection
+                data = json.loads(body.decode("utf-8", "surrogatepass"))
             else:
                 data = json.loads(body)
         except RecursionError:  # nested deeper than the C parser's recursion guard allows

@@ -294,7 +294,7 @@ def apply_changes(ls: LivetokServer, uri: str, version: int, changes: list[TextC
             ls.warn(f"livetok: didChange for {uri}, which is not open; ignored "
                     "(send textDocument/didOpen first)")
         return
-    ls.pending.add(od, version, changes, inserted)
+    ls.pending.add(od, version, changes, inserted, found=True)
 
 
 def _apply_later(ls: LivetokServer, args: tuple[str, int, list[TextChange], int]) -> None:
