@@ -272,7 +272,7 @@ class BPEModel:
         #: every piece with them: :mod:`.reader` caches them then)
         self._pairs: frozenset[str] | None = tables.get("pairs")
         #: the solid runs' regexes of :meth:`_run_cuts` (built on first use)
-        self._solid: tuple[re.Pattern[str], dict[str, re.Pattern[str]]] | None = None
+        self._solid: tuple[re.Pattern[str], dict[str, re.Pattern[str]], re.Pattern[str]] | None = None
         #: ignore_merges: token id -> whether the merges build it (see :meth:`_merges_build`)
         self._built: dict[int, bool] = {}
         self._cache: GenerationalCache[str, tuple[int, ...]] = GenerationalCache()
@@ -529,37 +529,55 @@ class BPEModel:
         classes). Only the positions outside runs (from one run's last character to the next
         run's first) go through the plain pair test, so the result is the plain test's (a test
         compares them). A line of a million ``ACGT`` letters is one run in Gemma 3: ~1-3 ms
-        instead of a million pair lookups (~30-90 ms).
+        instead of a million pair lookups (~30-90 ms). A span that starts with a run of one
+        class is found with that run by one match (a group per class), and its runs go on from
+        there: a span of one class is read once, not twice (issue 35: an edit re-split to a
+        1,000,000-character line's end).
 
         Runtime complexity: ``O(n)`` in C; Python work per class change inside the spans.
         """
         n = len(s)
         out: list[int] = []
-        spans, of_class = self._solid_classes()
+        spans, of_class, rest = self._solid_classes()
         prev = 1  # the first position not yet tested
-        for m in spans.finditer(s):
+        pos = 0
+        while True:
+            m = spans.search(s, pos)
+            if m is None:
+                break
             i, end = m.span()
+            if m.lastindex is not None:  # a run of one class starts the span: [i, end)
+                if i >= prev:
+                    out += pair_cuts(s, prev, i + 1, pairs)
+                prev = i = end
+                end = n  # (the span goes on while its characters have a class)
             short = 0
             while i < end:  # the span's runs of one class each
                 a = i
-                i = of_class[s[a]].match(s, a, end).end()  # type: ignore[union-attr]
+                rx = of_class.get(s[a])
+                if rx is None:
+                    break  # the span's end
+                i = rx.match(s, a, end).end()  # type: ignore[union-attr]
                 if i - a < _RUN_MIN:
                     short += 1  # (a short run: tested with the rest)
-                    if short > _SHORT_MAX:
-                        break  # classes alternate: the rest of the span too
+                    if short > _SHORT_MAX:  # classes alternate: the rest of the span too
+                        i = rest.match(s, i).end()  # type: ignore[union-attr]
+                        break
                     continue
                 short = 0
                 if a >= prev:  # test prev..a (a: the pair entering the run)
                     out += pair_cuts(s, prev, a + 1, pairs)
                 prev = i  # (positions a+1..i-1 are inside the run)
+            pos = i
         if prev < n:
             out += pair_cuts(s, prev, n, pairs)
         return out
 
-    def _solid_classes(self) -> tuple[re.Pattern[str], dict[str, re.Pattern[str]]]:
+    def _solid_classes(self) -> tuple[re.Pattern[str], dict[str, re.Pattern[str]],
+                                      re.Pattern[str]]:
         """The classes of :meth:`_run_cuts` (built once): the span regex (at least
         :data:`_RUN_MIN` characters of any class) and, per class character, its class's
-        regex. Classes are grown greedily over the printable ASCII characters, lower-case
+        regex, and a run of class characters (the span's rest after its first run). Classes are grown greedily over the printable ASCII characters, lower-case
         letters, upper-case letters and digits first: a character joins the first class
         whose every member pairs with it both ways (and it with itself), else starts one (at
         most :data:`_MAX_CLASSES`, and one more for SentencePiece's ``▁``: a line of spaces)."""
@@ -584,10 +602,12 @@ class BPEModel:
                 of_class.update(dict.fromkeys(k, rx))
             members = "".join(map(re.escape, sorted(of_class)))
             # (the look-behind: a start inside a shorter span fails at once instead of
-            # re-reading the span's rest)
-            spans = re.compile(f"(?<![{members}])[{members}]{{{_RUN_MIN},}}" if members
-                               else "(?!)")
-            self._solid = (spans, of_class)
+            # re-reading the span's rest; a group per class: a span that starts with a long
+            # run of one class is matched as that run, the rest read by ``rest``)
+            runs = "".join(f"([{''.join(map(re.escape, k))}]{{{_RUN_MIN},}})|" for k in classes)
+            spans = re.compile(f"(?<![{members}])(?:{runs}[{members}]{{{_RUN_MIN},}})"
+                               if members else "(?!)")
+            self._solid = (spans, of_class, re.compile(f"[{members}]*" if members else ""))
         return self._solid
 
     def _drop_shortcut_cuts(self, s: str, cuts: list[int]) -> list[int]:
