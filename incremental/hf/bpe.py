@@ -272,7 +272,8 @@ class BPEModel:
         #: every piece with them: :mod:`.reader` caches them then)
         self._pairs: frozenset[str] | None = tables.get("pairs")
         #: the solid runs' regexes of :meth:`_run_cuts` (built on first use)
-        self._solid: tuple[re.Pattern[str], dict[str, re.Pattern[str]], re.Pattern[str]] | None = None
+        self._solid: tuple[re.Pattern[str], dict[str, re.Pattern[str]],
+                           re.Pattern[str]] | None = None
         #: ignore_merges: token id -> whether the merges build it (see :meth:`_merges_build`)
         self._built: dict[int, bool] = {}
         self._cache: GenerationalCache[str, tuple[int, ...]] = GenerationalCache()
@@ -577,10 +578,11 @@ class BPEModel:
                                       re.Pattern[str]]:
         """The classes of :meth:`_run_cuts` (built once): the span regex (at least
         :data:`_RUN_MIN` characters of any class) and, per class character, its class's
-        regex, and a run of class characters (the span's rest after its first run). Classes are grown greedily over the printable ASCII characters, lower-case
-        letters, upper-case letters and digits first: a character joins the first class
-        whose every member pairs with it both ways (and it with itself), else starts one (at
-        most :data:`_MAX_CLASSES`, and one more for SentencePiece's ``▁``: a line of spaces)."""
+        regex, and a run of class characters (the span's rest after its first run). Classes
+        are grown greedily over the printable ASCII characters, lower-case letters,
+        upper-case letters and digits first: a character joins the first class whose every
+        member pairs with it both ways (and it with itself), else starts one (at most
+        :data:`_MAX_CLASSES`, and one more for SentencePiece's ``▁``: a line of spaces)."""
         if self._solid is None:
             pairs = self.joinable_pairs()
             order = (string.ascii_lowercase + string.ascii_uppercase + string.digits

@@ -132,7 +132,8 @@ def _edit_line(name: str, line: str, alphabet: list[str], rng: random.Random, n:
 #: (line, what is typed into it: mostly its own characters, sometimes a breaking one)
 LINES = {
     "cjk": (CJK * 60, list(CJK) * 6 + [" ", "a", "<", "1", "'", "\u0301"]),
-    "emoji": ("".join(ZWJ) * 60, ["👩", "\u200d", "💻", "🌈"] * 6 + ["a", " ", "<|", "\ufe0f"]),
+    "emoji": ("".join(ZWJ) * 60,
+              ["👩", "\u200d", "💻", "🌈"] * 6 + ["a", " ", "<|", "\ufe0f"]),
     "letter": ("a" * 900, ["a"] * 20 + ["b", "Q", " ", "é", "1"]),
     "punct": ("=" * 900, ["=", "-"] * 10 + ["a", " ", "<"]),
 }
