@@ -44,6 +44,11 @@ and its token is ``value % M``. Two implementations of step 2:
 
 ``tests/unit/test_hf_models.py`` compares both loops with each other where they must agree,
 and with HuggingFace's own models on the ten real files and on random small models.
+
+One concept: the model of one file, what :class:`BPEModel` answers its pipeline: ids, merges,
+code points per token, and the cuts no merge crosses (:meth:`BPEModel.cuts`, sped up inside
+solid runs), whose argument is the merge order above (Lemma 2 of the paper) and which read the
+same vocabulary pairs: apart, the cuts would lose the order they rest on.
 """
 
 from __future__ import annotations
