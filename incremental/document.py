@@ -39,13 +39,15 @@ from dataclasses import dataclass
 from itertools import chain, compress, count, islice
 from bisect import bisect_left
 from operator import itemgetter, sub
-from typing import Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, TypeVar
+from typing import (Callable, Iterable, Iterator, List, NamedTuple, Optional, Protocol, Sequence,
+                    Set, Tuple, TypeVar)
 
 from .columns import Spot, Unit, spot_cp
 from .range_count import RangeCounter
 from .gcpause import collector_paused as _collector_paused
 from .glue import GLUE_MIN_CP, glue
-from .piece_encoding import ByteLevelEncoding, PieceEncoding, byte_level, check_encoding, quiet_side
+from .piece_encoding import (ByteLevelEncoding, PieceEncoding, byte_level, check_encoding,
+                             inner_side, quiet_side)
 from .text import sanitize
 from .tokenseq import CLEAN, PIECE_START, PLACEHOLDER, SeqView, TokenSeq
 
@@ -58,6 +60,11 @@ _T = TypeVar("_T")
 
 #: characters of old text right of an edit read in the first re-split attempt
 FIRST_WINDOW = 64
+#: quiet characters of old text on each side of the window :meth:`Document._local` splits
+LOCAL_PAD = 32
+#: an edit goes to :meth:`Document._local` when the old piece holding it reaches this far from
+#: it (shorter pieces cost the general steps less than the window's checks)
+LOCAL_MIN_CP = 1024
 
 
 class TokenInfo(NamedTuple):
@@ -110,6 +117,9 @@ class EditStats:
     stretched: int = 0
     #: changed pieces encoded in bulk (:meth:`Document._bulk_segment`: a line of digits)
     bulk_pieces: int = 0
+    #: edits inside quiet runs whose new boundaries a window around them decided
+    #: (:meth:`Document._local`)
+    local: int = 0
 
 
 #: code points per block of a byte-level document's first build (see ``_build_bytelevel``)
@@ -120,11 +130,20 @@ _BUILD_BLOCK = 1 << 18
 #: the sequence, kept; kind 1 = new tokens ``ids`` with their code point lengths and flags
 _Seg = Tuple[int, int, int, Optional[Sequence[int]], Optional[Sequence[int]], Optional[bytearray]]
 
+class _Sliced(Protocol):
+    """A text read by plain slices: a ``str``, or the new text of a long piece read lazily
+    (:class:`_EditedText`, :class:`_Sub`)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, key: slice) -> str: ...
+
+
 #: what :meth:`Document._resplit` found: ``(window, spans, q_tok, w_end_old, old_starts)``:
 #: the new text of ``[r, w_end_old)`` (old coordinates of the end), its pieces (offsets in the
 #: window), the old token where the old pieces resume, and the old piece starts of
 #: ``[end, w_end_old]`` when it gathered them (else None)
-_Resplit = Tuple[str, List[Tuple[int, int]], int, int, Optional[Set[int]]]
+_Resplit = Tuple["_Sliced", List[Tuple[int, int]], int, int, Optional[Set[int]]]
 #: boundaries past an edit checked one by one for an old piece start before they are checked
 #: against the set of the window's old piece starts (``TokenSeq.piece_starts``)
 _ASK_MAX = 16
@@ -182,6 +201,9 @@ class Document:
         #: the encoding's local boundaries (:class:`.piece_encoding.QuietEncoding`), for edits deep
         #: inside a long piece (:meth:`_stretch`); None when it does not offer them
         self._quiet = quiet_side(enc) if self._glue else None
+        #: the same encoding when it also decides new boundaries inside quiet runs from a window
+        #: (:class:`.piece_encoding.InnerEncoding`), for :meth:`_local`; None otherwise
+        self._inner = inner_side(enc) if self._quiet is not None and self._bl is not None else None
         #: ``glue_ok(piece)``: whether a piece may be glued, given the whole piece (or, for a
         #: stretch, its first GLUE_MIN_CP code points); an encoding may refuse some pieces
         #: (a tokenizer.json piece that starts with an added token opening a segment, an NFC
@@ -534,8 +556,19 @@ class Document:
                 done = self._stretch(v, held, start, end, new_text)
                 if done is not None:
                     return done
-        r_tok, r, left_text = self._restart(v, held, start)
-        rs = self._resplit(v, r_tok, r, left_text, start, end, new_text)
+        h_end = None  # where the old piece holding the edit ends, when asked here
+        # the piece before it (the restart's first question, asked here for _local)
+        pred = v.piece_start_of(held[0] - 1) if held[0] > 0 else None
+        if self._inner is not None and start < seq.total_cp:
+            h_end = self._old_piece_end(v, held[0])
+            if (start - held[1] >= LOCAL_MIN_CP or h_end - end >= LOCAL_MIN_CP
+                    or (pred is not None and start - pred[1] >= LOCAL_MIN_CP)):
+                done = self._local(v, start, end, new_text)
+                if done is not None:
+                    return done
+        r_tok, r, left_text = self._restart(v, held, pred, start)
+        rs = self._resplit(v, r_tok, r, left_text, start, end, new_text,
+                           h_end if r_tok == held[0] else None)
         segs = self._segments(v, r, r_tok, rs, start, end, new_text)
         return self._splice(v, r, r_tok, rs, segs, start, end)
 
@@ -568,23 +601,89 @@ class Document:
             return None
         delta = len(new_text) - (end - start)
         view = _EditedText(v, a, b, start, end, new_text)
-        segs = self._glue_piece(a, b + delta, view, start, end, delta)  # type: ignore[arg-type]
+        segs = self._glue_piece(a, b + delta, view, start, end, delta)
         q_tok = v.next_piece_start(p_tok)
         self.stats.stretched += 1
-        return self._splice(v, a, p_tok, (view, [(0, b + delta - a)], q_tok, b, None),  # type: ignore[arg-type]
+        return self._splice(v, a, p_tok, (view, [(0, b + delta - a)], q_tok, b, None),
                             segs, start, end)
 
-    def _restart(self, v: SeqView, held: tuple[int, int], start: int) -> tuple[int, int, str]:
+    def _local(self, v: SeqView, start: int, end: int, new_text: str) -> tuple[int, int] | None:
+        """Steps 1-4 for an edit inside a long piece that makes new boundaries near itself (an
+        ASCII letter or a space typed into a line of emoji): a window of new text whose first
+        and last :data:`LOCAL_PAD` characters are quiet old text, each inside one old piece
+        that reaches 3 characters past the window, is split by the encoding
+        (:meth:`.piece_encoding.InnerEncoding.inner_boundaries`, which has the argument); the
+        new pieces run from the start ``a`` of the left one to the end ``b`` of the right one,
+        and are glued by Algorithm 1 over the new text read lazily (:class:`_EditedText`), so
+        nothing is read or split to the pieces' ends. None when no window qualifies (the
+        general steps then run).
+
+        Runtime complexity: ``O(log n + LOCAL_PAD + len(new_text))`` plus the glue's windows
+        and the piece before ``a`` (its horizon).
+        """
+        inner = self._inner
+        assert inner is not None
+        seq = self._seq
+        n = seq.total_cp
+        pad = LOCAL_PAD
+        quiet = inner.quiet
+        left = right = None
+        for k in (1, 2, 4):  # the pads may have to step over what was typed before
+            s0 = start - k * pad
+            if s0 < 3:
+                break
+            l_tok, a = v.piece_holding(s0)
+            if s0 - a >= 3 and self._old_piece_end(v, l_tok) >= s0 + pad and quiet(
+                    v.slice_text(s0, s0 + pad)):
+                left = (s0, l_tok, a)
+                break
+        for k in (1, 2, 4):
+            e0 = end + k * pad
+            if e0 + 3 > n:
+                break
+            r_tok, y = v.piece_holding(e0 - 1)
+            b = self._old_piece_end(v, r_tok)
+            if b - e0 >= 3 and y <= e0 - pad and quiet(v.slice_text(e0 - pad, e0)):
+                right = (e0, r_tok, b)
+                break
+        if left is None or right is None:
+            return None
+        s0, l_tok, a = left
+        e0, r_tok, b = right
+        if l_tok > 0:
+            # no earlier piece reads past s0: the one before a decides within a few characters
+            # of a (a truncated text bounds what it reads when the bound stays inside it;
+            # dominance covers the pieces before it, as in _restart)
+            p = v.piece_start_of(l_tok - 1)[1]
+            head = v.slice_text(p, min(s0, a + 16))
+            if self._enc.horizon(head, 0, len(head)) >= len(head):
+                return None
+        window = v.slice_text(s0, start) + new_text + v.slice_text(end, e0)
+        cuts = inner.inner_boundaries(window, pad)
+        if cuts is None:
+            return None
+        delta = len(new_text) - (end - start)
+        bounds = [0, *[s0 + c - a for c in cuts], b + delta - a]
+        view = _EditedText(v, a, b, start, end, new_text)
+        rs: _Resplit = (view, list(zip(bounds, bounds[1:])), v.next_piece_start(r_tok), b, None)
+        segs = self._segments(v, a, l_tok, rs, start, end, new_text)
+        self.stats.local += 1
+        return self._splice(v, a, l_tok, rs, segs, start, end)
+
+    def _restart(self, v: SeqView, held: tuple[int, int], pred: tuple[int, int] | None,
+                 start: int) -> tuple[int, int, str]:
         """Step 1: the first token and the code point of the piece the re-split starts at: the
         piece holding ``start`` (``held``: its first token and start, ``(0, 0)`` in an empty
-        text), moved left while its predecessor's horizon reaches ``start``; and the old text
-        from there to ``start`` (read here anyway)."""
+        text; ``pred``: the piece before it, None when there is none), moved left while its
+        predecessor's horizon reaches ``start``; and the old text from there to ``start``
+        (read here anyway)."""
         horizon = self._enc.horizon
         r_tok, r = held
         head = ""  # the old text [p, start) of the last predecessor p asked about
         p = start
         while r_tok > 0:
-            p_tok, p = v.piece_start_of(r_tok - 1)
+            p_tok, p = pred if pred is not None and r_tok == held[0] else v.piece_start_of(
+                r_tok - 1)
             head = v.slice_text(p, r) + head if head else v.slice_text(p, start)
             if horizon(head, 0, len(head)) <= len(head):
                 break
@@ -593,12 +692,12 @@ class Document:
 
     def _resplit(
         self, v: SeqView, r_tok: int, r: int, left_text: str, start: int, end: int,
-        new_text: str,
+        new_text: str, r_end: int | None = None,
     ) -> _Resplit:
         """Step 2: re-split the new text from ``r`` (``left_text``: the old text from there to
-        ``start``) until a new boundary at or after the edit's end coincides with an old one,
-        over a window of old text grown x4 until every piece kept is decided inside it
-        (``docs/algorithms.md`` section 2)."""
+        ``start``; ``r_end``: where its old piece ends, when known) until a new boundary at or
+        after the edit's end coincides with an old one, over a window of old text grown x4
+        until every piece kept is decided inside it (``docs/algorithms.md`` section 2)."""
         seq = self._seq
         enc = self._enc
         horizon = enc.horizon
@@ -609,7 +708,9 @@ class Document:
         # long piece the earliest possible resync is that piece's end
         extra = FIRST_WINDOW
         if r_tok < seq.total_tokens:
-            extra = max(extra, self._old_piece_end(v, r_tok) - end + FIRST_WINDOW)
+            if r_end is None:
+                r_end = self._old_piece_end(v, r_tok)
+            extra = max(extra, r_end - end + FIRST_WINDOW)
         # the pieces a failed round decided inside its window, kept for the next round (which
         # splits on from the last one's end), and how many boundaries they asked about
         kept: list[tuple[int, int]] = []
@@ -716,10 +817,13 @@ class Document:
                     segs.append((0, old[0], old[1], None, None, None))
                     known, known_tok = oa + pe - ps, old[1]
                     continue
+            if glue_long and pe - ps >= GLUE_MIN_CP:
+                # (a window read lazily, _local's, is not sliced whole: its pieces are long)
+                whole: _Sliced = window[ps:pe] if type(window) is str else _Sub(window, ps, pe)
+                if self._glue_ok(whole[:GLUE_MIN_CP] if type(whole) is _Sub else whole[:]):
+                    segs.extend(self._glue_piece(a, b, whole, start, end, delta))
+                    continue
             piece = window[ps:pe]
-            if glue_long and pe - ps >= GLUE_MIN_CP and self._glue_ok(piece):
-                segs.extend(self._glue_piece(a, b, piece, start, end, delta))
-                continue
             ids = encode_piece(piece, at_text_start=a == 0)
             if ids and lead is not None and clean is not None:
                 # _piece_segment's byte-level case, inline (the common case of an edit)
@@ -733,7 +837,7 @@ class Document:
             self.stats.bulk_pieces += len(spans) - bulk
         return segs
 
-    def _bulk_segment(self, window: str, spans: list[tuple[int, int]]) -> _Seg:
+    def _bulk_segment(self, window: _Sliced, spans: list[tuple[int, int]]) -> _Seg:
         """One segment of the byte-level tokens of the changed short pieces ``spans`` of
         ``window`` (none of them at the text's start): their ids through the encoding's piece
         memo in one call (:meth:`~.piece_encoding.ByteLevelEncoding.encode_piece_strings`),
@@ -827,7 +931,7 @@ class Document:
         return (1, 0, 0, ids, cps, flags)
 
     def _glue_piece(
-        self, a: int, b: int, piece: str, start: int, end: int, delta: int
+        self, a: int, b: int, piece: _Sliced, start: int, end: int, delta: int
     ) -> list[_Seg]:
         """Tokens of the changed long piece ``[a, b)`` (new coordinates) by Algorithm 1
         (:func:`.glue.glue`): ``tau1`` = old tokens of the old piece starting at ``a`` that end
@@ -1012,6 +1116,24 @@ class _EditedText:
             old = a - (k - (self._end - self._start))
             parts.append(v.slice_text(old + max(i, cut + k), old + j))
         return "".join(parts)
+
+
+class _Sub:
+    """``text[i:j]`` of a text read slice by slice (:class:`_EditedText`), itself read slice by
+    slice: a long piece of :meth:`Document._local`'s window for :meth:`Document._glue_piece`."""
+
+    __slots__ = ("_text", "_i", "_n")
+
+    def __init__(self, text: _Sliced, i: int, j: int) -> None:
+        self._text, self._i, self._n = text, i, j - i
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, key: slice) -> str:
+        i, j, step = key.indices(self._n)
+        assert step == 1, "only plain slices"
+        return self._text[self._i + i : self._i + j] if i < j else ""
 
 
 def _bulk_from(spans: list[tuple[int, int]], r: int, new_end: int, delta: int,

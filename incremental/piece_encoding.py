@@ -38,7 +38,7 @@ from typing import runtime_checkable
 
 
 __all__ = ["PieceEncoding", "ByteLevelEncoding", "QuietEncoding", "check_encoding", "byte_level",
-           "quiet_side"]
+           "quiet_side", "InnerEncoding", "inner_side"]
 
 
 
@@ -225,6 +225,28 @@ def quiet_side(enc: PieceEncoding) -> QuietEncoding | None:
     margin = getattr(enc, "quiet_margin", 0)
     if isinstance(margin, int) and margin > 0 and callable(getattr(enc, "quiet", None)):
         return enc  # type: ignore[return-value]  # checked: the two members
+    return None
+
+
+class InnerEncoding(QuietEncoding, Protocol):
+    """An optional capability beside :class:`QuietEncoding`: the boundaries an edit makes
+    inside quiet runs, decided from a window around it (``Document._local``: an ASCII letter
+    or a space typed into a line of emoji, which splits the line's one piece, without
+    re-splitting the line to its end). The tiktoken patterns offer it
+    (:meth:`.bytelevel.pretokenize.Pretokenizer.inner_boundaries` has the argument)."""
+
+    def inner_boundaries(self, text: str, pad: int) -> list[int] | None:
+        """The piece boundaries strictly inside the new text ``text`` of a window whose first
+        and last ``pad`` characters are quiet old text inside long old pieces, or None when
+        the window does not decide them."""
+        ...
+
+
+def inner_side(enc: PieceEncoding) -> InnerEncoding | None:
+    """``enc`` as an :class:`InnerEncoding` when it is a :class:`QuietEncoding` that offers
+    ``inner_boundaries``, else None."""
+    if quiet_side(enc) is not None and callable(getattr(enc, "inner_boundaries", None)):
+        return enc  # type: ignore[return-value]  # checked: the members
     return None
 
 

@@ -685,6 +685,10 @@ class Encoding(EncodeStreamMixin):
         """See :meth:`.pretokenize.Pretokenizer.quiet`."""
         return self._pre.quiet(text)
 
+    def inner_boundaries(self, text: str, pad: int) -> list[int] | None:
+        """See :meth:`.pretokenize.Pretokenizer.inner_boundaries`."""
+        return self._pre.inner_boundaries(text, pad)
+
     def encode_piece(self, piece: str, *, at_text_start: bool = False) -> Sequence[int]:
         """Token ids of one pre-token (cached for short pieces; a tuple).
 

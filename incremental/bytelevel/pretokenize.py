@@ -101,6 +101,13 @@ _QUIET_LETTERS = {"r50k_base": regex.compile(r"\p{L}++"),
                   "cl100k_base": regex.compile(r"\p{L}++"),
                   "o200k_base": regex.compile(r"[\p{Lm}\p{Lo}]++")}
 
+#: the letter alternatives of each pattern (the first ones, after cl100k's and r50k's
+#: contractions): a piece they match at its start is a letter piece
+#: (:meth:`Pretokenizer.inner_boundaries`)
+_LETTER_ALTS = {"r50k_base": regex.compile(r" ?\p{L}++"),
+                "cl100k_base": regex.compile(r"[^\r\n\p{L}\p{N}]?+\p{L}++"),
+                "o200k_base": regex.compile("|".join(_O200K_PARTS[:2]))}
+
 #: :meth:`Pretokenizer.finditer` samples the pieces of the first ``_SAMPLE_CHARS`` characters of
 #: a non-ASCII text of at least ``_SAMPLE_FROM`` characters; when they average at least
 #: ``_LONG_PIECE`` characters it splits with ``regex`` instead of the class codes: ``regex``
@@ -351,6 +358,77 @@ class Pretokenizer:
         letters = self._quiet_letters
         return _QUIET.fullmatch(text) is not None or (
             letters is not None and letters.fullmatch(text) is not None)
+
+    def inner_boundaries(self, text: str, pad: int) -> list[int] | None:
+        """The piece boundaries strictly inside ``text``, the new text of a window around an
+        edit deep inside quiet runs, when they are decided by the window alone; None when
+        they may not be.
+
+        What the caller (``Document._local``) vouches for: ``text`` is the new text of
+        ``[s0, e0)`` (old coordinates of the ends) after an edit; its first and last ``pad``
+        characters are old text; the old piece holding the first ``pad`` characters starts at
+        least 3 characters before ``s0``, the one holding the last ``pad`` ends at least 3
+        after ``e0``, and no earlier piece reads past ``s0``. Each ``pad`` must be
+        :meth:`quiet` (checked here), so its old piece is a punctuation piece, or a letter
+        piece under r50k and cl100k (one possessive run; o200k's letter pieces, two cased runs
+        whose end depends on text far away, are refused).
+
+        *Why the window decides.* Such a piece is one run: every character of its interior
+        is of the run's class (a punctuation piece's ``[^\\s\\p{L}\\p{N}]``, a letter piece's
+        ``\\p{L}``), and the run ends where the class ends, plus the pattern's tail
+        (``[\\r\\n/]*``). So the piece of the new text that starts where the old piece started
+        runs through the unchanged text to the left ``pad`` exactly as a run started by two
+        synthetic characters of the class (``!!`` or ``aa``) runs through it; and a piece of
+        the new text that holds the whole right ``pad`` (so it is a run of that class: no
+        other alternative holds a punctuation character other than a mark, or three letters,
+        past its first character) runs on through the rest of the old piece and ends where
+        it ended, as it runs on through two synthetic characters at the window's end. The
+        split of ``!!`` + ``text`` + ``!!`` (or ``aa``) therefore has the new text's
+        boundaries inside the window, provided every piece but the last is decided inside
+        the real characters (:meth:`horizon` below the synthetic tail), the first piece
+        covers the left ``pad`` but its last ``M`` characters, and the last piece covers the
+        right one but its first ``M``.
+
+        >>> p = Pretokenizer("o200k_base")
+        >>> e = "\U0001F468\u200d\U0001F4BB"
+        >>> p.inner_boundaries(e * 5 + "a" + e * 5, 15)
+        [15, 16]
+        >>> p.inner_boundaries("\\u4e2d" * 15 + " " + "\\u4e2d" * 15, 15) is None
+        True
+
+        Runtime complexity: ``O(len(text))``.
+        """
+        if self.quiet_margin <= 0 or len(text) < 2 * pad or pad < 3 * self.quiet_margin + 1:
+            return None
+        head, tail = text[:pad], text[-pad:]
+        kinds = []
+        for part in (head, tail):
+            if _QUIET.fullmatch(part) is not None:
+                kinds.append("!!")
+            elif self.name != "o200k_base" and self._quiet_letters is not None \
+                    and self._quiet_letters.fullmatch(part) is not None:
+                kinds.append("aa")
+            else:
+                return None
+        lead, trail = kinds
+        window = lead + text + trail
+        lim = len(window) - 2  # where the synthetic tail starts
+        spans = list(self.split(window))
+        m = self.quiet_margin
+        if len(spans) < 1 or spans[0][1] < 2 + pad - m or spans[-1][0] > lim - pad + m:
+            return None
+        letters = _LETTER_ALTS.get(self.name)
+        for ps, _ in spans[:-1]:
+            if letters is not None and letters.match(window, ps) is not None:
+                # a letter piece: the alternatives tried (a contraction, then the letters)
+                # read the letter runs and a few characters; the punctuation run the horizon
+                # also bounds (an emoji before a mark is a letter piece) is never tried
+                reach = max(self._readers[0].match(window, ps).end(), ps + 4) + _SLACK  # type: ignore[union-attr]
+            else:
+                reach = self.horizon(window, ps, lim)
+            if reach >= lim:
+                return None
+        return [ps - 2 for ps, _ in spans[1:]]
 
     def horizon(self, text: str, start: int, limit: int | None = None) -> int:
         """Sound upper bound (exclusive) on what deciding the piece at ``start`` reads.
