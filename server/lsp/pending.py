@@ -132,14 +132,13 @@ class PendingChanges:
         document's didChange, :meth:`add`; ``found`` as there)."""
         ls = self._server
         uri = od.uri
-        if found:
-            pass  # (a keystroke: looked up a moment ago)
-        elif ls.store.find(uri) is not od:
-            return  # closed or replaced meanwhile: its changes went with it
-        elif ls.background.busy(uri):  # not expected (work starts after a flush): it waits
-            ls.background.defer(uri, functools.partial(self.add, od, version, changes, inserted),
-                                merges=True)
-            return
+        if not found:  # (a keystroke's document was looked up a moment ago)
+            if ls.store.find(uri) is not od:
+                return  # closed or replaced meanwhile: its changes went with it
+            if ls.background.busy(uri):  # not expected (work starts after a flush): it waits
+                ls.background.defer(uri, functools.partial(self.add, od, version, changes,
+                                                           inserted), merges=True)
+                return
         before = od.lines.length
         rng = changes[0].range if changes else None  # (an empty didChange only has a version)
         if rng is not None and rng[0] < od.lines.line_count:  # the batch's first line

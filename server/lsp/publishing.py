@@ -47,7 +47,7 @@ def notice(message: str, code: str,
 def count_message(od: OpenDocument) -> str | None:
     """The JSON text of the ``livetok/didChangeTokenCount`` notification of ``od``'s count,
     as ``json.dumps`` writes that message (``views.token_count(od).to_json()`` as its
-    params; ``test_publishing`` compares them), when the count is the plain one: ``od`` is
+    params; ``tests/unit/test_keystroke_path.py`` compares them), when the count is the plain one: ``od`` is
     counted, in sync and has no ``livetok.compare`` counts; else None (``views.token_count``
     says why not, or adds the compared counts). A keystroke's count is written from it
     without a message dict and ``json.dumps`` (``od.uri_json``, ``od.encoding_json``).
