@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import operator
 import os
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 from ..piece_memo import GenerationalCache
 from .errors import UnsupportedComponent
+from .unigram_window import UnigramWindow
 
 __all__ = ["UnigramModel", "UNK_PENALTY", "unigram_tables"]
 
@@ -87,6 +88,8 @@ class UnigramModel:
         self._last_long: tuple[str, tuple[tuple[int, ...], tuple[int, ...]]] | None = None
         #: HuggingFace's model for long pre-tokens (False: not built yet)
         self._ref: Any = False
+        #: the window re-encode of long pre-tokens (:meth:`_windows`; False: not built yet)
+        self._window: UnigramWindow | None | Literal[False] = False
         #: per id, the characters its piece covers (:meth:`_char_lens`)
         self._lens: list[int] | None = None
 
@@ -152,10 +155,16 @@ class UnigramModel:
 
     def _encode(self, s: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(ids, character counts)`` of one pre-token (``Unigram::tokenize``)."""
+        ids, lens = self._tokens_of(self.pieces(s))
+        return tuple(ids), tuple(lens)
+
+    def _tokens_of(self, pieces: list[str]) -> tuple[list[int], list[int]]:
+        """``(ids, character counts)`` of a path's piece strings (unknown runs fused): each
+        string's id, else its bytes' ids (``byte_fallback``), else ``unk_id``."""
         ids: list[int] = []
         lens: list[int] = []
         get = self.token_to_id.get
-        for piece in self.pieces(s):
+        for piece in pieces:
             tid = get(piece)
             if tid is None and self.byte_fallback:
                 if self._add_bytes(piece, ids, lens):
@@ -169,7 +178,7 @@ class UnigramModel:
                 tid = self.unk_id
             ids.append(tid)
             lens.append(len(piece))
-        return tuple(ids), tuple(lens)
+        return ids, lens
 
     def _add_bytes(self, piece: str, ids: list[int], lens: list[int]) -> bool:
         """Append the byte-fallback ids of ``piece`` (each character on its first byte's
@@ -215,10 +224,31 @@ class UnigramModel:
         last = self._last_long
         if last is not None and last[0] == s:
             return last[1]
-        ref = self._reference()
-        hit = self._encode(s) if ref is None else _reference_encode(ref, s, self)
+        win = self._windows()
+        if win is None:
+            hit = self._whole(s)
+        else:
+            ids, lens = win.edit(s, self._whole)
+            hit = (tuple(ids), tuple(lens))
         self._last_long = (s, hit)
         return hit
+
+    def _whole(self, s: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(ids, character counts)`` of a whole pre-token: by the reference when installed
+        (:meth:`_long`), else by :meth:`pieces`."""
+        ref = self._reference()
+        return self._encode(s) if ref is None else _reference_encode(ref, s, self)
+
+    def _windows(self) -> UnigramWindow | None:
+        """The window re-encode of long pre-tokens (:mod:`.unigram_window`, built on first
+        use), or None when ``LIVETOK_UNIGRAM_WINDOW=0``."""
+        if self._window is False:
+            self._window = None if os.environ.get("LIVETOK_UNIGRAM_WINDOW", "1") == "0" else (
+                UnigramWindow(self.token_to_id, self.scores, self._longest, self.unk_id,
+                              self.unk_score,
+                              None if self.unk_id is None else self.id_to_token[self.unk_id],
+                              self._tokens_of))
+        return self._window
 
     def _reference(self) -> Any:
         """HuggingFace's ``Unigram`` over this vocabulary (built on first use), or None when
