@@ -24,6 +24,14 @@ What is measured (o200k_base, one process):
 
 Every replay ends with a check: the document's text equals the expected text and its token
 ids equal tiktoken's encoding of it (a benchmark that measured a wrong result is worthless).
+
+A/B of two checkouts (:func:`ab_size`, issue 35's no-regression check): ``--checkout
+NAME=PATH`` twice runs only that and rewrites only its section of the page: the random edits
+at 1 MB and 10 MB (``--ab-sizes``) timed in a child process per checkout (``_ab.py``), the
+checkouts alternating round by round::
+
+    .venv/bin/python benchmarks/bench_document.py --checkout before=../ab_old \\
+        --checkout after=../ab_new [--ab-rounds 20] [--ab-edits 250]
 """
 
 from __future__ import annotations
@@ -676,6 +684,9 @@ def render(cfg: Config, args: argparse.Namespace, info: dict[str, str], elapsed:
               f"{C.fmt_ratio(tkm / s['p99'])} against their p99). Verified: "
               f"**{'yes' if rnd.verified else 'NO'}**.\n")
 
+    kept = C.kept_section(args.out / "benchmarks-document.md", AB_HEADING)
+    if kept:
+        w("\n".join(kept))
     if longs:
         w("## Edits inside one long piece\n")
         w(f"A line that is one piece (a pre-token) of {longs[0].run_chars:,} CJK letters, or of "
@@ -871,6 +882,143 @@ def plot(path: Path, cfg: Config, alone: list[Replay], based: list[Replay],
     return True
 
 
+# -- A/B of two checkouts ----------------------------------------------------------------------
+
+#: the A/B of two checkouts (``--checkout``, issue 35's no-regression check)
+AB_HEADING = "## A/B against the code before issue 35"
+AB_SIZES = "1000,10000"
+AB_ROUNDS = 20
+AB_EDITS = 250
+AB_SEED = 20251122
+
+
+@dataclass
+class ABEdits:
+    """One checkout's random edits in one document size (:func:`ab_size`)."""
+
+    checkout: str
+    commit: str
+    n: int
+    build: float
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    round_medians: list[float] = field(default_factory=list)
+    #: the final text and ids = the parent's text and tiktoken's ids of it
+    verified: bool = False
+
+
+def ab_size(checkouts: list[Any], n: int, rounds: int, per_round: int, tk: Any, tmp: Path,
+            log: C.Log) -> list[ABEdits]:
+    """The random edits of :func:`bench_random` (same seed) in ``n`` code points of real
+    text, in a worker process per checkout (``_ab.EditWorker``): ``rounds`` rounds of
+    ``per_round`` edits, each round's edits timed in one checkout and then in the other, which
+    goes first flipping every round. Then each worker's text and ids are checked against
+    this process's copy of the text and tiktoken's ids of it."""
+    import _ab
+
+    text = C.real_text(n)
+    path = tmp / f"text-{n}.txt"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    edits = random_edits(n, rounds * per_round, AB_SEED)
+    workers: list[Any] = []
+    try:
+        for c in checkouts:
+            workers.append(_ab.EditWorker(c, path, ENCODING))
+        out = [ABEdits(c.name, _ab.describe(c.path), n, w.built["build_s"])
+               for c, w in zip(checkouts, workers)]
+        for r in range(rounds):
+            batch = edits[r * per_round:(r + 1) * per_round]
+            for i in (range(len(workers)) if r % 2 == 0 else reversed(range(len(workers)))):
+                wall, cpu = workers[i].edit(batch)
+                out[i].wall += wall
+                out[i].cpu += cpu
+                out[i].round_medians.append(C.median(wall))
+        mirror = Mirror(text)
+        for s, e, ins in edits:
+            mirror.replace(s, e, ins)
+        final = mirror.text()
+        ids = tk.encode_ordinary(final)
+        want = {"tokens": len(ids), "ids_hash": C.ids_hash(ids),
+                "text_sha256": _ab.text_digest(final)}
+        for w, res in zip(workers, out):
+            res.verified = w.check() == want
+    finally:
+        for w in workers:
+            w.close()
+    log(f"A/B at {C.fmt_size(n)}: " + ", ".join(
+        f"{r.checkout} median {C.fmt_us(C.median(r.wall))} CPU {C.fmt_us(C.median(r.cpu))} "
+        f"verified={r.verified}" for r in out) + f" (load {_ab.load()})")
+    return out
+
+
+def ab_section(results: list[list[ABEdits]], rounds: int, per_round: int,
+               info: dict[str, str], command: str) -> list[str]:
+    """The page's section on :func:`ab_size`: per size and checkout the median, p99 and CPU
+    median of an edit, and their ratios to the first checkout's."""
+    import _ab
+
+    rows = []
+    for per_size in results:
+        ref = per_size[0]
+        for r in per_size:
+            rows.append([
+                C.fmt_size(r.n), r.checkout, r.commit, f"{len(r.wall):,}",
+                f"{C.fmt_us(min(r.round_medians))} – {C.fmt_us(max(r.round_medians))}",
+                f"{C.fmt_us(C.median(r.wall))} / {C.fmt_us(C.percentile(r.wall, 99))}",
+                C.fmt_ratio(C.median(r.wall) / C.median(ref.wall)),
+                f"{C.fmt_us(C.median(r.cpu))} / {C.fmt_us(C.percentile(r.cpu, 99))}",
+                C.fmt_ratio(C.median(r.cpu) / C.median(ref.cpu)),
+                C.fmt_s(r.build), "yes" if r.verified else "**NO**"])
+    ref_name = results[0][0].checkout
+    return [
+        AB_HEADING,
+        "",
+        f"The random single-character edits above (same seed, `random.Random({AB_SEED})`) in "
+        "real text, timed in two checkouts' `Document`s in one run: a child process per "
+        "checkout holds its `Document` (`benchmarks/_ab.py`: the checkout's code, this "
+        f"venv), and {rounds} rounds of {per_round} edits each are timed in one and then the "
+        "other, which goes first flipping every round; the same edits, so the same texts. "
+        "Timing as above (`time.perf_counter` and `time.thread_time` around each `doc.edit`, "
+        "the collector on): on a loaded machine the wall p99 is mostly the waits for a core, "
+        f"which the CPU p99 leaves out. Ratios are to `{ref_name}`. Verified: each child's "
+        "final text "
+        "and token ids equal this process's copy of the text and tiktoken's ids of it.",
+        "",
+        C.md_table(["document", "checkout", "commit", "edits", "round medians (min – max)",
+                    "median / p99", f"median / {ref_name}", "CPU median / p99",
+                    f"CPU median / {ref_name}", "build", "verified"], rows,
+                   align="lllrrrrrrrl"),
+        "",
+        f"Measured {info.get('date', '?')} with `{command}`, load average (1/5/15 min) "
+        f"{info.get('load', '?')} at the start and {_ab.load()} at the end "
+        f"({info.get('nproc', '?')} cores, shared with other jobs).",
+        "",
+    ]
+
+
+def ab_main(args: argparse.Namespace, error: Any, log: C.Log) -> int:
+    """``--checkout`` given: run only the A/B and put its section in the page."""
+    import tempfile
+
+    import _ab
+
+    info = C.machine_info()
+    tk = C.tiktoken_ref(C.livetok_encoding(ENCODING))
+    sizes = [int(x) * C.KB for x in args.ab_sizes.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        checkouts = _ab.checkouts(args.checkout, Path(tmp), error)
+        results = [ab_size(checkouts, n, args.ab_rounds, args.ab_edits, tk, Path(tmp), log)
+                   for n in sizes]
+    command = ("benchmarks/bench_document.py " + " ".join(f"--checkout {c}" for c in args.checkout)
+               + f" --ab-sizes {args.ab_sizes} --ab-rounds {args.ab_rounds} --ab-edits "
+               f"{args.ab_edits}")
+    section = ab_section(results, args.ab_rounds, args.ab_edits, info, command)
+    print("\n".join(section))
+    _ab.put_section(args.out / "benchmarks-document.md", section,
+                    before="## Edits inside one long piece")
+    return 0 if all(r.verified for rs in results for r in rs) else 1
+
+
 # -- main --------------------------------------------------------------------------------------
 
 
@@ -884,7 +1032,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--random-edits", type=int, default=None)
     ap.add_argument("--tiktoken-samples", type=int, default=None)
     ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc build")
+    ap.add_argument("--checkout", action="append", metavar="NAME=PATH",
+                    help="A/B mode: a checkout of the repository (give two; the first is the "
+                    "reference of the ratios); runs only the A/B and rewrites only its section")
+    ap.add_argument("--ab-sizes", default=AB_SIZES, help="A/B: sizes in KB, comma-separated")
+    ap.add_argument("--ab-rounds", type=int, default=AB_ROUNDS)
+    ap.add_argument("--ab-edits", type=int, default=AB_EDITS,
+                    help="A/B: edits per round and checkout")
     args = ap.parse_args(argv)
+    if args.checkout:
+        return ab_main(args, ap.error, C.Log())
     cfg = dataclasses.replace(QUICK if args.quick else FULL)
     if args.base_edits is not None:
         cfg.base_edits = args.base_edits

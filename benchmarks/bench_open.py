@@ -9,11 +9,10 @@ hand-written ``## Findings`` section::
         --checkout HEAD=../ab_new [--size 10000000] [--rounds 3] [--open-jobs default \\
         --open-jobs 2] [--client plain] [--pipelined]
 
-Each checkout's server runs in this venv (its dependencies): a temporary folder on
-``PYTHONPATH`` gives the checkout's ``incremental/`` and ``server/`` their import names
-(two symlinks), and the server starts through :data:`BOOT`, which drops the editable
-install's import hook first, so that no module of this repository stands in for one the
-checkout lacks. Each checkout has its own vocabulary cache folder (``LIVETOK_CACHE_DIR``),
+Each checkout's server runs in this venv (its dependencies) as ``_ab.py`` says: a temporary
+folder on ``PYTHONPATH`` gives the checkout's ``incremental/`` and ``server/`` their import
+names, and the server starts through ``_ab.BOOT``, which drops the editable install's import
+hook first. Each checkout has its own vocabulary cache folder (``LIVETOK_CACHE_DIR``),
 filled by one untimed run: a round is a fresh server with a warm cache, as an editor's second
 start is.
 
@@ -32,7 +31,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _ab  # noqa: E402
 import _common as C  # noqa: E402
 from bench_server import Client  # noqa: E402
 
@@ -81,35 +80,10 @@ def tree_cpu(pid: int) -> float:
     return total
 
 
-#: the module the servers run (``python -m``): it drops the editable install's import hooks
-#: (setuptools' ``_EditableFinder``, which maps a name the checkout lacks to this repository's
-#: module: an old checkout would import today's ``livetok.server.lsp``), then runs the
-#: checkout's ``livetok.server`` as ``python -m livetok.server`` does
-BOOT = "bench_open_boot"
-BOOT_SOURCE = """import runpy, sys
-sys.meta_path[:] = [f for f in sys.meta_path if "Editable" not in getattr(f, "__name__", "")]
-sys.path_hooks[:] = [h for h in sys.path_hooks if "Editable" not in getattr(h, "__qualname__", "")]
-sys.path_importer_cache.clear()
-runpy.run_module("livetok.server", run_name="__main__", alter_sys=True)
-"""
-
-
-def import_root(checkout: Path, tmp: Path, name: str) -> Path:
-    """A folder that gives ``checkout``'s two packages their import names, and holds
-    :data:`BOOT`."""
-    root = tmp / f"path-{name}" / "livetok"
-    root.mkdir(parents=True)
-    for pkg in ("incremental", "server"):
-        (root / pkg).symlink_to(checkout.resolve() / pkg, target_is_directory=True)
-    (root.parent / f"{BOOT}.py").write_text(BOOT_SOURCE, encoding="utf-8")
-    return root.parent
-
-
 @dataclass
 class Side:
     name: str
-    checkout: Path
-    env: dict[str, str]
+    checkout: _ab.Checkout
     wall: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     #: ``didOpen`` -> the ``livetok/didChangeTokenCount`` of version 1, when it came first
@@ -127,9 +101,9 @@ async def first_count(side: Side, text: str, expected: int, log: C.Log,
     the request are written at once after the spawn, and the clocks run from the spawn."""
     spawned = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", BOOT, stdin=asyncio.subprocess.PIPE,
+        *side.checkout.argv(), stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=1 << 26,
-        env=side.env, cwd=side.env["BENCH_OPEN_CWD"])
+        env=side.checkout.env, cwd=side.checkout.cwd)
     client = Client(proc)
     try:
         init = asyncio.ensure_future(client.request("initialize", {
@@ -167,21 +141,6 @@ async def first_count(side: Side, text: str, expected: int, log: C.Log,
     return wall, cpu
 
 
-def _load() -> str:
-    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def describe(checkout: Path) -> str:
-    """``checkout``'s commit, and whether its two packages have uncommitted changes."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(checkout), *args], capture_output=True,
-                              text=True, timeout=30).stdout.strip()
-
-    rev = git("rev-parse", "--short", "HEAD") or "?"
-    dirty = git("status", "--porcelain", "--", "incremental", "server")
-    return rev + (" + uncommitted changes" if dirty else "")
-
-
 def run_table(sides: list[Side], text: str, expected: int, args: argparse.Namespace,
               jobs: str | None, log: C.Log) -> list[str]:
     """``args.rounds`` alternating rounds of the checkouts with ``LIVETOK_OPEN_JOBS=jobs``
@@ -189,10 +148,10 @@ def run_table(sides: list[Side], text: str, expected: int, args: argparse.Namesp
     jobs = None if jobs == "default" else jobs
     for side in sides:
         side.wall, side.cpu, side.notified, side.ending = [], [], [], []
-        side.env.pop("LIVETOK_OPEN_JOBS", None)
+        side.checkout.env.pop("LIVETOK_OPEN_JOBS", None)
         if jobs is not None:
-            side.env["LIVETOK_OPEN_JOBS"] = jobs
-    loads = [_load()]
+            side.checkout.env["LIVETOK_OPEN_JOBS"] = jobs
+    loads = [_ab.load()]
     for r in range(args.rounds):
         for side in sides if r % 2 == 0 else sides[::-1]:
             wall, cpu = asyncio.run(first_count(side, text, expected, log,
@@ -201,15 +160,15 @@ def run_table(sides: list[Side], text: str, expected: int, args: argparse.Namesp
             side.cpu.append(cpu)
             log(f"jobs {jobs or 'default'}, round {r + 1}, {side.name}: wall {wall:.2f} s, "
                 f"CPU {cpu:.2f} s, count notified {side.notified[-1]:.2f} s, shutdown to "
-                f"exit {side.ending[-1]:.2f} s (load {_load()})")
-        loads.append(_load())
+                f"exit {side.ending[-1]:.2f} s (load {_ab.load()})")
+        loads.append(_ab.load())
     ref = sides[0]
 
     def per_round(xs: list[float]) -> str:
         return " / ".join(f"{x:.2f}" for x in xs)
 
     med = C.median
-    rows = [[s.name, describe(s.checkout), per_round(s.wall), C.fmt_s(med(s.wall)),
+    rows = [[s.name, _ab.describe(s.checkout.path), per_round(s.wall), C.fmt_s(med(s.wall)),
              f"{med(s.wall) / med(ref.wall):.2f}×", per_round(s.cpu), C.fmt_s(med(s.cpu)),
              f"{med(s.cpu) / med(ref.cpu):.2f}×", C.fmt_s(med(s.notified)),
              C.fmt_s(med(s.ending)), "yes" if s.ok else "**NO**"] for s in sides]
@@ -267,20 +226,7 @@ def main() -> int:
           "flips every round); each checkout runs with this venv's dependencies and its own "
           "warm vocabulary cache. Written by `benchmarks/bench_open.py`.", ""]
     with tempfile.TemporaryDirectory() as tmp_name:
-        tmp = Path(tmp_name)
-        sides: list[Side] = []
-        for spec in args.checkout:
-            name, _, path = spec.partition("=")
-            checkout = Path(path)
-            if not (checkout / "incremental").is_dir() or not (checkout / "server").is_dir():
-                ap.error(f"{path}: not a livetok checkout (no incremental/ and server/); "
-                         f"give NAME=PATH of one, e.g. made by `git worktree add`")
-            paths = [str(import_root(checkout, tmp, name)), os.environ.get("PYTHONPATH", "")]
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, paths)),
-                       LIVETOK_CACHE_DIR=str(tmp / f"cache-{name}"),
-                       BENCH_OPEN_CWD=str(tmp))
-            env.pop("LIVETOK_CACHE", None)
-            sides.append(Side(name, checkout, env))
+        sides = [Side(c.name, c) for c in _ab.checkouts(args.checkout, Path(tmp_name), ap.error)]
         for side in sides:  # fills each cache (untimed)
             asyncio.run(first_count(side, "hello", 1, log, CLIENTS[args.client]))
         for jobs in args.open_jobs or [None]:

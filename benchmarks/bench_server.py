@@ -33,6 +33,15 @@ Several encodings (:func:`compare_run`, issue 29): two livetok servers, one with
 turn (so that the machine's load drifts hit both); the ratio of their p50 latencies is what
 comparing costs per keystroke. ``--compare-only`` runs only that and rewrites only its section
 of the page.
+
+A/B of two checkouts (:func:`run_ab`, issue 35's no-regression check): ``--checkout
+NAME=PATH`` twice runs only that and rewrites only its section: the keystrokes above typed in
+turn into the servers of two checkouts of the repository (``_ab.py`` runs each one's code in
+this venv), at 1 MB (``--ab-size``), p50 / p99 and CPU per keystroke and their ratios::
+
+    git worktree add --detach ../ab_old 121e51a; git worktree add --detach ../ab_new HEAD
+    .venv/bin/python benchmarks/bench_server.py --checkout before=../ab_old \\
+        --checkout after=../ab_new [--ab-rounds 3] [--ab-keystrokes 300]
 """
 
 from __future__ import annotations
@@ -47,9 +56,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable, NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _ab  # noqa: E402
 from _common import (  # noqa: E402
     kept_section,
     DOCS,
@@ -154,14 +164,17 @@ class Client:
 @contextlib.asynccontextmanager
 async def server_session(server: str = "livetok", unit: str = "utf-16",
                          options: dict[str, Any] | None = None,
+                         checkout: _ab.Checkout | None = None,
                          ) -> AsyncIterator[tuple[asyncio.subprocess.Process, Client]]:
     """A started and initialized server process and its client (``options``: its
-    ``initializationOptions``); shut down (or killed) after. ``client.init_s``: from spawning
-    the process to reading the ``initialize`` answer (the request is written at once)."""
+    ``initializationOptions``; ``checkout``: that checkout's livetok server instead of
+    ``server``); shut down (or killed) after. ``client.init_s``: from spawning the process to
+    reading the ``initialize`` answer (the request is written at once)."""
     spawned = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
-        *SERVERS[server], stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL, limit=1 << 26)
+        *(checkout.argv() if checkout else SERVERS[server]), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=1 << 26,
+        env=checkout.env if checkout else None, cwd=checkout.cwd if checkout else None)
     client = Client(proc)
     try:
         await client.request("initialize", {
@@ -653,6 +666,152 @@ def plot(runs: list[Run], path: Path) -> bool:
     return True
 
 
+#: the A/B of two checkouts (``--checkout``, issue 35's no-regression check)
+AB_HEADING = "## A/B against the code before issue 35"
+AB_SIZE = 1 * MB
+AB_ROUNDS = 3
+AB_KEYSTROKES = 300
+#: keystrokes typed into both first in each round, not measured
+AB_WARMUP = 20
+
+
+@dataclass
+class ABSide:
+    """One checkout's keystrokes over the rounds of :func:`run_ab`."""
+
+    checkout: _ab.Checkout
+    latencies: list[float] = field(default_factory=list)
+    #: the median of each round
+    round_p50: list[float] = field(default_factory=list)
+    #: CPU seconds of the server's threads over the measured keystrokes, summed over rounds
+    cpu: float = 0.0
+    #: every round's final count = tiktoken's
+    ok: bool = True
+
+
+async def ab_round(sides: list[ABSide], text: str, keystrokes: int, reference: Any,
+                   log: Log) -> None:
+    """One round: a fresh server of each checkout (started together), the document opened in
+    both, then the page's keystrokes (:func:`keystroke`) sent to both in turn, the first of
+    ``sides`` first and then alternating, each waiting for its count; after
+    :data:`AB_WARMUP` not measured. Each server's final count is checked against
+    ``reference`` (tiktoken's ``o200k_base``)."""
+    uri = "file:///bench/ab.txt"
+    async with contextlib.AsyncExitStack() as stack:
+        started = await asyncio.gather(*(stack.enter_async_context(server_session(
+            checkout=side.checkout)) for side in sides))
+        open_ = [(side, proc, client) for side, (proc, client) in zip(sides, started)]
+        for _, _, client in open_:
+            client.notify("textDocument/didOpen", {"textDocument": {
+                "uri": uri, "languageId": "plaintext", "version": 1, "text": text}})
+        for _, _, client in open_:  # the document built, not only its first count
+            await client.wait_count(1, 3600)
+            await client.request("livetok/tokenCount", {"textDocument": {"uri": uri}})
+        if len(text) >= 100 * KB:
+            await asyncio.sleep(1.0)  # the open's after-work (a collection, memory given back)
+        lines = text.split("\n")
+        line = len(lines) // 2
+        col = utf16_len(lines[line])
+        cpu0 = [0.0] * len(open_)
+        latencies: list[list[float]] = [[] for _ in open_]
+        for k in range(AB_WARMUP + keystrokes):
+            if k == AB_WARMUP:
+                cpu0 = [_ab.threads_cpu(proc.pid) for _, proc, _ in open_]
+            rng, new, col = keystroke(k, lines, line, col)
+            order = range(len(open_)) if k % 2 == 0 else range(len(open_) - 1, -1, -1)
+            for i in order:
+                client = open_[i][2]
+                sent = client.notify("textDocument/didChange", {
+                    "textDocument": {"uri": uri, "version": k + 2},
+                    "contentChanges": [{"range": rng, "text": new}]})
+                got, _ = await client.wait_count(k + 2, 600)
+                if k >= AB_WARMUP:
+                    latencies[i].append(got - sent)
+        final = "\n".join(lines)
+        expected = len(reference.encode_ordinary(final))
+        for (side, proc, client), lat, c0 in zip(open_, latencies, cpu0):
+            side.cpu += _ab.threads_cpu(proc.pid) - c0
+            side.latencies += lat
+            side.round_p50.append(median(lat))
+            _, last = await client.wait_count(AB_WARMUP + keystrokes + 1, 600)
+            if last["tokens"] != expected or last["characters"] != len(final):
+                side.ok = False
+                log(f"  WRONG COUNT from {side.checkout.name}: {last['tokens']} != {expected}")
+
+
+def run_ab(checkouts: list[_ab.Checkout], size: int, rounds: int, keystrokes: int,
+           log: Log) -> list[ABSide]:
+    """``rounds`` rounds of :func:`ab_round`, the order of the checkouts flipping every
+    round (the first round's servers fill their vocabulary caches: the open is not timed)."""
+    sides = [ABSide(c) for c in checkouts]
+    text = real_text(size)
+    reference = tiktoken_ref(livetok_encoding("o200k_base"))
+    for r in range(rounds):
+        order = sides if r % 2 == 0 else sides[::-1]
+        asyncio.run(ab_round(order, text, keystrokes, reference, log))
+        log(f"A/B round {r + 1}: " + ", ".join(
+            f"{s.checkout.name} p50 {fmt_s(s.round_p50[-1])}" for s in order)
+            + f" (load {_ab.load()})")
+    return sides
+
+
+def ab_section(sides: list[ABSide], size: int, rounds: int, info: dict[str, str],
+               command: str) -> list[str]:
+    """The page's section on :func:`run_ab`: p50 / p99 and CPU per keystroke per checkout,
+    and their ratios to the first checkout's."""
+    ref = sides[0]
+    ref_p50, ref_cpu = median(ref.latencies), ref.cpu / len(ref.latencies)
+    rows = []
+    for s in sides:
+        p50, cpu = median(s.latencies), s.cpu / len(s.latencies)
+        rows.append([s.checkout.name, _ab.describe(s.checkout.path), f"{len(s.latencies):,}",
+                     " / ".join(fmt_s(x) for x in s.round_p50),
+                     f"{fmt_s(p50)} / {fmt_s(percentile(s.latencies, 99))}",
+                     fmt_ratio(p50 / ref_p50), fmt_s(cpu), fmt_ratio(cpu / ref_cpu),
+                     "yes" if s.ok else "**NO**"])
+    return [
+        AB_HEADING,
+        "",
+        f"The keystrokes above (one character typed in the middle line of {fmt_size(size)}, "
+        "every 8th a backspace, `o200k_base`, UTF-16, each waiting for its count) typed in "
+        "turn into the servers of two checkouts, which goes first alternating keystroke by "
+        f"keystroke; {rounds} round{'s' * (rounds != 1)}, each with fresh servers, which "
+        "checkout's keystroke goes first flipping every round, "
+        f"{AB_WARMUP} unmeasured keystrokes first. The CPU column is the CPU time of all the "
+        "server's threads over the measured keystrokes (Linux `schedstat` of each thread: a "
+        "server that reads its input in a worker thread is charged for it) divided by their "
+        f"number. Ratios are to `{ref.checkout.name}`. Each checkout runs in this venv from "
+        "its own folder (`benchmarks/_ab.py`); every final count is checked against tiktoken.",
+        "",
+        md_table(["checkout", "commit", "keystrokes", "p50 per round", "p50 / p99",
+                  f"p50 / {ref.checkout.name}", "CPU per keystroke",
+                  f"CPU / {ref.checkout.name}", "final counts = tiktoken"], rows,
+                 align="llrrrrrrl"),
+        "",
+        f"Measured {info.get('date', '?')} with `{command}`, load average (1/5/15 min) "
+        f"{info.get('load', '?')} at the start and {_ab.load()} at the end "
+        f"({info.get('nproc', '?')} cores, shared with other jobs).",
+        "",
+    ]
+
+
+def ab_main(args: argparse.Namespace, error: Callable[[str], NoReturn], log: Log) -> int:
+    """``--checkout`` given: run only the A/B and put its section in the page."""
+    import tempfile
+
+    info = machine_info()
+    with tempfile.TemporaryDirectory() as tmp:
+        checkouts = _ab.checkouts(args.checkout, Path(tmp), error)
+        sides = run_ab(checkouts, args.ab_size, args.ab_rounds, args.ab_keystrokes, log)
+    command = ("python benchmarks/bench_server.py " + " ".join(
+        f"--checkout {c}" for c in args.checkout) + f" --ab-size {args.ab_size} --ab-rounds "
+        f"{args.ab_rounds} --ab-keystrokes {args.ab_keystrokes}")
+    section = ab_section(sides, args.ab_size, args.ab_rounds, info, command)
+    print("\n".join(section))
+    _ab.put_section(Path(args.out), section, before="## Cold start")
+    return 0 if all(s.ok for s in sides) else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="100 KB and 1 MB, fewer keystrokes")
@@ -668,8 +827,17 @@ def main() -> int:
     ap.add_argument("--sizes", default=None,
                     help="with --floor-only: sizes in KB, comma-separated (default 100,1000,"
                     "10000)")
+    ap.add_argument("--checkout", action="append", metavar="NAME=PATH",
+                    help="A/B mode: a checkout of the repository (give two; the first is the "
+                    "reference of the ratios); runs only the A/B and rewrites only its section")
+    ap.add_argument("--ab-size", type=int, default=AB_SIZE, help="A/B: code points")
+    ap.add_argument("--ab-rounds", type=int, default=AB_ROUNDS)
+    ap.add_argument("--ab-keystrokes", type=int, default=AB_KEYSTROKES,
+                    help="A/B: measured keystrokes per round and checkout")
     args = ap.parse_args()
     log = Log()
+    if args.checkout:
+        return ab_main(args, ap.error, log)
     if args.floor_only:
         info = machine_info()
         sizes = ([int(x) * KB for x in args.sizes.split(",")] if args.sizes
@@ -759,6 +927,7 @@ def main() -> int:
     md += floor_section(floors, floor_info, floor_end_load, command)
     md += kept_section(Path(args.out), PROFILE_HEADING)
     md += compare_section(compared, command)
+    md += kept_section(Path(args.out), AB_HEADING)
     md += [
         "## Cold start",
         "",

