@@ -132,6 +132,30 @@ def threads_cpu(pid: int) -> float:
     return total / 1e9
 
 
+#: issue 35's bound on a ratio to the reference checkout ("within 10 %")
+BOUND = 1.10
+
+
+def ratio(x: float, ref: float) -> str:
+    """``x / ref`` as a table cell, marked when it is over :data:`BOUND`."""
+    r = x / ref
+    return f"{r:.2f}×" + (f" (**over {BOUND:.2f}×**)" if r > BOUND else "")
+
+
+def notes(checkouts: Sequence[Checkout]) -> str:
+    """What the ratios are to, issue 35's bound on them, and which checkouts are one folder
+    given twice (their ratio is the run's own noise)."""
+    text = (f"Ratios are to `{checkouts[0].name}`; issue 35 asks for at most {BOUND:.2f}× "
+            "(no regression beyond 10 %).")
+    seen: dict[Path, str] = {}
+    for c in checkouts:
+        first = seen.setdefault(c.path.resolve(), c.name)
+        if first != c.name:
+            text += (f" `{c.name}` is the folder of `{first}` again: the gap between their "
+                     "two ratios is this run's noise.")
+    return text
+
+
 def load() -> str:
     """The load average (1 / 5 / 15 min)."""
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())

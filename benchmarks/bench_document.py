@@ -25,8 +25,8 @@ What is measured (o200k_base, one process):
 Every replay ends with a check: the document's text equals the expected text and its token
 ids equal tiktoken's encoding of it (a benchmark that measured a wrong result is worthless).
 
-A/B of two checkouts (:func:`ab_size`, issue 35's no-regression check): ``--checkout
-NAME=PATH`` twice runs only that and rewrites only its section of the page: the random edits
+A/B of checkouts (:func:`ab_size`, issue 35's no-regression check): ``--checkout
+NAME=PATH`` twice (or more) runs only that and rewrites only its section of the page: the random edits
 at 1 MB and 10 MB (``--ab-sizes``) timed in a child process per checkout (``_ab.py``), the
 checkouts alternating round by round::
 
@@ -884,7 +884,7 @@ def plot(path: Path, cfg: Config, alone: list[Replay], based: list[Replay],
 
 # -- A/B of two checkouts ----------------------------------------------------------------------
 
-#: the A/B of two checkouts (``--checkout``, issue 35's no-regression check)
+#: the A/B of checkouts (``--checkout``, issue 35's no-regression check)
 AB_HEADING = "## A/B against the code before issue 35"
 AB_SIZES = "1000,10000"
 AB_ROUNDS = 20
@@ -951,8 +951,8 @@ def ab_size(checkouts: list[Any], n: int, rounds: int, per_round: int, tk: Any, 
     return out
 
 
-def ab_section(results: list[list[ABEdits]], rounds: int, per_round: int,
-               info: dict[str, str], command: str) -> list[str]:
+def ab_section(results: list[list[ABEdits]], checkouts: list[Any], rounds: int,
+               per_round: int, info: dict[str, str], command: str) -> list[str]:
     """The page's section on :func:`ab_size`: per size and checkout the median, p99 and CPU
     median of an edit, and their ratios to the first checkout's."""
     import _ab
@@ -965,24 +965,24 @@ def ab_section(results: list[list[ABEdits]], rounds: int, per_round: int,
                 C.fmt_size(r.n), r.checkout, r.commit, f"{len(r.wall):,}",
                 f"{C.fmt_us(min(r.round_medians))} – {C.fmt_us(max(r.round_medians))}",
                 f"{C.fmt_us(C.median(r.wall))} / {C.fmt_us(C.percentile(r.wall, 99))}",
-                C.fmt_ratio(C.median(r.wall) / C.median(ref.wall)),
+                _ab.ratio(C.median(r.wall), C.median(ref.wall)),
                 f"{C.fmt_us(C.median(r.cpu))} / {C.fmt_us(C.percentile(r.cpu, 99))}",
-                C.fmt_ratio(C.median(r.cpu) / C.median(ref.cpu)),
+                _ab.ratio(C.median(r.cpu), C.median(ref.cpu)),
                 C.fmt_s(r.build), "yes" if r.verified else "**NO**"])
     ref_name = results[0][0].checkout
     return [
         AB_HEADING,
         "",
         f"The random single-character edits above (same seed, `random.Random({AB_SEED})`) in "
-        "real text, timed in two checkouts' `Document`s in one run: a child process per "
+        "real text, timed in each checkout's `Document` in one run: a child process per "
         "checkout holds its `Document` (`benchmarks/_ab.py`: the checkout's code, this "
-        f"venv), and {rounds} rounds of {per_round} edits each are timed in one and then the "
-        "other, which goes first flipping every round; the same edits, so the same texts. "
+        f"venv), and {rounds} rounds of {per_round} edits each are timed in one after the "
+        "other, the order flipping every round; the same edits, so the same texts. "
         "Timing as above (`time.perf_counter` and `time.thread_time` around each `doc.edit`, "
         "the collector on): on a loaded machine the wall p99 is mostly the waits for a core, "
-        f"which the CPU p99 leaves out. Ratios are to `{ref_name}`. Verified: each child's "
-        "final text "
-        "and token ids equal this process's copy of the text and tiktoken's ids of it.",
+        "which the CPU p99 leaves out. Verified: each child's final text "
+        "and token ids equal this process's copy of the text and tiktoken's ids of it. "
+        + _ab.notes(checkouts),
         "",
         C.md_table(["document", "checkout", "commit", "edits", "round medians (min – max)",
                     "median / p99", f"median / {ref_name}", "CPU median / p99",
@@ -1012,7 +1012,7 @@ def ab_main(args: argparse.Namespace, error: Any, log: C.Log) -> int:
     command = ("benchmarks/bench_document.py " + " ".join(f"--checkout {c}" for c in args.checkout)
                + f" --ab-sizes {args.ab_sizes} --ab-rounds {args.ab_rounds} --ab-edits "
                f"{args.ab_edits}")
-    section = ab_section(results, args.ab_rounds, args.ab_edits, info, command)
+    section = ab_section(results, checkouts, args.ab_rounds, args.ab_edits, info, command)
     print("\n".join(section))
     _ab.put_section(args.out / "benchmarks-document.md", section,
                     before="## Edits inside one long piece")

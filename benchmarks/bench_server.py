@@ -34,9 +34,9 @@ turn (so that the machine's load drifts hit both); the ratio of their p50 latenc
 comparing costs per keystroke. ``--compare-only`` runs only that and rewrites only its section
 of the page.
 
-A/B of two checkouts (:func:`run_ab`, issue 35's no-regression check): ``--checkout
-NAME=PATH`` twice runs only that and rewrites only its section: the keystrokes above typed in
-turn into the servers of two checkouts of the repository (``_ab.py`` runs each one's code in
+A/B of checkouts (:func:`run_ab`, issue 35's no-regression check): ``--checkout NAME=PATH``
+twice (or more) runs only that and rewrites only its section: the keystrokes above typed in
+turn into the servers of checkouts of the repository (``_ab.py`` runs each one's code in
 this venv), at 1 MB (``--ab-size``), p50 / p99 and CPU per keystroke and their ratios::
 
     git worktree add --detach ../ab_old 121e51a; git worktree add --detach ../ab_new HEAD
@@ -666,7 +666,7 @@ def plot(runs: list[Run], path: Path) -> bool:
     return True
 
 
-#: the A/B of two checkouts (``--checkout``, issue 35's no-regression check)
+#: the A/B of checkouts (``--checkout``, issue 35's no-regression check)
 AB_HEADING = "## A/B against the code before issue 35"
 AB_SIZE = 1 * MB
 AB_ROUNDS = 3
@@ -767,21 +767,22 @@ def ab_section(sides: list[ABSide], size: int, rounds: int, info: dict[str, str]
         rows.append([s.checkout.name, _ab.describe(s.checkout.path), f"{len(s.latencies):,}",
                      " / ".join(fmt_s(x) for x in s.round_p50),
                      f"{fmt_s(p50)} / {fmt_s(percentile(s.latencies, 99))}",
-                     fmt_ratio(p50 / ref_p50), fmt_s(cpu), fmt_ratio(cpu / ref_cpu),
+                     _ab.ratio(p50, ref_p50), fmt_s(cpu), _ab.ratio(cpu, ref_cpu),
                      "yes" if s.ok else "**NO**"])
     return [
         AB_HEADING,
         "",
         f"The keystrokes above (one character typed in the middle line of {fmt_size(size)}, "
         "every 8th a backspace, `o200k_base`, UTF-16, each waiting for its count) typed in "
-        "turn into the servers of two checkouts, which goes first alternating keystroke by "
+        "turn into the servers of the checkouts, which goes first alternating keystroke by "
         f"keystroke; {rounds} round{'s' * (rounds != 1)}, each with fresh servers, which "
         "checkout's keystroke goes first flipping every round, "
         f"{AB_WARMUP} unmeasured keystrokes first. The CPU column is the CPU time of all the "
         "server's threads over the measured keystrokes (Linux `schedstat` of each thread: a "
         "server that reads its input in a worker thread is charged for it) divided by their "
-        f"number. Ratios are to `{ref.checkout.name}`. Each checkout runs in this venv from "
-        "its own folder (`benchmarks/_ab.py`); every final count is checked against tiktoken.",
+        "number. Each checkout runs in this venv from its own folder (`benchmarks/_ab.py`); "
+        "every final count is checked against tiktoken. "
+        + _ab.notes([s.checkout for s in sides]),
         "",
         md_table(["checkout", "commit", "keystrokes", "p50 per round", "p50 / p99",
                   f"p50 / {ref.checkout.name}", "CPU per keystroke",
