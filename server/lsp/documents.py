@@ -205,8 +205,7 @@ class OpenDocument:
         self.token_count = 0
         #: ``encoding.name``, read once
         self.encoding_name = encoding.name
-        #: ``uri`` and ``encoding.name`` as JSON strings (``json.dumps``): a keystroke's count
-        #: is written with them (``publishing.count_message``)
+        #: ``uri`` and ``encoding.name`` in JSON, for a count's text (``publishing.count_message``)
         self.uri_json = json.dumps(uri)
         self.encoding_json = json.dumps(self.encoding_name)
         #: ``features.markdown_sections``'s ``(version, sections)``
@@ -456,11 +455,28 @@ class OpenDocument:
                 self._tell_notes()
         return patches
 
-    def _keystroke(self, change: TextChange, patches: list[Patch]) -> bool:
+    def keystroke(self, change: TextChange, version: int, max_line: int) -> Patch | None:
+        """:meth:`apply` of one range change that needs nothing of a batch (the document
+        counted, in sync, no ``livetok.compare``, ``version`` past the current one, the first
+        line under ``max_line`` code points): ``sync.did_change_json``'s lane. None: nothing
+        was done (:meth:`apply` takes it). Runtime complexity: as :meth:`_keystroke`.
+        """
+        patches: list[Patch] = []
+        if (self.doc is None or self.out_of_sync is not None or self.compared
+                or version <= self.version or not self._keystroke(change, patches, max_line)):
+            return None
+        self.version = version
+        if self._notes:  # a reversed range, swapped
+            self._tell_notes()
+        return patches[0]
+
+    def _keystroke(self, change: TextChange, patches: list[Patch],
+                   max_line: int | None = None) -> bool:
         """Apply one range change whose lines exist with one call into the core: the line
         index says where its lines are (:meth:`PositionCodec.spot`), ``Document.edit_at``
         converts the columns on the core's text, edits, and gives back what the line index
-        needs; False (nothing done) for another change, which :meth:`_replacements` takes.
+        needs; False (nothing done) for another change, which :meth:`_replacements` takes,
+        or one whose first line is ``max_line`` code points or longer.
 
         Runtime complexity: ``O(log n + B + n / B)`` for the line index plus the core edit.
         """
@@ -476,6 +492,8 @@ class OpenDocument:
         assert doc is not None
         spot = self.codec.spot
         span = lines.span_flags(sl)
+        if max_line is not None and span[1] - span[0] >= max_line:
+            return False
         a = spot(span, sc)
         b = a if (el, ec) == (sl, sc) else spot(span if el == sl else lines.span_flags(el), ec)
         text = change.text

@@ -244,8 +244,10 @@ class Framer:
         before it: a keystroke, one message per read, is taken without the buffer and the
         :meth:`frames` loop. Else None, and nothing is taken: :meth:`feed` it.
 
-        >>> Framer().whole(b'Content-Length: 2\\r\\n\\r\\n{}'), Framer().whole(b'Content-Length: 3\\r\\n\\r\\n{}')
-        (b'{}', None)
+        >>> Framer().whole(b'Content-Length: 2\\r\\n\\r\\n{}')
+        b'{}'
+        >>> Framer().whole(b'Content-Length: 3\\r\\n\\r\\n{}') is None  # one byte short
+        True
 
         Runtime complexity: ``O(len(data))`` (one match, one copy of the body).
         """

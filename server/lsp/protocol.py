@@ -150,6 +150,9 @@ class LivetokProtocol(LanguageServerProtocol):
     #: (``transport.pump``): what a handler leaves to do once the input is handled (the
     #: coalesced counts) waits for :meth:`input_handled` instead of an event-loop callback
     reading = False
+    #: True while the transport hands over a message it read alone (``transport.take``):
+    #: nothing else read waits behind it, so what it changes may be published at once
+    alone = False
 
     def write_json(self, body: str) -> None:
         """Frame and write one message whose JSON text ``body`` (ASCII: ``json.dumps``'s

@@ -47,10 +47,11 @@ def notice(message: str, code: str,
 def count_message(od: OpenDocument) -> str | None:
     """The JSON text of the ``livetok/didChangeTokenCount`` notification of ``od``'s count,
     as ``json.dumps`` writes that message (``views.token_count(od).to_json()`` as its
-    params; ``tests/unit/test_keystroke_path.py`` compares them), when the count is the plain one: ``od`` is
-    counted, in sync and has no ``livetok.compare`` counts; else None (``views.token_count``
-    says why not, or adds the compared counts). A keystroke's count is written from it
-    without a message dict and ``json.dumps`` (``od.uri_json``, ``od.encoding_json``).
+    params; ``tests/unit/test_keystroke_path.py`` compares them), when the count is the
+    plain one: ``od`` is counted, in sync and has no ``livetok.compare`` counts; else None
+    (``views.token_count`` says why not, or adds the compared counts). A keystroke's count
+    is written from it without a message dict and ``json.dumps`` (``od.uri_json``,
+    ``od.encoding_json``).
 
     Runtime complexity: ``O(len(uri))``.
     """
@@ -151,12 +152,30 @@ class Publisher:
                     log.exception("counting %s failed", uri)
                     continue
                 ls.protocol.notify_json(DID_CHANGE_TOKEN_COUNT, info.to_json())
-            # whether a budget file can cover the document was decided when it opened (or
-            # when a budget file or setting changed since): most keystrokes check nothing
-            # (and a document with diagnostics shown gets them cleared or renewed)
-            if (ls.settings.budget is not None or uri in self._published
-                    or ls.budgets.may_cover(uri)):
-                self.budgets(od)
+            self._after_count(od)
+
+    def publish_now(self, od: OpenDocument) -> None:
+        """Keystroke step 5 for a keystroke read alone (``sync.did_change_json``'s lane, when
+        nothing else waits to be published): ``od``'s count written at once, as
+        :meth:`publish` writes it, from its text (:func:`count_message`: the lane takes
+        only documents whose count is the plain one), then its budget diagnostics.
+
+        Runtime complexity: ``O(1)``, plus the budget check when a budget can cover ``od``.
+        """
+        message = count_message(od)
+        assert message is not None, "publish_now: a count views.token_count must make"
+        self._ls.protocol.write_json(message)
+        self._after_count(od)
+
+    def _after_count(self, od: OpenDocument) -> None:
+        """After ``od``'s count: its budget diagnostics, when a budget can give it some."""
+        ls = self._ls
+        # whether a budget file can cover the document was decided when it opened (or when a
+        # budget file or setting changed since): most keystrokes check nothing (and a
+        # document with diagnostics shown gets them cleared or renewed)
+        if (ls.settings.budget is not None or od.uri in self._published
+                or ls.budgets.may_cover(od.uri)):
+            self.budgets(od)
 
     def budgets(self, od: OpenDocument) -> None:
         """Publish ``od``'s budget diagnostics (when they differ from the last ones sent): a

@@ -22,6 +22,7 @@ from livetok.server.lsp.bigtext import TextParts
 from livetok.server.lsp.documents import OpenDocument, TextChange
 from livetok.server.lsp.framing import LSP_INTEGER_MAX, lsp_uinteger
 from livetok.server.lsp.handlers import feature
+from livetok.server.lsp.pending import LONG_LINE, MERGE_S
 from livetok.server.lsp.positions import PositionCodec, Unit
 from livetok.server.lsp.settings import SettingsError, parse_settings, workspace_root
 
@@ -270,7 +271,36 @@ def did_change_json(ls: LivetokServer, params: Any) -> bool:
     except ChangeRefused as exc:
         ls.refuse_change(params, str(exc))
         return True
-    apply_changes(ls, uri, version, changes, inserted)
+    if not (ls.protocol.alone and len(changes) == 1 and _keystroke(ls, uri, version, changes[0],
+                                                                   inserted)):
+        apply_changes(ls, uri, version, changes, inserted)
+    return True
+
+
+def _keystroke(ls: LivetokServer, uri: str, version: int, change: TextChange,
+               inserted: int) -> bool:
+    """The lane of a keystroke read alone (``transport.take``): its change applied and its
+    count written now, when nothing else waits or watches (no pending batch, no count waiting
+    to be published, the document not busy and its last edit quick, no trace recorded, no
+    size bound, not a huge paste) and ``OpenDocument.keystroke`` takes the change; False:
+    nothing was done, :func:`apply_changes` takes it. What it leaves out, the pending batch
+    and ``LivetokServer.applied``, would do nothing here (``tests/unit/test_keystroke_path.py``
+    checks that both ways write the same bytes).
+
+    Runtime complexity: ``OpenDocument.keystroke``'s, plus ``O(1)``.
+    """
+    od = ls.store.find(uri)
+    if (od is None or ls.pending or ls.publisher.due or ls.recorder is not None
+            or ls.max_open_chars is not None or od.apply_seconds >= MERGE_S
+            or inserted >= ls.settings.progress_threshold or ls.background.busy(uri)):
+        return False
+    started = time.perf_counter()
+    patch = od.keystroke(change, version, LONG_LINE)
+    if patch is None:
+        return False
+    od.apply_seconds = time.perf_counter() - started
+    ls.store.chars += len(patch.inserted) - patch.n_deleted
+    ls.publisher.publish_now(od)
     return True
 
 

@@ -127,12 +127,12 @@ def take(framer: Framer, protocol: LivetokProtocol, who: str, data: bytes) -> bo
     if body is None:
         framer.feed(data)
         return pump(framer, protocol, who)
-    protocol.reading = True
+    protocol.reading = protocol.alone = True
     try:
         dispatch(protocol, body)
         return True
     finally:
-        protocol.reading = False
+        protocol.reading = protocol.alone = False
         protocol.input_handled()
 
 

@@ -158,8 +158,11 @@ def test_a_didchange_runs_the_five_in_order() -> None:
 #: quick document's didChange is applied without entering the pending batch's table
 #: (``PendingChanges._apply``), and the count is written from its text
 #: (``publishing.count_message``, ``LivetokProtocol.write_json``: no ``CountInfo``, ``to_json``,
-#: ``notify_json``).
-KEYSTROKE_FUNCTIONS = 77
+#: ``notify_json``). 22:50 (A): plain 66, Enter 75, emoji 75: a keystroke read alone takes
+#: ``sync.did_change_json``'s lane (``OpenDocument.keystroke``, ``Publisher.publish_now``: no
+#: pending batch, ``OpenDocument.apply``, ``LivetokServer.applied``, ``Publisher.changed`` or
+#: ``publish``).
+KEYSTROKE_FUNCTIONS = 75
 
 #: a 1 MB document of plain lines, line 300 holding an emoji (two UTF-16 units)
 _LINE = "hello world, this is line of a plain document\n"
@@ -273,6 +276,8 @@ def test_a_keystroke_from_the_bytes_reaches_the_core_once() -> None:
                 assert count["version"] == version and count["characters"] == length, kind
                 assert crossings == ["OpenDocument._keystroke -> Document.edit_at"], \
                     (kind, crossings)
+                # read alone, into a document that waits for nothing: the keystroke's lane
+                assert "server/lsp/documents.py:OpenDocument.keystroke" in functions, kind
                 assert len(functions) <= KEYSTROKE_FUNCTIONS, \
                     f"{kind}: {len(functions)} functions\n" + "\n".join(functions)
         thread.join(120)  # the pipe closed: the server reads the end of its input
