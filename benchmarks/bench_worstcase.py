@@ -598,6 +598,23 @@ def detail_row(c: Cell) -> list[str]:
             C.fmt_s(c.ref_time), verified]
 
 
+def over_lines(rows: Sequence[tuple[str, str, int, int, int, int]],
+               lengths: Sequence[int]) -> list[str]:
+    """The cells over the bound, one bullet per N: ``rows`` are ``(family, shape, n, edits,
+    over on wall time, over on CPU time)``.
+
+    >>> over_lines([("qwen3", "cjk", 10, 5, 2, 1), ("llama2", "dna", 10, 9, 0, 0)], [10])
+    ['* N = 10: on wall time `qwen3` cjk (2 of 5 edits); on CPU time `qwen3` cjk (1 of 5).']
+    """
+    out = []
+    for n in lengths:
+        wall = [f"`{f}` {s} ({w} of {e} edits)" for f, s, m, e, w, _ in rows if m == n and w]
+        cpu = [f"`{f}` {s} ({c} of {e})" for f, s, m, e, _, c in rows if m == n and c]
+        out.append(f"* N = {n:,}: on wall time " + (", ".join(wall) or "none") + "; on CPU "
+                   "time " + (", ".join(cpu) or "none") + ".")
+    return out
+
+
 def render(cfg: Config, cells: list[Cell], missing: dict[str, str], command: str) -> list[str]:
     md = ["# Worst-case keystrokes in hostile lines", "",
           "What one keystroke costs when it lands inside a line that a tokenizer cannot cut into "
@@ -609,6 +626,10 @@ def render(cfg: Config, cells: list[Cell], missing: dict[str, str], command: str
           "by position (wall time; issue 35: a token whose start, end or id differs after the "
           "edit, in the new text's coordinates; the earlier 2 µs per changed token and the "
           "p99 ≤ 5 ms target were dropped).",
+          "", "Cells with edits over the bound (the machine is shared: a wall time holds the "
+          "waits for a core, the CPU time not):", "",
+          *over_lines([(c.family, c.shape, c.n, len(c.lat), c.over_bound, c.over_bound_cpu)
+                       for c in cells if c.lat], cfg.lengths),
           ""]
     for n in cfg.lengths:
         mine = [c for c in cells if c.n == n]
