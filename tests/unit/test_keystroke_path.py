@@ -96,14 +96,21 @@ def _stream(rnd: random.Random, uri: str) -> list[bytes]:
     frames = [_framed({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
         "textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": TEXT}}})]
     lines = TEXT.split("\n")
-    for version in range(2, 2 + rnd.randrange(5, 30)):
+    version = 1
+    for _ in range(rnd.randrange(5, 30)):
         kind = rnd.random()
-        line = rnd.randrange(len(lines))
-        col = rnd.randrange(len(lines[line]) + 2)
-        rng = {"start": {"line": line, "character": col}, "end": {"line": line, "character": col}}
-        text = rnd.choice(["x", "\n", "😀", "", "ab", "\r\n"])
+        version += rnd.choice([1, 1, 1, 2, 0])  # 0: a version that does not increase
+        changes = []
+        for _ in range(rnd.choice([1, 1, 1, 2])):  # two changes: the general way
+            line = rnd.randrange(len(lines))
+            col = rnd.randrange(len(lines[line]) + 2)
+            end_line = rnd.choice([line, line, line, min(line + 1, len(lines) - 1)])
+            end_col = rnd.choice([col, col, col + 1, max(col - 2, 0)])  # some reversed
+            changes.append({"range": {"start": {"line": line, "character": col},
+                                      "end": {"line": end_line, "character": end_col}},
+                            "text": rnd.choice(["x", "\n", "😀", "", "ab", "\r\n", "é\r"])})
         params: dict[str, Any] = {"textDocument": {"uri": uri, "version": version},
-                                  "contentChanges": [{"range": rng, "text": text}]}
+                                  "contentChanges": changes}
         if kind < 0.05:
             params["contentChanges"][0]["text"] = None  # refused: out of sync
         elif kind < 0.1:
@@ -113,7 +120,8 @@ def _stream(rnd: random.Random, uri: str) -> list[bytes]:
             frames.append(_framed(b'{"jsonrpc": "2.0", "id": 5, "method": "livetok/tokenCount"'))
             continue
         elif kind < 0.25:
-            frames.append(_framed({"jsonrpc": "2.0", "id": version, "method": "livetok/tokenCount",
+            frames.append(_framed({"jsonrpc": "2.0", "id": 100 + version,
+                                   "method": "livetok/tokenCount",
                                    "params": {"textDocument": {"uri": uri}}}))
             continue
         frames.append(_framed({"jsonrpc": "2.0", "method": "textDocument/didChange",
