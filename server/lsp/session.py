@@ -19,10 +19,11 @@ Handlers are plain functions ``handler(ls, params)`` under ``@feature(METHOD)``,
 pygls's examples: :mod:`.handlers` holds the decorators (a server is made per connection, so
 they record the handlers and each :class:`LivetokServer` registers them when it is created),
 :mod:`.sync` the lifecycle and document-sync notifications, :mod:`.requests` the requests. A
-keystroke passes through five functions (``docs/architecture.md``): from
+didChange passes through five functions (``docs/architecture.md``): from
 ``SessionProtocol.take_notification``, ``sync.did_change_json`` -> ``OpenDocument.apply`` ->
-``Document.edit_at`` / ``Document.edit`` -> ``TokenSeq.replace``, then ``Publisher.publish`` once the input waiting to
-be read is handled.
+``Document.edit_at`` / ``Document.edit`` -> ``TokenSeq.replace``, then ``Publisher.publish``
+once the input waiting to be read is handled; a keystroke read alone takes
+``did_change_json``'s lane (``OpenDocument.keystroke``, ``Publisher.publish_now``).
 
 Notifications cannot be answered: a notification handler that raises is reported by pygls
 to :meth:`LivetokServer.report_server_error`, which logs it to stderr and sends the client a
