@@ -132,6 +132,16 @@ def threads_cpu(pid: int) -> float:
     return total / 1e9
 
 
+def turn(n: int, k: int) -> list[int]:
+    """The order of ``n`` checkouts at turn ``k``: rotated by ``k``, so that over ``n`` turns
+    each goes first, second, ... once (two checkouts alternate).
+
+    >>> turn(3, 1)
+    [1, 2, 0]
+    """
+    return [(k + j) % n for j in range(n)]
+
+
 #: issue 35's bound on a ratio to the reference checkout ("within 10 %")
 BOUND = 1.10
 

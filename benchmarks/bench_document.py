@@ -911,8 +911,8 @@ def ab_size(checkouts: list[Any], n: int, rounds: int, per_round: int, tk: Any, 
             log: C.Log) -> list[ABEdits]:
     """The random edits of :func:`bench_random` (same seed) in ``n`` code points of real
     text, in a worker process per checkout (``_ab.EditWorker``): ``rounds`` rounds of
-    ``per_round`` edits, each round's edits timed in one checkout and then in the other, which
-    goes first flipping every round. Then each worker's text and ids are checked against
+    ``per_round`` edits, each round's edits timed in each checkout in turn, the order rotating
+    every round (``_ab.turn``). Then each worker's text and ids are checked against
     this process's copy of the text and tiktoken's ids of it."""
     import _ab
 
@@ -928,7 +928,7 @@ def ab_size(checkouts: list[Any], n: int, rounds: int, per_round: int, tk: Any, 
                for c, w in zip(checkouts, workers)]
         for r in range(rounds):
             batch = edits[r * per_round:(r + 1) * per_round]
-            for i in (range(len(workers)) if r % 2 == 0 else reversed(range(len(workers)))):
+            for i in _ab.turn(len(workers), r):
                 wall, cpu = workers[i].edit(batch)
                 out[i].wall += wall
                 out[i].cpu += cpu
@@ -977,7 +977,8 @@ def ab_section(results: list[list[ABEdits]], checkouts: list[Any], rounds: int,
         "real text, timed in each checkout's `Document` in one run: a child process per "
         "checkout holds its `Document` (`benchmarks/_ab.py`: the checkout's code, this "
         f"venv), and {rounds} rounds of {per_round} edits each are timed in one after the "
-        "other, the order flipping every round; the same edits, so the same texts. "
+        "other, the order rotating every round (each goes first equally often); the same "
+        "edits, so the same texts. "
         "Timing as above (`time.perf_counter` and `time.thread_time` around each `doc.edit`, "
         "the collector on): on a loaded machine the wall p99 is mostly the waits for a core, "
         "which the CPU p99 leaves out. Verified: each child's final text "

@@ -673,6 +673,13 @@ AB_ROUNDS = 3
 AB_KEYSTROKES = 300
 #: keystrokes typed into both first in each round, not measured
 AB_WARMUP = 20
+#: keystrokes typed into one server back to back, as the page types them, before the next
+#: server's turn at the same keystrokes: each server's work after writing a count overlaps its
+#: own next keystroke, as it would alone (alternating keystroke by keystroke charged it to the
+#: other server's, on two shared cores: the code with less of it looked slower)
+AB_BLOCK = 20
+#: the pause before each block: the server before finishes what it does after its last count
+AB_GAP_S = 0.01
 
 
 @dataclass
@@ -692,8 +699,9 @@ class ABSide:
 async def ab_round(sides: list[ABSide], text: str, keystrokes: int, reference: Any,
                    log: Log) -> None:
     """One round: a fresh server of each checkout (started together), the document opened in
-    both, then the page's keystrokes (:func:`keystroke`) sent to both in turn, the first of
-    ``sides`` first and then alternating, each waiting for its count; after
+    each, then the page's keystrokes (:func:`keystroke`), each waiting for its count, typed
+    into each server in turn in blocks of :data:`AB_BLOCK` (the same keystrokes into each, the
+    first of ``sides`` first and then the order rotating, ``_ab.turn``); the first
     :data:`AB_WARMUP` not measured. Each server's final count is checked against
     ``reference`` (tiktoken's ``o200k_base``)."""
     uri = "file:///bench/ab.txt"
@@ -712,21 +720,28 @@ async def ab_round(sides: list[ABSide], text: str, keystrokes: int, reference: A
         lines = text.split("\n")
         line = len(lines) // 2
         col = utf16_len(lines[line])
+        changes = []
+        for k in range(AB_WARMUP + keystrokes):
+            rng, new, col = keystroke(k, lines, line, col)
+            changes.append({"range": rng, "text": new})
+        blocks = [range(AB_WARMUP)] + [
+            range(k, min(k + AB_BLOCK, len(changes)))
+            for k in range(AB_WARMUP, len(changes), AB_BLOCK)]
         cpu0 = [0.0] * len(open_)
         latencies: list[list[float]] = [[] for _ in open_]
-        for k in range(AB_WARMUP + keystrokes):
-            if k == AB_WARMUP:
+        for b, block in enumerate(blocks):
+            if b == 1:
                 cpu0 = [_ab.threads_cpu(proc.pid) for _, proc, _ in open_]
-            rng, new, col = keystroke(k, lines, line, col)
-            order = range(len(open_)) if k % 2 == 0 else range(len(open_) - 1, -1, -1)
-            for i in order:
+            for i in _ab.turn(len(open_), b):
                 client = open_[i][2]
-                sent = client.notify("textDocument/didChange", {
-                    "textDocument": {"uri": uri, "version": k + 2},
-                    "contentChanges": [{"range": rng, "text": new}]})
-                got, _ = await client.wait_count(k + 2, 600)
-                if k >= AB_WARMUP:
-                    latencies[i].append(got - sent)
+                await asyncio.sleep(AB_GAP_S)
+                for k in block:
+                    sent = client.notify("textDocument/didChange", {
+                        "textDocument": {"uri": uri, "version": k + 2},
+                        "contentChanges": [changes[k]]})
+                    got, _ = await client.wait_count(k + 2, 600)
+                    if b:
+                        latencies[i].append(got - sent)
         final = "\n".join(lines)
         expected = len(reference.encode_ordinary(final))
         for (side, proc, client), lat, c0 in zip(open_, latencies, cpu0):
@@ -741,13 +756,13 @@ async def ab_round(sides: list[ABSide], text: str, keystrokes: int, reference: A
 
 def run_ab(checkouts: list[_ab.Checkout], size: int, rounds: int, keystrokes: int,
            log: Log) -> list[ABSide]:
-    """``rounds`` rounds of :func:`ab_round`, the order of the checkouts flipping every
+    """``rounds`` rounds of :func:`ab_round`, the order of the checkouts rotating every
     round (the first round's servers fill their vocabulary caches: the open is not timed)."""
     sides = [ABSide(c) for c in checkouts]
     text = real_text(size)
     reference = tiktoken_ref(livetok_encoding("o200k_base"))
     for r in range(rounds):
-        order = sides if r % 2 == 0 else sides[::-1]
+        order = [sides[i] for i in _ab.turn(len(sides), r)]
         asyncio.run(ab_round(order, text, keystrokes, reference, log))
         log(f"A/B round {r + 1}: " + ", ".join(
             f"{s.checkout.name} p50 {fmt_s(s.round_p50[-1])}" for s in order)
@@ -774,10 +789,13 @@ def ab_section(sides: list[ABSide], size: int, rounds: int, info: dict[str, str]
         "",
         f"The keystrokes above (one character typed in the middle line of {fmt_size(size)}, "
         "every 8th a backspace, `o200k_base`, UTF-16, each waiting for its count) typed in "
-        "turn into the servers of the checkouts, which goes first alternating keystroke by "
-        f"keystroke; {rounds} round{'s' * (rounds != 1)}, each with fresh servers, which "
-        "checkout's keystroke goes first flipping every round, "
-        f"{AB_WARMUP} unmeasured keystrokes first. The CPU column is the CPU time of all the "
+        f"turn into the servers of the checkouts, in blocks of {AB_BLOCK} (a server types a "
+        "block of keystrokes as above, then the next server the same block), the order "
+        f"rotating block by block (each goes first equally often); {rounds} "
+        f"round{'s' * (rounds != 1)}, each with fresh servers, the first block's order "
+        f"rotating every round, {AB_WARMUP} unmeasured keystrokes first. Typed keystroke by "
+        "keystroke in turn instead, a server's work after writing its count would fall on "
+        "the next server's keystroke. The CPU column is the CPU time of all the "
         "server's threads over the measured keystrokes (Linux `schedstat` of each thread: a "
         "server that reads its input in a worker thread is charged for it) divided by their "
         "number. Each checkout runs in this venv from its own folder (`benchmarks/_ab.py`); "
