@@ -38,7 +38,7 @@ from array import array
 from dataclasses import dataclass
 from itertools import chain, compress, count, islice
 from bisect import bisect_left
-from operator import itemgetter, sub
+from operator import attrgetter, itemgetter, sub
 from typing import (Callable, Iterable, Iterator, List, NamedTuple, Optional, Protocol, Sequence,
                     Set, Tuple, TypeVar)
 
@@ -204,6 +204,8 @@ class Document:
         #: the same encoding when it also decides new boundaries inside quiet runs from a window
         #: (:class:`.piece_encoding.InnerEncoding`), for :meth:`_local`; None otherwise
         self._inner = inner_side(enc) if self._quiet is not None and self._bl is not None else None
+        #: ``id(text) -> (text, run classes)`` of chunk texts read by :meth:`_run_classes`
+        self._classes: dict[int, tuple[str, int]] = {}
         #: ``glue_ok(piece)``: whether a piece may be glued, given the whole piece (or, for a
         #: stretch, its first GLUE_MIN_CP code points); an encoding may refuse some pieces
         #: (a tokenizer.json piece that starts with an added token opening a segment, an NFC
@@ -222,6 +224,7 @@ class Document:
             else:
                 ids, cps, flags = self._encode_pieces(text, 0, list(enc.split(text, 0)))
                 self._seq.replace(0, 0, ids, cps, flags, text)
+            self._warm_classes()
 
     @classmethod
     def from_blocks(
@@ -265,6 +268,7 @@ class Document:
                 doc._build_bytelevel(bl, block)
                 if after_block is not None:
                     after_block(i)
+            doc._warm_classes()
             return doc
         with _collector_paused():
             # the encode pass: the ids of every piece, whose count is the first one published
@@ -280,6 +284,7 @@ class Document:
                 doc._add_blocks(bl, bl.iter_blocks(block, _BUILD_BLOCK), per_block)
                 if after_block is not None:
                     after_block(i)
+        doc._warm_classes()
         return doc
 
     # -- read access --------------------------------------------------------------------------
@@ -507,6 +512,7 @@ class Document:
             raise ValueError("block tokens need a byte-level encoding and one entry per block")
         for block, (ids, cps, flags) in zip(blocks, tokens):
             seq.replace(seq.total_tokens, seq.total_tokens, ids, cps, flags, block)
+        doc._warm_classes()
         return doc
 
     def _encode_pieces(
@@ -650,16 +656,16 @@ class Document:
             return None
         s0, l_tok, a = left
         e0, r_tok, b = right
-        if l_tok > 0:
-            # no earlier piece reads past s0: the one before a decides within a few characters
-            # of a (a truncated text bounds what it reads when the bound stays inside it;
-            # dominance covers the pieces before it, as in _restart)
-            p = v.piece_start_of(l_tok - 1)[1]
-            head = v.slice_text(p, min(s0, a + 16))
-            if self._enc.horizon(head, 0, len(head)) >= len(head):
-                return None
+        # (no earlier piece reads the edit: one that reads past its end, o200k's letter piece
+        # backtracking over upper-case letters, reads no quiet character, and the left pad
+        # is quiet: Pretokenizer.quiet, the argument _stretch uses)
         window = v.slice_text(s0, start) + new_text + v.slice_text(end, e0)
-        cuts = inner.inner_boundaries(window, pad)
+        old_cuts = sorted(c - s0 for c in seq.piece_starts(s0 + 1, e0 - 1))
+
+        def far() -> tuple[int, int, str]:
+            return self._run_classes(a, s0), self._run_classes(e0, b), v.slice_text(b, b + 1)
+
+        cuts = inner.inner_boundaries(window, pad, (v.slice_text(s0, e0), old_cuts, far))
         if cuts is None:
             return None
         delta = len(new_text) - (end - start)
@@ -669,6 +675,47 @@ class Document:
         segs = self._segments(v, a, l_tok, rs, start, end, new_text)
         self.stats.local += 1
         return self._splice(v, a, l_tok, rs, segs, start, end)
+
+    def _warm_classes(self) -> None:
+        """After a build, :meth:`_run_classes` of each chunk whose text is not ASCII (what an
+        edit inside a long line of letters of both of o200k's runs would read first: ~14 ns
+        a character of such text, a part of its build's time; ASCII text is skipped in
+        ``O(1)`` a chunk).
+
+        Runtime complexity: ``O(C)`` plus ``O(non-ASCII text)``.
+        """
+        inner = self._inner
+        if inner is None:
+            return
+        classes = self._classes
+        for t in map(attrgetter("text"), self._seq.chunks):
+            if len(t) >= 64 and not t.isascii():
+                classes[id(t)] = (t, inner.run_classes(t))
+
+    def _run_classes(self, c0: int, c1: int) -> int:
+        """:meth:`.piece_encoding.InnerEncoding.run_classes` of the old text ``[c0, c1)``: ORed
+        over the chunks' texts, each whole chunk's kept in ``_classes`` while its text is the
+        same object (a chunk edited gets a new one), so that the edits in one long line read
+        it once.
+
+        Runtime complexity: ``O(log C + chunks)`` once the chunks are known, else
+        ``O(c1 - c0)``.
+        """
+        inner = self._inner
+        assert inner is not None
+        classes = self._classes
+        bits = 0
+        for part in self._seq.text_parts(c0, c1):
+            got = classes.get(id(part))
+            if got is None or got[0] is not part:
+                got = (part, inner.run_classes(part))
+                if len(part) >= 64:  # (a whole chunk, or near: the ends' slices are not kept)
+                    classes[id(part)] = got
+            bits |= got[1]
+        if len(classes) > 2 * len(self._seq.chunks) + 64:
+            live = {id(c.text) for c in self._seq.chunks}
+            self._classes = {k: x for k, x in classes.items() if k in live}
+        return bits
 
     def _restart(self, v: SeqView, held: tuple[int, int], pred: tuple[int, int] | None,
                  start: int) -> tuple[int, int, str]:

@@ -235,10 +235,22 @@ class InnerEncoding(QuietEncoding, Protocol):
     re-splitting the line to its end). The tiktoken patterns offer it
     (:meth:`.bytelevel.pretokenize.Pretokenizer.inner_boundaries` has the argument)."""
 
-    def inner_boundaries(self, text: str, pad: int) -> list[int] | None:
+    def inner_boundaries(
+        self, text: str, pad: int,
+        old: tuple[str, list[int], Callable[[], tuple[int, int, str]]] | None = None,
+    ) -> list[int] | None:
         """The piece boundaries strictly inside the new text ``text`` of a window whose first
         and last ``pad`` characters are quiet old text inside long old pieces, or None when
-        the window does not decide them."""
+        the window does not decide them; ``old``: the window's old text, its boundaries
+        strictly inside (relative), and a function giving the :meth:`run_classes` of the old
+        text from the left piece's start to the window and from the window to the right
+        piece's end, and the character after that end (asked only when the runs have states,
+        as o200k's letter pieces)."""
+        ...
+
+    def run_classes(self, text: str) -> int:
+        """Bits saying what of ``text`` bears on a run's course far from an edit (0: nothing);
+        ORed over parts of a text, they are the whole text's."""
         ...
 
 

@@ -443,6 +443,23 @@ class TokenSeq:
             ci += 1
         return "".join(parts)
 
+    def text_parts(self, start: int, end: int) -> Iterator[str]:
+        """``text[start:end]`` as the chunks hold it: each whole chunk inside the range is its
+        own ``str`` object (the same object until the chunk is edited, so a caller may key a
+        cache on it), the parts of the chunks at the ends are slices.
+
+        Runtime complexity: ``O(log C)`` to start, then ``O(1)`` per whole chunk.
+        """
+        if start >= end:
+            return
+        ci, base = self._chunk_at_cp(start)
+        chunks = self.chunks
+        while ci < len(chunks) and base < end:
+            t = chunks[ci].text
+            yield t if start <= base and base + len(t) <= end else t[max(0, start - base) : end - base]
+            base += len(t)
+            ci += 1
+
     def text(self) -> str:
         """The whole text. Runtime complexity: ``O(n)``."""
         return "".join(c.text for c in self.chunks)

@@ -685,9 +685,16 @@ class Encoding(EncodeStreamMixin):
         """See :meth:`.pretokenize.Pretokenizer.quiet`."""
         return self._pre.quiet(text)
 
-    def inner_boundaries(self, text: str, pad: int) -> list[int] | None:
+    def inner_boundaries(
+        self, text: str, pad: int,
+        old: tuple[str, list[int], Callable[[], tuple[int, int, str]]] | None = None,
+    ) -> list[int] | None:
         """See :meth:`.pretokenize.Pretokenizer.inner_boundaries`."""
-        return self._pre.inner_boundaries(text, pad)
+        return self._pre.inner_boundaries(text, pad, old)
+
+    def run_classes(self, text: str) -> int:
+        """See :meth:`.pretokenize.Pretokenizer.run_classes`."""
+        return self._pre.run_classes(text)
 
     def encode_piece(self, piece: str, *, at_text_start: bool = False) -> Sequence[int]:
         """Token ids of one pre-token (cached for short pieces; a tuple).

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, List, Tuple
 
 import regex
 
@@ -107,6 +107,23 @@ _QUIET_LETTERS = {"r50k_base": regex.compile(r"\p{L}++"),
 _LETTER_ALTS = {"r50k_base": regex.compile(r" ?\p{L}++"),
                 "cl100k_base": regex.compile(r"[^\r\n\p{L}\p{N}]?+\p{L}++"),
                 "o200k_base": regex.compile("|".join(_O200K_PARTS[:2]))}
+
+#: what :meth:`Pretokenizer.inner_boundaries` is told of the old text: the window's old text,
+#: its boundaries strictly inside (relative), and, asked only for o200k's letter pieces, the
+#: :meth:`Pretokenizer.run_classes` of the old text from the left piece's start to the window
+#: and from the window to the right piece's end, and the character after that end ("" at the
+#: text's end)
+InnerOld = Tuple[str, List[int], Callable[[], Tuple[int, int, str]]]
+
+#: an o200k letter piece's optional first character and upper-case run: where it stops is
+#: where the piece's lower-case run starts (:meth:`Pretokenizer.inner_boundaries`)
+_UPPER_RUN = regex.compile(r"[^\r\n\p{L}\p{N}]?+[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*+")
+
+#: a character in neither or only one of o200k's cased letter runs, and a lower-case-only
+#: letter (:meth:`Pretokenizer.run_classes`)
+_NOT_BOTH_RUNS = regex.compile(r"[^\p{Lm}\p{Lo}\p{M}]")
+_LOWER_ONLY = regex.compile(r"\p{Ll}")
+_UPPER_ONLY = regex.compile(r"[\p{Lu}\p{Lt}]")
 
 #: :meth:`Pretokenizer.finditer` samples the pieces of the first ``_SAMPLE_CHARS`` characters of
 #: a non-ASCII text of at least ``_SAMPLE_FROM`` characters; when they average at least
@@ -359,7 +376,8 @@ class Pretokenizer:
         return _QUIET.fullmatch(text) is not None or (
             letters is not None and letters.fullmatch(text) is not None)
 
-    def inner_boundaries(self, text: str, pad: int) -> list[int] | None:
+    def inner_boundaries(self, text: str, pad: int, old: InnerOld | None = None
+                         ) -> list[int] | None:
         """The piece boundaries strictly inside ``text``, the new text of a window around an
         edit deep inside quiet runs, when they are decided by the window alone; None when
         they may not be.
@@ -368,26 +386,38 @@ class Pretokenizer:
         ``[s0, e0)`` (old coordinates of the ends) after an edit; its first and last ``pad``
         characters are old text; the old piece holding the first ``pad`` characters starts at
         least 3 characters before ``s0``, the one holding the last ``pad`` ends at least 3
-        after ``e0``, and no earlier piece reads past ``s0``. Each ``pad`` must be
-        :meth:`quiet` (checked here), so its old piece is a punctuation piece, or a letter
-        piece under r50k and cl100k (one possessive run; o200k's letter pieces, two cased runs
-        whose end depends on text far away, are refused).
+        after ``e0``; ``old`` is what :data:`InnerOld` says. Each ``pad`` must be
+        :meth:`quiet` (checked here), so its old piece is a punctuation piece or a letter
+        piece (no other alternative holds a punctuation character other than a mark, or
+        three letters, past its first character); no earlier piece then reads the edit (one
+        that reads past its end, o200k's letter piece backtracking over upper-case letters,
+        reads no quiet character: :meth:`quiet`).
 
-        *Why the window decides.* Such a piece is one run: every character of its interior
-        is of the run's class (a punctuation piece's ``[^\\s\\p{L}\\p{N}]``, a letter piece's
-        ``\\p{L}``), and the run ends where the class ends, plus the pattern's tail
-        (``[\\r\\n/]*``). So the piece of the new text that starts where the old piece started
-        runs through the unchanged text to the left ``pad`` exactly as a run started by two
-        synthetic characters of the class (``!!`` or ``aa``) runs through it; and a piece of
-        the new text that holds the whole right ``pad`` (so it is a run of that class: no
-        other alternative holds a punctuation character other than a mark, or three letters,
-        past its first character) runs on through the rest of the old piece and ends where
-        it ended, as it runs on through two synthetic characters at the window's end. The
-        split of ``!!`` + ``text`` + ``!!`` (or ``aa``) therefore has the new text's
-        boundaries inside the window, provided every piece but the last is decided inside
-        the real characters (:meth:`horizon` below the synthetic tail), the first piece
-        covers the left ``pad`` but its last ``M`` characters, and the last piece covers the
-        right one but its first ``M``.
+        *Why the window decides.* A punctuation piece, and a letter piece of r50k and cl100k,
+        is one run: every character of its interior is of the run's class
+        (``[^\\s\\p{L}\\p{N}]``, ``\\p{L}``), and the run ends where the class ends, plus the
+        pattern's tail (``[\\r\\n/]*``). So the piece of the new text that starts where the
+        old piece started runs through the unchanged text to the left ``pad`` exactly as a
+        run started by two synthetic characters of the class (``!!``, ``aa``) runs through
+        it; and the piece of the new text that holds the right ``pad`` (a run of that class)
+        runs on through the rest of the old piece and ends where it ended, as it runs on
+        through two synthetic characters at the window's end. The split of ``!!`` + ``text``
+        + ``!!`` (or ``aa``) therefore has the new text's boundaries inside the window,
+        provided every piece but the last is decided inside the real characters (its reach
+        below the synthetic tail: :meth:`horizon`, or a letter piece's letter runs), the
+        first piece covers the left ``pad`` but its last ``M`` characters, and the last piece
+        the right one but its first ``M``.
+
+        *o200k's letter pieces* are an upper-case run then a lower-case run (marks, ``Lm``
+        and ``Lo`` letters in both), so where such a piece ends depends on which run it is
+        in. On the left, the piece is in its upper-case run unless a lower-case-only letter
+        came before the window (``old``'s first class bits): ``AA`` or ``aa`` starts the run
+        in that state, and the window's split of the old text must be the old split. On the
+        right no tail is added (the run is followed to the window's end): the new piece goes
+        on past the window as the old one did when both are in the same run there, or when
+        the old text from the window to the old end holds letters of both runs only and the
+        old piece stopped there in either run (the old one was in its upper-case run, or the
+        character after its end is not upper-case-only); otherwise None.
 
         >>> p = Pretokenizer("o200k_base")
         >>> e = "\U0001F468\u200d\U0001F4BB"
@@ -400,22 +430,75 @@ class Pretokenizer:
         """
         if self.quiet_margin <= 0 or len(text) < 2 * pad or pad < 3 * self.quiet_margin + 1:
             return None
-        head, tail = text[:pad], text[-pad:]
-        kinds = []
-        for part in (head, tail):
-            if _QUIET.fullmatch(part) is not None:
-                kinds.append("!!")
-            elif self.name != "o200k_base" and self._quiet_letters is not None \
-                    and self._quiet_letters.fullmatch(part) is not None:
-                kinds.append("aa")
-            else:
+        left, right = self._pad_kind(text[:pad]), self._pad_kind(text[-pad:])
+        if left is None or right is None:
+            return None
+        if self.name == "o200k_base" and "aa" in (left, right):
+            if old is None:
                 return None
-        lead, trail = kinds
-        window = lead + text + trail
-        lim = len(window) - 2  # where the synthetic tail starts
+            old_text, old_cuts, far = old
+            left_bits, right_bits, after = far()
+            # o200k's letter piece is in its upper-case run where the window starts ("AA")
+            # unless a lower-case-only letter came before ("aa"); the window's split of the
+            # old text must be the old split
+            lead = left if left != "aa" else "aa" if left_bits & 1 else "AA"
+            was = self._window_cuts(lead + old_text, lead, right, pad)
+            if was is None or was[0] != old_cuts:
+                return None
+            now = self._window_cuts(lead + text, lead, right, pad)
+            if now is None:
+                return None
+            # the run that goes on past the window ends where the old one ended when it is in
+            # the same state, or when it goes over letters of both runs only (right_bits 0) to
+            # the old end and stops there in either state: the old run was in its upper-case
+            # run (the old end is no lower-case-only letter, or that run would have gone on),
+            # or the character after the old end is not upper-case-only (nor lower-case-only:
+            # the old lower-case run stopped there); both then stop at that character, or
+            # backtrack to the one before it
+            if right == "aa" and now[1] != was[1] and not (right_bits == 0 and (
+                    was[1] or _UPPER_ONLY.match(after) is None)):
+                return None
+            return now[0]
+        found = self._window_cuts(left + text + right, left, right, pad)
+        return None if found is None else found[0]
+
+    def run_classes(self, text: str) -> int:
+        """What of ``text`` bears on an o200k letter piece's runs far from an edit (for
+        :meth:`inner_boundaries`' ``old``): bit 1, a lower-case-only letter (``\\p{Ll}``: the
+        piece's lower-case run has begun); bit 2, a character other than ``\\p{Lm}``,
+        ``\\p{Lo}`` or a mark (one that can end a run or change its course).
+
+        >>> p = Pretokenizer("o200k_base")
+        >>> p.run_classes("中文"), p.run_classes("中a文"), p.run_classes("中A")
+        (0, 3, 2)
+
+        Runtime complexity: ``O(len(text))``.
+        """
+        if _NOT_BOTH_RUNS.search(text) is None:
+            return 0
+        return 2 | (_LOWER_ONLY.search(text) is not None)
+
+    def _pad_kind(self, part: str) -> str | None:
+        """The two synthetic characters that start or continue the run of a quiet ``part``
+        (``!!``: punctuation, ``aa``: letters), None when it is not quiet."""
+        if _QUIET.fullmatch(part) is not None:
+            return "!!"
+        if self._quiet_letters is not None and self._quiet_letters.fullmatch(part) is not None:
+            return "aa"
+        return None
+
+    def _window_cuts(self, window: str, lead: str, right: str, pad: int
+                     ) -> tuple[list[int], bool] | None:
+        """The inner boundaries of ``window`` (``lead`` + a text + a synthetic tail, none for
+        o200k's letters, whose run is followed to the window's end), relative to the text,
+        and whether the last piece is in an upper-case run at the end (o200k); None when a
+        condition of :meth:`inner_boundaries` fails."""
+        k = len(lead)
+        tail = 0 if (right == "aa" and self.name == "o200k_base") else 2
+        lim = len(window) - tail  # where the synthetic tail starts
         spans = list(self.split(window))
         m = self.quiet_margin
-        if len(spans) < 1 or spans[0][1] < 2 + pad - m or spans[-1][0] > lim - pad + m:
+        if len(spans) < 1 or spans[0][1] < k + pad - m or spans[-1][0] > lim - pad + m:
             return None
         letters = _LETTER_ALTS.get(self.name)
         for ps, _ in spans[:-1]:
@@ -428,7 +511,8 @@ class Pretokenizer:
                 reach = self.horizon(window, ps, lim)
             if reach >= lim:
                 return None
-        return [ps - 2 for ps, _ in spans[1:]]
+        upper = _UPPER_RUN.match(window, spans[-1][0]).end() == len(window)  # type: ignore[union-attr]
+        return [ps - k for ps, _ in spans[1:]], upper
 
     def horizon(self, text: str, start: int, limit: int | None = None) -> int:
         """Sound upper bound (exclusive) on what deciding the piece at ``start`` reads.
