@@ -4,7 +4,11 @@
 column places) first asks :meth:`~Document._stretch`: an edit at least two margins inside a
 long *quiet* piece (:class:`~livetok.incremental.piece_encoding.QuietEncoding`) keeps every
 boundary, so the piece only grows or shrinks and Algorithm 1 glues its tokens (steps 3-4
-below, without 1-2). Otherwise it takes four named steps (the argument for each is in
+below, without 1-2). Then :meth:`~Document._local`: an edit inside long quiet runs that makes
+new boundaries near itself (a letter or a space typed into a line of emoji or CJK letters)
+has them decided by a window around it
+(:class:`~livetok.incremental.piece_encoding.InnerEncoding`), and steps 3-4 glue the long
+pieces on each side. Otherwise it takes four named steps (the argument for each is in
 ``docs/algorithms.md``, sections 2-4):
 
 1. :meth:`~Document._restart` — the pieces left of a *restart* boundary are unchanged: walk left
