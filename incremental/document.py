@@ -440,8 +440,10 @@ class Document:
         line that is read.
         """
         read = self.slice
-        start = spot_cp(a, read, unit)
-        end = start if b == a else spot_cp(b, read, unit)
+        # a place on a line the unit counts in code points needs no reading (spot_cp, inline)
+        start = min(a.content_end, a.line_start + a.col) if not a.read else spot_cp(a, read, unit)
+        end = start if b == a else (min(b.content_end, b.line_start + b.col) if not b.read
+                                    else spot_cp(b, read, unit))
         swapped = start > end
         if swapped:
             start, end = end, start
@@ -878,9 +880,9 @@ class Document:
             ids = encode_piece(piece, at_text_start=a == 0)
             if ids and lead is not None and clean is not None:
                 # _piece_segment's byte-level case, inline (the common case of an edit)
-                fl = bytearray([clean[i] for i in ids])
+                fl = bytearray(map(clean.__getitem__, ids))  # (map: no comprehension frame)
                 fl[0] |= PIECE_START
-                segs.append((1, 0, 0, ids, [lead[i] for i in ids], fl))
+                segs.append((1, 0, 0, ids, list(map(lead.__getitem__, ids)), fl))
             else:
                 segs.append(self._piece_segment(piece, ids, a == 0))
         if bulk < len(spans):
@@ -928,19 +930,15 @@ class Document:
         while j > i and segs[j - 1][0] == 0 and segs[j - 1][2] == t1:
             t1 = segs[j - 1][1]
             j -= 1
-        ids: list[int] = []
-        cps: list[int] = []
-        flags = bytearray()
-        for kind, sa, sb, s_ids, s_cps, s_flags in segs[i:j]:
-            if kind == 1:
-                ids.extend(s_ids)  # type: ignore[arg-type]
-                cps.extend(s_cps)  # type: ignore[arg-type]
-                flags += s_flags  # type: ignore[arg-type]
-            else:
-                for tid, w, f in _take(seq.iter_from(sa), sb - sa):
-                    ids.append(tid)
-                    cps.append(w)
-                    flags.append(f)
+        ids: Sequence[int]
+        cps: Sequence[int]
+        if j == i + 1 and segs[i][0] == 1:
+            # one new segment (a keystroke's usual case): its lists as they are
+            _, _, _, s_ids, s_cps, s_flags = segs[i]
+            assert s_ids is not None and s_cps is not None and s_flags is not None
+            ids, cps, flags = s_ids, s_cps, s_flags
+        else:
+            ids, cps, flags = _gather(seq, segs[i:j])
         c0 = r if t0 == r_tok else v.token_start_cp(t0)
         c1 = v.token_start_cp(t1) if t1 < seq.total_tokens else seq.total_cp
         # subtle: trimming never crosses the edit (only unchanged pieces become old segments)
@@ -1126,12 +1124,31 @@ def _token_arrays(bl: ByteLevelEncoding, per_piece: list[Sequence[int]], cps_typ
     return ids, cps, flags
 
 
+def _gather(seq: TokenSeq, segs: list[_Seg]) -> tuple[list[int], list[int], bytearray]:
+    """The ids, code point counts and flags of ``segs`` in a row: new tokens as they are, the
+    old tokens of an old segment read from ``seq``."""
+    ids: list[int] = []
+    cps: list[int] = []
+    flags = bytearray()
+    for kind, sa, sb, s_ids, s_cps, s_flags in segs:
+        if kind == 1:
+            ids.extend(s_ids)  # type: ignore[arg-type]
+            cps.extend(s_cps)  # type: ignore[arg-type]
+            flags += s_flags  # type: ignore[arg-type]
+        else:
+            for tid, w, f in _take(seq.iter_from(sa), sb - sa):
+                ids.append(tid)
+                cps.append(w)
+                flags.append(f)
+    return ids, cps, flags
+
+
 def _new_tokens(lead: array[int], clean: bytearray, ids: Sequence[int], piece_start: bool) -> _Seg:
     """The segment of new byte-level tokens ``ids`` (per-token tables ``lead``, ``clean``)."""
-    flags = bytearray([clean[i] for i in ids])
+    flags = bytearray(map(clean.__getitem__, ids))
     if piece_start and flags:
         flags[0] |= PIECE_START
-    return (1, 0, 0, ids, [lead[i] for i in ids], flags)
+    return (1, 0, 0, ids, list(map(lead.__getitem__, ids)), flags)
 
 
 class _EditedText:
