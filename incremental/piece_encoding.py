@@ -235,6 +235,9 @@ class InnerEncoding(QuietEncoding, Protocol):
     re-splitting the line to its end). The tiktoken patterns offer it
     (:meth:`.bytelevel.pretokenize.Pretokenizer.inner_boundaries` has the argument)."""
 
+    #: whether it is offered (an encoding class may offer it for some patterns only)
+    inner_windows: bool
+
     def inner_boundaries(
         self, text: str, pad: int,
         old: tuple[str, list[int], Callable[[], tuple[int, int, str]]] | None = None,
@@ -256,8 +259,9 @@ class InnerEncoding(QuietEncoding, Protocol):
 
 def inner_side(enc: PieceEncoding) -> InnerEncoding | None:
     """``enc`` as an :class:`InnerEncoding` when it is a :class:`QuietEncoding` that offers
-    ``inner_boundaries``, else None."""
-    if quiet_side(enc) is not None and callable(getattr(enc, "inner_boundaries", None)):
+    ``inner_boundaries`` (``inner_windows`` true), else None."""
+    if quiet_side(enc) is not None and getattr(enc, "inner_windows", False) is True and callable(
+            getattr(enc, "inner_boundaries", None)):
         return enc  # type: ignore[return-value]  # checked: the members
     return None
 

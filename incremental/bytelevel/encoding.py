@@ -177,6 +177,9 @@ class Encoding(EncodeStreamMixin):
         #: :class:`~.piece_encoding.QuietEncoding`'s ``M``, the pre-tokenizer's (punctuation
         #: runs of the tiktoken patterns, :meth:`quiet`; 0 for others)
         self.quiet_margin: int = self._pre.quiet_margin
+        #: :class:`~.piece_encoding.InnerEncoding`'s flag (:meth:`inner_boundaries` offered: the
+        #: three tiktoken patterns, not a file's derived one)
+        self.inner_windows: bool = self._pre.inner_windows
         self.mergeable_ranks: dict[bytes, int] = dict(mergeable_ranks)
         self.special_tokens: dict[str, int] = dict(special_tokens or {})
         self.max_token_value = max(

@@ -265,6 +265,9 @@ class Pretokenizer:
         #: ``M`` of :meth:`quiet` (0: not offered, as for a pattern this module does not know)
         self.quiet_margin = _QUIET_MARGIN if known else 0
         self._quiet_letters = _QUIET_LETTERS.get(name) if known else None
+        #: whether :meth:`inner_boundaries` is offered (its argument is made for the three
+        #: tiktoken patterns only)
+        self.inner_windows = known
 
     def _init_derived(self, name: str, d: Derivation) -> None:
         """A split pattern of a ``tokenizer.json`` file (any pattern :func:`derive` bounds):
@@ -285,6 +288,7 @@ class Pretokenizer:
         self.fast = None
         self.quiet_margin = 0  # (no argument made for derived patterns)
         self._quiet_letters = None
+        self.inner_windows = False
 
     def finditer(self, text: str, pos: int = 0) -> Iterator[Any]:
         """Match objects whose spans are the pieces: the fast class-code form when available,
@@ -428,7 +432,7 @@ class Pretokenizer:
 
         Runtime complexity: ``O(len(text))``.
         """
-        if self.quiet_margin <= 0 or len(text) < 2 * pad or pad < 3 * self.quiet_margin + 1:
+        if not self.inner_windows or len(text) < 2 * pad or pad < 3 * self.quiet_margin + 1:
             return None
         left, right = self._pad_kind(text[:pad]), self._pad_kind(text[-pad:])
         if left is None or right is None:
