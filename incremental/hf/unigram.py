@@ -247,7 +247,7 @@ class UnigramModel:
                 UnigramWindow(self.token_to_id, self.scores, self._longest, self.unk_id,
                               self.unk_score,
                               None if self.unk_id is None else self.id_to_token[self.unk_id],
-                              self._tokens_of))
+                              self.byte_fallback, self._tokens_of))
         return self._window
 
     def _reference(self) -> Any:

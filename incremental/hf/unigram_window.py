@@ -34,28 +34,41 @@ be a forced cut of both texts, and ``c2 >= n - q`` one of both (``c2 + delta`` i
 Then, by the two bullets, ``T(t') = T(t)[: c1] + W + T(t)[c2 :]`` where ``W`` is the
 segments' local tokens of ``t'[c1 : c2 + delta]``, provided that no segment of ``W`` and
 no segment of ``t`` right of ``c2`` is weak (the suffix's values all changed by the edit;
-only a certificate keeps its path). Otherwise HuggingFace's whole encode is the answer
-(:meth:`.unigram.UnigramModel._long`'s fallback).
+only a certificate keeps its path).
+
+**Weak segments are replayed** (:meth:`UnigramWindow._replay`). HuggingFace's value at a
+point of its path is the path's scores added one by one from 0 (``best[e] = fl(score +
+best[s])`` for the chosen piece ``(s, e)``), so summing the new token list's scores in that
+order (:meth:`UnigramWindow._fold`, C-speed) gives the exact value at a weak segment's
+start; its Viterbi from that value is HuggingFace's own computation there, bit for bit, and
+its tokens replace the old ones; the certified segments between keep theirs. Refused (the
+whole encode runs) where a token's score is not its piece's for certain: byte fallback, the
+unknown piece's own string in the text, a piece that a run of unknown characters could
+spell.
 
 **What is kept** (:class:`WindowState`): the pre-token, its tokens, the weak segments and
 ``known``: segments at or after it have been certified (or listed weak). The first edit of a
 pre-token certifies everything right of its window (``O(n)`` Python, once); later edits only
 what lies between their window and ``known``.
 
-**Not proved here, so not windowed** (the whole re-encode runs): runs with no forced cut
-within :data:`SCAN_MAX` characters of an edit (one letter, digits, DNA letters: XLM-R has
-pieces that cover every position), weak segments right of an edit, windows longer than
-:data:`WINDOW_MAX`, and an unknown token on each side of a window's edge.
+**Not windowed** (the whole re-encode runs): runs with no forced cut within
+:data:`SCAN_MAX` characters of an edit (one letter, digits, DNA letters: XLM-R has pieces
+that cover every position), windows longer than :data:`WINDOW_MAX`, pre-tokens too long for
+:data:`WEAK_RATIO`, an unknown token on each side of a window's edge, and the replays
+refused above.
 
 Runtime complexity: an edit ``O(w L)`` Python for a window of ``w`` characters, plus ``O(n)``
-C work (the diff of the two texts, the tokens' ends, the lists' copies); the first edit of a
-pre-token also ``O(n L)`` Python for the certificates.
+C work (the diff of the two texts, the token index, the lists' copies, a replay's sums); an
+edit left of ``known`` also ``O((known - c2) L)`` Python for the certificates (the first
+edit of a pre-token: everything right of it).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from functools import reduce
+from operator import add
 from typing import Callable, Mapping, Sequence
 
 __all__ = ["WindowState", "UnigramWindow", "Scan", "common_affixes", "WEAK_RATIO", "SCAN_MAX",
@@ -189,10 +202,13 @@ class UnigramWindow:
 
     def __init__(self, token_to_id: Mapping[str, int], scores: Sequence[float],
                  longest: Mapping[str, int], unk_id: int | None, unk_score: float,
-                 unk_piece: str | None,
+                 unk_piece: str | None, byte_fallback: bool,
                  pieces_to_tokens: Callable[[list[str]], Tokens]) -> None:
         self._get = token_to_id.get
         self._pieces = token_to_id.keys()
+        self._items = token_to_id.items()
+        self._amb: frozenset[int] | None = None
+        self._byte_fallback = byte_fallback
         self._lim2: dict[str, int] | None = None
         self._scores = scores
         self._longest = longest.get
@@ -248,30 +264,110 @@ class UnigramWindow:
         suffix_weak = bisect_left(st.weak, (c2, -1)) < len(st.weak)
         ids: list[int]
         lens: list[int]
+        j = bisect_left(st.weak, (c2, -1))
+        #: the weak segments from c1 on, in the new text
+        weak = scan.weak + [(a + delta, b + delta) for a, b in st.weak[j:]]
         why = ""
-        if scan.weak or suffix_weak:
-            why = "weak segment"
-        elif i1 < 0 or i2 < 0:
+        if i1 < 0 or i2 < 0:
             why = "an old token spans a cut (fused unknowns)"
+        elif self._fuses(old, c1, c2, scan.unknown):
+            why = "unknown tokens meet at the window's edge"
+        elif weak:
+            w_ids, w_lens = self._to_tokens(scan.pieces)
+            got = self._replay(new, st.ids[:i1] + w_ids + st.ids[i2:],
+                               st.lens[:i1] + w_lens + st.lens[i2:], weak)
+            if got is None:
+                why = "weak segment"
+            else:
+                ids, lens = got
         else:
             w_ids, w_lens = self._to_tokens(scan.pieces)
-            if self._fuses(old, c1, c2, scan.unknown):
-                why = "unknown tokens meet at the window's edge"
-            else:
-                ids, lens = st.ids, st.lens
-                ids[i1:i2] = w_ids
-                lens[i1:i2] = w_lens
+            ids, lens = st.ids, st.lens
+            ids[i1:i2] = w_ids
+            lens[i1:i2] = w_lens
         if why:
-            got = whole(new)
-            ids, lens = list(got[0]), list(got[1])
+            again = whole(new)
+            ids, lens = list(again[0]), list(again[1])
         # the certificates: left of c1 kept, the window's, right of c2 shifted
         k = bisect_left(st.weak, (c1, -1))
-        j = bisect_left(st.weak, (c2, -1))
-        st.weak = st.weak[:k] + scan.weak + [(a + delta, b + delta) for a, b in st.weak[j:]]
+        st.weak = st.weak[:k] + weak
         st.known = min(st.known, c1)  # (st.known <= c2 after _certify)
         st.text, st.ids, st.lens = new, ids, lens
-        self.last = why or "window"
+        self.last = why or ("window, weak segments replayed" if weak else "window")
         return ids, lens
+
+    # -- weak segments ---------------------------------------------------------------------
+
+    def _replay(self, t: str, ids: list[int], lens: list[int], weak: list[tuple[int, int]]
+                ) -> Tokens | None:
+        """``(ids, lens)`` of ``t`` with each weak segment (sorted, from the window on)
+        re-encoded from the exact value HuggingFace reaches its start with: the path's
+        scores summed from the start as Rust sums them (:meth:`_fold`), the segments between
+        being certified. None (the whole re-encode runs) when a token's score is not its
+        piece's for certain (byte fallback, the unknown piece's own string in ``t``, a piece
+        that a run of unknowns could spell).
+
+        Runtime complexity: ``O(tokens)`` C work, ``O(w L)`` Python for ``w`` weak characters.
+        """
+        if self._byte_fallback or (self._unk_piece and self._unk_piece in t):
+            return None
+        n = len(t)
+        v: float | None = 0.0
+        i = 0  # the token v is the value before
+        for a, b in weak:
+            ia, ib = token_index(lens, a, n), token_index(lens, b, n)
+            if ia < 0 or ib < 0:
+                return None
+            v = self._fold(ids, lens, i, ia, v)
+            if v is None:
+                return None
+            sc = self.scan(t, a, b, x=v)
+            if sc.unknown and (sc.unknown[0] or sc.unknown[-1]):
+                return None  # (it could fuse with a neighbour)
+            s_ids, s_lens = self._to_tokens(sc.pieces)
+            ids[ia:ib] = s_ids
+            lens[ia:ib] = s_lens
+            i = ia
+        return ids, lens
+
+    def _fold(self, ids: list[int], lens: list[int], i: int, j: int, v: float | None
+              ) -> float | None:
+        """HuggingFace's value after tokens ``i..j-1`` from ``v`` before them: each piece's
+        score added to it in turn (``best[e] = fl(score + best[s])`` along the path), an
+        unknown run's score once per character; None when a token's score is not certain.
+
+        Runtime complexity: ``O(j - i)`` C work (and a loop per unknown token).
+        """
+        if v is None:
+            return None
+        amb = self._ambiguous()
+        if amb and not amb.isdisjoint(ids[i:j]):
+            return None
+        scores, unk, unk_score = self._scores, self._unk_id, self._unk_score
+        k = i
+        while k < j:
+            try:
+                u = j if unk is None else ids.index(unk, k, j)
+            except ValueError:
+                u = j
+            if u > k:
+                v = reduce(add, map(scores.__getitem__, ids[k:u]), v)
+            if u < j:
+                for _ in range(lens[u]):
+                    v = unk_score + v
+            k = u + 1
+        return v
+
+    def _ambiguous(self) -> frozenset[int]:
+        """The ids of pieces of 2+ characters none of which has a one-character piece: a
+        fused run of unknowns with the same string takes that id with another score (built on
+        first use; the unknown piece's own id is :meth:`_replay`'s check of the text)."""
+        if self._amb is None:
+            get = self._get
+            self._amb = frozenset(
+                i for p, i in self._items
+                if len(p) >= 2 and i != self._unk_id and all(get(ch) is None for ch in p))
+        return self._amb
 
     def _longest2(self) -> dict[str, int]:
         """For each two-character start of a piece, the longest piece with it (built on first
@@ -339,7 +435,7 @@ class UnigramWindow:
         st.weak[k:k] = scan.weak
         st.known = c
 
-    def scan(self, t: str, a: int, b: int, *, pieces: bool = True) -> Scan:
+    def scan(self, t: str, a: int, b: int, *, pieces: bool = True, x: float = 0.0) -> Scan:
         """HuggingFace's Viterbi over ``t[a:b]`` (``a`` and ``b`` forced cuts of ``t``),
         restarted from 0 at every forced cut inside, with each segment's certificate: its
         pieces (when ``pieces``) and its weak segments.
@@ -353,7 +449,7 @@ class UnigramWindow:
         neg = float("-inf")
         # subtle: best starts at -inf, so "no path ends here yet" is "cand > best[e]" too
         best = [neg] * (w + 1)
-        best[0] = 0.0
+        best[0] = x  # (x != 0 only for one segment: no cut inside resets it)
         second = [neg] * (w + 1)
         start = [0] * (w + 1)
         ids = [0] * (w + 1)

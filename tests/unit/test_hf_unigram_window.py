@@ -198,6 +198,8 @@ def test_edits_of_tie_prone_text_equal_huggingface(byte_fallback: bool, seed: in
     texts.append("x".join(["ccc" * 3] * 400))
     ways = _run_edits(model, texts, 30, seed)
     assert ways.get("window", 0) > 5, ways
+    if not byte_fallback:  # (with it, a replay refuses: the whole encode runs)
+        assert ways.get("window, weak segments replayed", 0) > 5, ways
 
 
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
@@ -215,26 +217,47 @@ def test_edits_with_xlmr_equal_huggingface(seed: int) -> None:
 
 def test_a_certificate_switched_off_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     # "ccc" between cuts ties with "c" + "cc" from 0 (weak); after eleven "x" HuggingFace's
-    # sums round so that "c" + "cc" wins: certifying the segment anyway (no weak segments)
-    # keeps the old path and is wrong, as the comparison shows
-    model = _model(False)
-    ref = reference_unigram(model)
+    # sums round so that "c" + "cc" wins. The honest window replays the weak segment from the
+    # path's value; certifying it anyway (no weak segments), or replaying it from 0 instead
+    # of that value, keeps the old path and is wrong, as the comparison shows
+    ref = reference_unigram(_model(False))
     new = "x" + "ccc" + "x" * 300
     old = "x" * 11 + "ccc" + "x" * 300
     assert _reference_encode(ref, old)[0][-302:] != _reference_encode(ref, new)[0][-302:]
+
+    def run() -> tuple[tuple[tuple[int, ...], tuple[int, ...]], str]:
+        model = _model(False)
+        model._long(new)
+        got = model._long(old)
+        win = model._windows()
+        assert win is not None
+        return got, win.last
+
+    assert run() == (_reference_encode(ref, old), "window, weak segments replayed")
+    with monkeypatch.context() as m:
+        scan = UnigramWindow.scan
+
+        def no_certificate(self: UnigramWindow, *args: Any, **kw: Any) -> uw.Scan:
+            got = scan(self, *args, **kw)
+            return uw.Scan(got.pieces, [], got.unknown)
+
+        m.setattr(UnigramWindow, "scan", no_certificate)
+        got, way = run()
+        assert way == "window" and got != _reference_encode(ref, old)
+    with monkeypatch.context() as m:
+        m.setattr(UnigramWindow, "_fold", lambda self, *args: 0.0)
+        got, way = run()
+        assert way == "window, weak segments replayed" and got != _reference_encode(ref, old)
+
+
+def test_weak_segments_are_replayed_or_the_whole_encode_runs() -> None:
+    # the replay sums the path's scores from the start; where a token's score is not its
+    # piece's for certain (byte fallback: an unknown run's bytes) the whole encode runs
+    ref = reference_unigram(_model(True))
+    model = _model(True)
+    new = "x" + "ccc" + "x" * 300
+    old = "x" * 11 + "ccc" + "x" * 300
     model._long(new)
-    assert model._long(old) == _reference_encode(ref, old)  # the honest certificate
+    assert model._long(old) == _reference_encode(ref, old)
     win = model._windows()
     assert win is not None and win.last == "weak segment"
-    model2 = _model(False)
-    scan = UnigramWindow.scan
-
-    def no_certificate(self: UnigramWindow, *args: Any, **kw: Any) -> uw.Scan:
-        got = scan(self, *args, **kw)
-        return uw.Scan(got.pieces, [], got.unknown)
-
-    monkeypatch.setattr(UnigramWindow, "scan", no_certificate)
-    model2._long(new)
-    assert model2._long(old) != _reference_encode(ref, old)
-    win = model2._windows()
-    assert win is not None and win.last == "window"
