@@ -87,6 +87,8 @@ WINDOW_MAX = 8192
 
 #: ``(ids, character counts)`` of a pre-token
 Tokens = tuple[list[int], list[int]]
+#: the same as the whole encode or a window gives them (lists are changed in place later)
+Answer = tuple[Sequence[int], Sequence[int]]
 #: the whole re-encode of a pre-token: ``(ids, character counts)``
 Whole = Callable[[str], tuple[Sequence[int], Sequence[int]]]
 
@@ -96,8 +98,9 @@ class WindowState:
     """What is kept of the last long pre-token: its text and tokens, and its certificates."""
 
     text: str
-    ids: list[int]
-    lens: list[int]
+    #: a whole encode's (kept as it came) or a window's (a list, changed in place)
+    ids: Sequence[int]
+    lens: Sequence[int]
     #: the weak segments ``(start, end)``, sorted, all at or after ``known``
     weak: list[tuple[int, int]] = field(default_factory=list)
     #: the segments at or after this forced cut have been certified or listed in ``weak``
@@ -231,9 +234,9 @@ class UnigramWindow:
 
         Runtime complexity: ``O(tokens)`` copies.
         """
-        self.state = WindowState(text, list(ids), list(lens))
+        self.state = WindowState(text, ids, lens)
 
-    def edit(self, new: str, whole: Whole) -> Tokens:
+    def edit(self, new: str, whole: Whole) -> Answer:
         """The tokens of ``new``, by a window from the kept pre-token when the certificates
         allow it, else by ``whole(new)``; the state then holds ``new``.
 
@@ -249,7 +252,7 @@ class UnigramWindow:
         p, q = common_affixes(old, new)
         delta = n2 - n
         c1 = self._cut_left(old, new, p)
-        c2 = self._cut_right(old, new, n - q, delta)
+        c2 = None if c1 is None else self._cut_right(old, new, n - q, delta)
         if c1 is None or c2 is None:
             return self._restart(new, whole, "no forced cut near the edit")
         if c2 + delta - c1 > WINDOW_MAX:
@@ -261,40 +264,36 @@ class UnigramWindow:
         except KeyError:  # an unknown character and no unk_id: the whole encode raises
             return self._restart(new, whole, "unknown character")
         i1, i2 = token_index(st.lens, c1, n), token_index(st.lens, c2, n)
-        suffix_weak = bisect_left(st.weak, (c2, -1)) < len(st.weak)
-        ids: list[int]
-        lens: list[int]
         j = bisect_left(st.weak, (c2, -1))
         #: the weak segments from c1 on, in the new text
         weak = scan.weak + [(a + delta, b + delta) for a, b in st.weak[j:]]
         why = ""
+        answer: Answer | None = None
         if i1 < 0 or i2 < 0:
             why = "an old token spans a cut (fused unknowns)"
         elif self._fuses(old, c1, c2, scan.unknown):
             why = "unknown tokens meet at the window's edge"
         elif weak:
             w_ids, w_lens = self._to_tokens(scan.pieces)
-            got = self._replay(new, st.ids[:i1] + w_ids + st.ids[i2:],
-                               st.lens[:i1] + w_lens + st.lens[i2:], weak)
-            if got is None:
-                why = "weak segment"
-            else:
-                ids, lens = got
+            answer = self._replay(new, [*st.ids[:i1], *w_ids, *st.ids[i2:]],
+                                  [*st.lens[:i1], *w_lens, *st.lens[i2:]], weak)
+            why = "weak segment" if answer is None else ""
         else:
             w_ids, w_lens = self._to_tokens(scan.pieces)
-            ids, lens = st.ids, st.lens
+            ids = st.ids if isinstance(st.ids, list) else list(st.ids)
+            lens = st.lens if isinstance(st.lens, list) else list(st.lens)
             ids[i1:i2] = w_ids
             lens[i1:i2] = w_lens
-        if why:
-            again = whole(new)
-            ids, lens = list(again[0]), list(again[1])
+            answer = ids, lens
+        if answer is None:
+            answer = whole(new)  # (kept as it came)
         # the certificates: left of c1 kept, the window's, right of c2 shifted
         k = bisect_left(st.weak, (c1, -1))
         st.weak = st.weak[:k] + weak
         st.known = min(st.known, c1)  # (st.known <= c2 after _certify)
-        st.text, st.ids, st.lens = new, ids, lens
+        st.text, (st.ids, st.lens) = new, answer
         self.last = why or ("window, weak segments replayed" if weak else "window")
-        return ids, lens
+        return answer
 
     # -- weak segments ---------------------------------------------------------------------
 
@@ -538,8 +537,8 @@ class UnigramWindow:
             unknown.reverse()
         return Scan(out, weak, unknown)
 
-    def _restart(self, new: str, whole: Whole, why: str) -> Tokens:
+    def _restart(self, new: str, whole: Whole, why: str) -> Answer:
         ids, lens = whole(new)
         self.remember(new, ids, lens)
         self.last = why
-        return list(ids), list(lens)
+        return ids, lens
