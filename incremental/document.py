@@ -568,19 +568,19 @@ class Document:
                 done = self._stretch(v, held, start, end, new_text)
                 if done is not None:
                     return done
-        h_end = None  # where the old piece holding the edit ends, when asked here
         # the piece before it (the restart's first question, asked here for _local)
         pred = v.piece_start_of(held[0] - 1) if held[0] > 0 else None
-        if self._inner is not None and start < seq.total_cp:
-            h_end = self._old_piece_end(v, held[0])
-            if (start - held[1] >= LOCAL_MIN_CP or h_end - end >= LOCAL_MIN_CP
-                    or (pred is not None and start - pred[1] >= LOCAL_MIN_CP)):
-                done = self._local(v, start, end, new_text)
-                if done is not None:
-                    return done
+        if self._inner is not None and start < seq.total_cp and (
+                start - held[1] >= LOCAL_MIN_CP
+                or (pred is not None and start - pred[1] >= LOCAL_MIN_CP)
+                # (a piece of 16 tokens or more may be long: its end is looked up)
+                or (v.next_piece_start(held[0]) - held[0] >= 16
+                    and self._old_piece_end(v, held[0]) - end >= LOCAL_MIN_CP)):
+            done = self._local(v, start, end, new_text)
+            if done is not None:
+                return done
         r_tok, r, left_text = self._restart(v, held, pred, start)
-        rs = self._resplit(v, r_tok, r, left_text, start, end, new_text,
-                           h_end if r_tok == held[0] else None)
+        rs = self._resplit(v, r_tok, r, left_text, start, end, new_text)
         segs = self._segments(v, r, r_tok, rs, start, end, new_text)
         return self._splice(v, r, r_tok, rs, segs, start, end)
 
@@ -745,12 +745,12 @@ class Document:
 
     def _resplit(
         self, v: SeqView, r_tok: int, r: int, left_text: str, start: int, end: int,
-        new_text: str, r_end: int | None = None,
+        new_text: str,
     ) -> _Resplit:
         """Step 2: re-split the new text from ``r`` (``left_text``: the old text from there to
-        ``start``; ``r_end``: where its old piece ends, when known) until a new boundary at or
-        after the edit's end coincides with an old one, over a window of old text grown x4
-        until every piece kept is decided inside it (``docs/algorithms.md`` section 2)."""
+        ``start``) until a new boundary at or after the edit's end coincides with an old one,
+        over a window of old text grown x4 until every piece kept is decided inside it
+        (``docs/algorithms.md`` section 2)."""
         seq = self._seq
         enc = self._enc
         horizon = enc.horizon
@@ -761,9 +761,7 @@ class Document:
         # long piece the earliest possible resync is that piece's end
         extra = FIRST_WINDOW
         if r_tok < seq.total_tokens:
-            if r_end is None:
-                r_end = self._old_piece_end(v, r_tok)
-            extra = max(extra, r_end - end + FIRST_WINDOW)
+            extra = max(extra, self._old_piece_end(v, r_tok) - end + FIRST_WINDOW)
         # the pieces a failed round decided inside its window, kept for the next round (which
         # splits on from the last one's end), and how many boundaries they asked about
         kept: list[tuple[int, int]] = []
