@@ -280,17 +280,20 @@ def did_change_json(ls: LivetokServer, params: Any) -> bool:
 def _keystroke(ls: LivetokServer, uri: str, version: int, change: TextChange,
                inserted: int) -> bool:
     """The lane of a keystroke read alone (``transport.take``): its change applied and its
-    count written now, when nothing else waits or watches (no pending batch, no count waiting
-    to be published, the document not busy and its last edit quick, no trace recorded, no
-    size bound, not a huge paste) and ``OpenDocument.keystroke`` takes the change; False:
+    count written now, when it is a range within one line and nothing else waits or watches
+    (no pending batch, no count waiting to be published, the document not busy and its last
+    edit quick, no trace recorded, no size bound, not a huge paste) and
+    ``OpenDocument.keystroke`` takes the change; False:
     nothing was done, :func:`apply_changes` takes it. What it leaves out, the pending batch
     and ``LivetokServer.applied``, would do nothing here (``tests/unit/test_keystroke_path.py``
     checks that both ways write the same bytes).
 
     Runtime complexity: ``OpenDocument.keystroke``'s, plus ``O(1)``.
     """
+    rng = change.range
     od = ls.store.find(uri)
-    if (od is None or ls.pending or ls.publisher.due or ls.recorder is not None
+    if (rng is None or rng[0] != rng[2]  # a range over lines may free a big text: applied()
+            or od is None or ls.pending or ls.publisher.due or ls.recorder is not None
             or ls.max_open_chars is not None or od.apply_seconds >= MERGE_S
             or inserted >= ls.settings.progress_threshold or ls.background.busy(uri)):
         return False

@@ -161,7 +161,7 @@ def test_a_didchange_runs_the_five_in_order() -> None:
 #: ``notify_json``). 22:50 (A): plain 66, Enter 75, emoji 75: a keystroke read alone takes
 #: ``sync.did_change_json``'s lane (``OpenDocument.keystroke``, ``Publisher.publish_now``: no
 #: pending batch, ``OpenDocument.apply``, ``LivetokServer.applied``, ``Publisher.changed`` or
-#: ``publish``).
+#: ``publish``); 23:35, the lane for ranges within one line: 64 / 73 / 75.
 KEYSTROKE_FUNCTIONS = 75
 
 #: a 1 MB document of plain lines, line 300 holding an emoji (two UTF-16 units)
