@@ -668,8 +668,8 @@ class Document:
         window = v.slice_text(s0, start) + new_text + v.slice_text(end, e0)
         old_cuts = sorted(c - s0 for c in seq.piece_starts(s0 + 1, e0 - 1))
 
-        def far() -> tuple[int, int, str]:
-            return self._run_classes(a, s0), self._run_classes(e0, b), v.slice_text(b, b + 1)
+        def far() -> tuple[int, str]:
+            return self._run_classes(a, s0), self._run_break(e0, b + 1)
 
         cuts = inner.inner_boundaries(window, pad, (v.slice_text(s0, e0), old_cuts, far))
         if cuts is None:
@@ -681,6 +681,26 @@ class Document:
         segs = self._segments(v, a, l_tok, rs, start, end, new_text)
         self.stats.local += 1
         return self._splice(v, a, l_tok, rs, segs, start, end)
+
+    def _run_break(self, c0: int, c1: int) -> str:
+        """The first character of the old text ``[c0, c1)`` that
+        :meth:`.piece_encoding.InnerEncoding.run_break` finds, "" when there is none: the
+        chunks whose :meth:`_run_classes` bits say there is none are passed over.
+
+        Runtime complexity: ``O(log C + chunks)`` once their bits are known, plus the chunk
+        that holds it.
+        """
+        inner = self._inner
+        assert inner is not None
+        classes = self._classes
+        for part in self._seq.text_parts(c0, c1):
+            got = classes.get(id(part))
+            if got is not None and got[0] is part and not got[1] & 2:
+                continue
+            k = inner.run_break(part)
+            if k >= 0:
+                return part[k]
+        return ""
 
     def _warm_classes(self) -> None:
         """After a build, :meth:`_run_classes` of each chunk whose text is not ASCII (what an

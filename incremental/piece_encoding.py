@@ -240,20 +240,25 @@ class InnerEncoding(QuietEncoding, Protocol):
 
     def inner_boundaries(
         self, text: str, pad: int,
-        old: tuple[str, list[int], Callable[[], tuple[int, int, str]]] | None = None,
+        old: tuple[str, list[int], Callable[[], tuple[int, str]]] | None = None,
     ) -> list[int] | None:
         """The piece boundaries strictly inside the new text ``text`` of a window whose first
         and last ``pad`` characters are quiet old text inside long old pieces, or None when
         the window does not decide them; ``old``: the window's old text, its boundaries
         strictly inside (relative), and a function giving the :meth:`run_classes` of the old
-        text from the left piece's start to the window and from the window to the right
-        piece's end, and the character after that end (asked only when the runs have states,
-        as o200k's letter pieces)."""
+        text from the left piece's start to the window, and the first character from the
+        window's end to the right piece's end (included) where :meth:`run_break` finds one
+        ("" if none: asked only when the runs have states, as o200k's letter pieces)."""
         ...
 
     def run_classes(self, text: str) -> int:
         """Bits saying what of ``text`` bears on a run's course far from an edit (0: nothing);
         ORed over parts of a text, they are the whole text's."""
+        ...
+
+    def run_break(self, text: str) -> int:
+        """Where the first character of ``text`` that can change a run's course is (the one
+        bit 2 of :meth:`run_classes` says is there), -1 when none is."""
         ...
 
 

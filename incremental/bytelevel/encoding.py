@@ -690,7 +690,7 @@ class Encoding(EncodeStreamMixin):
 
     def inner_boundaries(
         self, text: str, pad: int,
-        old: tuple[str, list[int], Callable[[], tuple[int, int, str]]] | None = None,
+        old: tuple[str, list[int], Callable[[], tuple[int, str]]] | None = None,
     ) -> list[int] | None:
         """See :meth:`.pretokenize.Pretokenizer.inner_boundaries`."""
         return self._pre.inner_boundaries(text, pad, old)
@@ -698,6 +698,10 @@ class Encoding(EncodeStreamMixin):
     def run_classes(self, text: str) -> int:
         """See :meth:`.pretokenize.Pretokenizer.run_classes`."""
         return self._pre.run_classes(text)
+
+    def run_break(self, text: str) -> int:
+        """See :meth:`.pretokenize.Pretokenizer.run_break`."""
+        return self._pre.run_break(text)
 
     def encode_piece(self, piece: str, *, at_text_start: bool = False) -> Sequence[int]:
         """Token ids of one pre-token (cached for short pieces; a tuple).

@@ -111,9 +111,10 @@ _LETTER_ALTS = {"r50k_base": regex.compile(r" ?\p{L}++"),
 #: what :meth:`Pretokenizer.inner_boundaries` is told of the old text: the window's old text,
 #: its boundaries strictly inside (relative), and, asked only for o200k's letter pieces, the
 #: :meth:`Pretokenizer.run_classes` of the old text from the left piece's start to the window
-#: and from the window to the right piece's end, and the character after that end ("" at the
-#: text's end)
-InnerOld = Tuple[str, List[int], Callable[[], Tuple[int, int, str]]]
+#: and the first character from the window's end to the right piece's end, that end's
+#: character included, that is not of both cased runs (:meth:`Pretokenizer.run_break`; ""
+#: when there is none: the text ends)
+InnerOld = Tuple[str, List[int], Callable[[], Tuple[int, str]]]
 
 #: an o200k letter piece's optional first character and upper-case run: where it stops is
 #: where the piece's lower-case run starts (:meth:`Pretokenizer.inner_boundaries`)
@@ -441,7 +442,7 @@ class Pretokenizer:
             if old is None:
                 return None
             old_text, old_cuts, far = old
-            left_bits, right_bits, after = far()
+            left_bits, brk = far()
             # o200k's letter piece is in its upper-case run where the window starts ("AA")
             # unless a lower-case-only letter came before ("aa"); the window's split of the
             # old text must be the old split
@@ -453,14 +454,12 @@ class Pretokenizer:
             if now is None:
                 return None
             # the run that goes on past the window ends where the old one ended when it is in
-            # the same state, or when it goes over letters of both runs only (right_bits 0) to
-            # the old end and stops there in either state: the old run was in its upper-case
-            # run (the old end is no lower-case-only letter, or that run would have gone on),
-            # or the character after the old end is not upper-case-only (nor lower-case-only:
-            # the old lower-case run stopped there); both then stop at that character, or
-            # backtrack to the one before it
-            if right == "aa" and now[1] != was[1] and not (right_bits == 0 and (
-                    was[1] or _UPPER_ONLY.match(after) is None)):
+            # the same state; in the other one, both runs go over letters of both runs (and
+            # marks) to the first other character (brk, at or before the old end): a
+            # lower-case-only letter puts both in the lower-case run, a non-letter stops both
+            # (the upper-case run backtracks to the letter before it), but an upper-case-only
+            # one stops only the lower-case run (a boundary far from the edit: refused)
+            if right == "aa" and now[1] != was[1] and _UPPER_ONLY.match(brk) is not None:
                 return None
             return now[0]
         found = self._window_cuts(left + text + right, left, right, pad)
@@ -481,6 +480,19 @@ class Pretokenizer:
         if _NOT_BOTH_RUNS.search(text) is None:
             return 0
         return 2 | (_LOWER_ONLY.search(text) is not None)
+
+    def run_break(self, text: str) -> int:
+        """Where the first character of ``text`` that is not of both of o200k's cased runs is
+        (not ``\\p{Lm}``, ``\\p{Lo}`` or a mark: bit 2 of :meth:`run_classes`), -1 when none
+        is.
+
+        >>> Pretokenizer("o200k_base").run_break("中文A字")
+        2
+
+        Runtime complexity: ``O(len(text))``.
+        """
+        m = _NOT_BOTH_RUNS.search(text)
+        return -1 if m is None else m.start()
 
     def _pad_kind(self, part: str) -> str | None:
         """The two synthetic characters that start or continue the run of a quiet ``part``
