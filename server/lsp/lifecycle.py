@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Generator, cast
 
 from lsprotocol import types
 from pygls.exceptions import (
-    JsonRpcInternalError,
     JsonRpcInvalidRequest,
     JsonRpcServerNotInitialized,
 )
@@ -139,33 +138,16 @@ class SessionProtocol(LivetokProtocol):
 
     def notify_json(self, method: str, params: dict[str, Any]) -> None:
         """``notify(method, params)`` for params made of JSON values only (livetok's own
-        notifications, a keystroke's count): ``json.dumps`` of a plain dict, framed and
-        handed to the writer here, as the floor server does (``benchmarks/floor_server.py``):
-        no pygls message class and converter (unstructuring the notification through cattrs
-        was a third of publishing a count), nor pygls's ``_send_data`` (its ``default=``
-        serializer, a log call and an awaitable check per message). The header is LSP's
-        required one, ``Content-Length`` (``Content-Type`` is optional); a failed write is
-        reported as pygls reports it.
+        notifications): ``json.dumps`` of a plain dict, framed and written by
+        :meth:`LivetokProtocol.write_json`, as the floor server does
+        (``benchmarks/floor_server.py``): no pygls message class and converter (unstructuring
+        the notification through cattrs was a third of publishing a count), nor pygls's
+        ``_send_data`` (its ``default=`` serializer, a log call and an awaitable check per
+        message).
 
         Runtime complexity: ``O(len(message))``.
         """
         if self.exited:
             return
-        writer = self.writer
-        if writer is None:  # pygls logs that there is no transport
-            super()._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
-            return
         # ASCII (``ensure_ascii``): its length in bytes is its length
-        body = json.dumps({"jsonrpc": self.VERSION, "method": method, "params": params})
-        try:
-            res = writer.write(
-                (f"Content-Length: {len(body)}\r\n\r\n{body}" if self._include_headers
-                 else body).encode("ascii"))
-            if res is not None and inspect.isawaitable(res):
-                asyncio.ensure_future(res)
-        except BrokenPipeError:
-            log.exception("Error sending data. BrokenPipeError", exc_info=True)
-            raise
-        except Exception as error:
-            log.exception("Error sending data", exc_info=True)
-            self._server._report_server_error(error, JsonRpcInternalError)
+        self.write_json(json.dumps({"jsonrpc": self.VERSION, "method": method, "params": params}))
