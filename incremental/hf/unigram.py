@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import operator
 import os
+import threading
 from typing import Any, Literal, Mapping, Sequence
 
 from ..piece_memo import GenerationalCache
@@ -90,6 +91,7 @@ class UnigramModel:
         self._ref: Any = False
         #: the window re-encode of long pre-tokens (:meth:`_windows`; False: not built yet)
         self._window: UnigramWindow | None | Literal[False] = False
+        self._window_lock = threading.Lock()
         #: per id, the characters its piece covers (:meth:`_char_lens`)
         self._lens: list[int] | None = None
 
@@ -225,10 +227,15 @@ class UnigramModel:
         if last is not None and last[0] == s:
             return last[1]
         win = self._windows()
-        if win is None:
+        # subtle: the window keeps state; a second thread that finds it busy (a workspace
+        # count beside an edit) encodes whole instead of waiting or sharing it
+        if win is None or not self._window_lock.acquire(blocking=False):
             hit = self._whole(s)
         else:
-            ids, lens = win.edit(s, self._whole)
+            try:
+                ids, lens = win.edit(s, self._whole)
+            finally:
+                self._window_lock.release()
             hit = (tuple(ids), tuple(lens))
         self._last_long = (s, hit)
         return hit
