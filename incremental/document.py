@@ -148,6 +148,9 @@ class _Sliced(Protocol):
 #: window), the old token where the old pieces resume, and the old piece starts of
 #: ``[end, w_end_old]`` when it gathered them (else None)
 _Resplit = Tuple["_Sliced", List[Tuple[int, int]], int, int, Optional[Set[int]]]
+#: old tokens kept between two changed places that :meth:`Document._splice` leaves in place
+#: (replacing the runs on each side apart) rather than copy into one replacement
+_KEEP_OLD_RUN = 256
 #: boundaries past an edit checked one by one for an old piece start before they are checked
 #: against the set of the window's old piece starts (``TokenSeq.piece_starts``)
 _ASK_MAX = 16
@@ -570,17 +573,20 @@ class Document:
                     return done
         # the piece before it (the restart's first question, asked here for _local)
         pred = v.piece_start_of(held[0] - 1) if held[0] > 0 else None
-        if self._inner is not None and start < seq.total_cp and (
-                start - held[1] >= LOCAL_MIN_CP
-                or (pred is not None and start - pred[1] >= LOCAL_MIN_CP)
-                # (a piece of 16 tokens or more may be long: its end is looked up)
-                or (v.next_piece_start(held[0]) - held[0] >= 16
-                    and self._old_piece_end(v, held[0]) - end >= LOCAL_MIN_CP)):
-            done = self._local(v, start, end, new_text)
-            if done is not None:
-                return done
+        nxt = None  # the piece after it, when asked here (the re-split asks it too)
+        if self._inner is not None and start < seq.total_cp:
+            nxt = v.next_piece_start(held[0])
+            if (start - held[1] >= LOCAL_MIN_CP
+                    or (pred is not None and start - pred[1] >= LOCAL_MIN_CP)
+                    # (a piece of 16 tokens or more may be long: its end is looked up)
+                    or (nxt - held[0] >= 16
+                        and self._old_piece_end(v, held[0]) - end >= LOCAL_MIN_CP)):
+                done = self._local(v, start, end, new_text)
+                if done is not None:
+                    return done
         r_tok, r, left_text = self._restart(v, held, pred, start)
-        rs = self._resplit(v, r_tok, r, left_text, start, end, new_text)
+        rs = self._resplit(v, r_tok, r, left_text, start, end, new_text,
+                           nxt if r_tok == held[0] else None)
         segs = self._segments(v, r, r_tok, rs, start, end, new_text)
         return self._splice(v, r, r_tok, rs, segs, start, end)
 
@@ -668,8 +674,9 @@ class Document:
         window = v.slice_text(s0, start) + new_text + v.slice_text(end, e0)
         old_cuts = sorted(c - s0 for c in seq.piece_starts(s0 + 1, e0 - 1))
 
-        def far() -> tuple[int, str]:
-            return self._run_classes(a, s0), self._run_break(e0, b + 1)
+        def far() -> tuple[int, str, int]:
+            brk, at = self._run_break(e0, b + 1)
+            return self._run_classes(a, s0), brk, at if 0 <= at < b - e0 else -1
 
         cuts = inner.inner_boundaries(window, pad, (v.slice_text(s0, e0), old_cuts, far))
         if cuts is None:
@@ -682,10 +689,11 @@ class Document:
         self.stats.local += 1
         return self._splice(v, a, l_tok, rs, segs, start, end)
 
-    def _run_break(self, c0: int, c1: int) -> str:
+    def _run_break(self, c0: int, c1: int) -> tuple[str, int]:
         """The first character of the old text ``[c0, c1)`` that
-        :meth:`.piece_encoding.InnerEncoding.run_break` finds, "" when there is none: the
-        chunks whose :meth:`_run_classes` bits say there is none are passed over.
+        :meth:`.piece_encoding.InnerEncoding.run_break` finds and its offset from ``c0``,
+        ``("", -1)`` when there is none: the chunks whose :meth:`_run_classes` bits say there
+        is none are passed over.
 
         Runtime complexity: ``O(log C + chunks)`` once their bits are known, plus the chunk
         that holds it.
@@ -693,14 +701,15 @@ class Document:
         inner = self._inner
         assert inner is not None
         classes = self._classes
+        off = 0
         for part in self._seq.text_parts(c0, c1):
             got = classes.get(id(part))
-            if got is not None and got[0] is part and not got[1] & 2:
-                continue
-            k = inner.run_break(part)
-            if k >= 0:
-                return part[k]
-        return ""
+            if got is None or got[0] is not part or got[1] & 2:
+                k = inner.run_break(part)
+                if k >= 0:
+                    return part[k], off + k
+            off += len(part)
+        return "", -1
 
     def _warm_classes(self) -> None:
         """After a build, :meth:`_run_classes` of each chunk whose text is not ASCII (what an
@@ -765,12 +774,13 @@ class Document:
 
     def _resplit(
         self, v: SeqView, r_tok: int, r: int, left_text: str, start: int, end: int,
-        new_text: str,
+        new_text: str, r_next: int | None = None,
     ) -> _Resplit:
         """Step 2: re-split the new text from ``r`` (``left_text``: the old text from there to
-        ``start``) until a new boundary at or after the edit's end coincides with an old one,
-        over a window of old text grown x4 until every piece kept is decided inside it
-        (``docs/algorithms.md`` section 2)."""
+        ``start``; ``r_next``: the first token of the old piece after it, when known) until a
+        new boundary at or after the edit's end coincides with an old one, over a window of
+        old text grown x4 until every piece kept is decided inside it (``docs/algorithms.md``
+        section 2)."""
         seq = self._seq
         enc = self._enc
         horizon = enc.horizon
@@ -781,7 +791,11 @@ class Document:
         # long piece the earliest possible resync is that piece's end
         extra = FIRST_WINDOW
         if r_tok < seq.total_tokens:
-            extra = max(extra, self._old_piece_end(v, r_tok) - end + FIRST_WINDOW)
+            if r_next is None:
+                r_end = self._old_piece_end(v, r_tok)
+            else:  # (_old_piece_end, its first question answered)
+                r_end = v.token_start_cp(r_next) if r_next < seq.total_tokens else seq.total_cp
+            extra = max(extra, r_end - end + FIRST_WINDOW)
         # the pieces a failed round decided inside its window, kept for the next round (which
         # splits on from the last one's end), and how many boundaries they asked about
         kept: list[tuple[int, int]] = []
@@ -948,6 +962,14 @@ class Document:
         while j > i and segs[j - 1][0] == 0 and segs[j - 1][2] == t1:
             t1 = segs[j - 1][1]
             j -= 1
+        if j - i >= 3:
+            # a long run of old tokens kept between two changed places (a boundary far from
+            # the edit: Document._local) is left where it is: the runs on each side are
+            # replaced apart (_splice_apart)
+            for k in range(j - 2, i, -1):
+                if segs[k][0] == 0 and segs[k][2] - segs[k][1] >= _KEEP_OLD_RUN:
+                    return self._splice_apart(v, r, r_tok, rs, segs[i:j], k - i, t0, t1,
+                                              start, end)
         ids: Sequence[int]
         cps: Sequence[int]
         if j == i + 1 and segs[i][0] == 1:
@@ -968,6 +990,36 @@ class Document:
         seq.replace(t0, t1, ids, cps, flags, text, v)
         # a placeholder token is always a whole piece: PIECE_START | CLEAN | PLACEHOLDER
         added = len(ids) - flags.count(PIECE_START | CLEAN | PLACEHOLDER)
+        return removed, added
+
+    def _splice_apart(
+        self, v: SeqView, r: int, r_tok: int, rs: _Resplit, segs: list[_Seg], far: int,
+        t0: int, t1: int, start: int, end: int,
+    ) -> tuple[int, int]:
+        """Step 4 when the segments of tokens ``[t0, t1)`` hold a long run of old tokens kept
+        (``segs[far]``) between two changed places: the run right of it is replaced first,
+        then the one left of it (whose places the first replace does not move); everything
+        is asked of the view before either replace (a replace can move what it knows)."""
+        seq = self._seq
+        window, _, _, w_end_old, _ = rs
+        delta = len(window) - (w_end_old - r)  # the window is the new text of old [r, w_end_old)
+        jobs = []
+        for part, ta, tb in ((segs[far + 1:], segs[far][2], t1), (segs[:far], t0, segs[far][1])):
+            ca = r if ta == r_tok else v.token_start_cp(ta)
+            cb = v.token_start_cp(tb) if tb < seq.total_tokens else seq.total_cp
+            # subtle: trimming never crosses the edit (only unchanged pieces are old segments)
+            assert r <= ca and cb <= w_end_old and not (start < ca < end or start < cb < end)
+            # the new text of [ca, cb) lies in the window; a run starting at the edit starts
+            # left of what was inserted, one ending there ends right of it
+            na = ca if ca <= start else ca + delta
+            nb = cb + delta if cb >= end else cb
+            jobs.append((part, ta, tb, window[na - r : nb - r], v.counted_between(ta, tb)))
+        removed = added = 0
+        for part, ta, tb, text, gone in jobs:
+            ids, cps, flags = _gather(seq, part)
+            seq.replace(ta, tb, ids, cps, flags, text)
+            removed += gone
+            added += len(ids) - flags.count(PIECE_START | CLEAN | PLACEHOLDER)
         return removed, added
 
     @staticmethod

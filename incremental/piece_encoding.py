@@ -240,7 +240,7 @@ class InnerEncoding(QuietEncoding, Protocol):
 
     def inner_boundaries(
         self, text: str, pad: int,
-        old: tuple[str, list[int], Callable[[], tuple[int, str]]] | None = None,
+        old: tuple[str, list[int], Callable[[], tuple[int, str, int]]] | None = None,
     ) -> list[int] | None:
         """The piece boundaries strictly inside the new text ``text`` of a window whose first
         and last ``pad`` characters are quiet old text inside long old pieces, or None when
@@ -248,7 +248,8 @@ class InnerEncoding(QuietEncoding, Protocol):
         strictly inside (relative), and a function giving the :meth:`run_classes` of the old
         text from the left piece's start to the window, and the first character from the
         window's end to the right piece's end (included) where :meth:`run_break` finds one
-        ("" if none: asked only when the runs have states, as o200k's letter pieces)."""
+        ("" if none) with its offset past the window's end when it lies inside the piece (-1
+        otherwise; asked only when the runs have states, as o200k's letter pieces)."""
         ...
 
     def run_classes(self, text: str) -> int:

@@ -690,7 +690,7 @@ class Encoding(EncodeStreamMixin):
 
     def inner_boundaries(
         self, text: str, pad: int,
-        old: tuple[str, list[int], Callable[[], tuple[int, str]]] | None = None,
+        old: tuple[str, list[int], Callable[[], tuple[int, str, int]]] | None = None,
     ) -> list[int] | None:
         """See :meth:`.pretokenize.Pretokenizer.inner_boundaries`."""
         return self._pre.inner_boundaries(text, pad, old)

@@ -113,8 +113,9 @@ _LETTER_ALTS = {"r50k_base": regex.compile(r" ?\p{L}++"),
 #: :meth:`Pretokenizer.run_classes` of the old text from the left piece's start to the window
 #: and the first character from the window's end to the right piece's end, that end's
 #: character included, that is not of both cased runs (:meth:`Pretokenizer.run_break`; ""
-#: when there is none: the text ends)
-InnerOld = Tuple[str, List[int], Callable[[], Tuple[int, str]]]
+#: when there is none: the text ends), with its offset from the window's end when it lies
+#: inside the old piece (-1 when it is the character at its end, or none)
+InnerOld = Tuple[str, List[int], Callable[[], Tuple[int, str, int]]]
 
 #: an o200k letter piece's optional first character and upper-case run: where it stops is
 #: where the piece's lower-case run starts (:meth:`Pretokenizer.inner_boundaries`)
@@ -442,7 +443,7 @@ class Pretokenizer:
             if old is None:
                 return None
             old_text, old_cuts, far = old
-            left_bits, brk = far()
+            left_bits, brk, brk_at = far()
             # o200k's letter piece is in its upper-case run where the window starts ("AA")
             # unless a lower-case-only letter came before ("aa"); the window's split of the
             # old text must be the old split
@@ -457,10 +458,15 @@ class Pretokenizer:
             # the same state; in the other one, both runs go over letters of both runs (and
             # marks) to the first other character (brk, at or before the old end): a
             # lower-case-only letter puts both in the lower-case run, a non-letter stops both
-            # (the upper-case run backtracks to the letter before it), but an upper-case-only
-            # one stops only the lower-case run (a boundary far from the edit: refused)
+            # (the upper-case run backtracks to the letter before it); an upper-case-only one
+            # inside the old piece (brk_at >= 0: its offset past the window) stops a new
+            # lower-case run where the old upper-case run went on: a boundary there, after
+            # which the new piece's upper-case run is the old one's (the old piece's end is
+            # its end); an upper-case-only one stopping an old lower-case run is refused
             if right == "aa" and now[1] != was[1] and _UPPER_ONLY.match(brk) is not None:
-                return None
+                if not (was[1] and brk_at >= 0):
+                    return None
+                return now[0] + [len(text) + brk_at]
             return now[0]
         found = self._window_cuts(left + text + right, left, right, pad)
         return None if found is None else found[0]

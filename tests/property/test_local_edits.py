@@ -123,3 +123,24 @@ def test_a_letter_typed_into_a_long_line_resplits_only_a_window(kind, monkeypatc
         assert doc.token_ids() == ref.encode_ordinary(text)
     assert doc.stats.local == 10, doc.stats
     assert max(longest) < 400, max(longest)
+
+
+def test_a_lower_case_letter_left_of_an_upper_case_one_cuts_far_from_itself():
+    """o200k, a CJK line with an upper-case ``R`` typed into it (still one piece: its upper-case
+    run goes through ``R``): a lower-case ``a`` typed 20,000 characters to the left starts the
+    lower-case run there, which stops at ``R``, so the line is cut at ``R``, far from the
+    edit. The window decides it (``Pretokenizer.run_break`` finds ``R``); the 20,000 tokens
+    between stay where they are; the ids equal tiktoken's after each edit."""
+    enc = get_encoding("o200k_base")
+    ref = tiktoken_ref("o200k_base")
+    line = _line(random.Random(7), "cjk", 60_000)
+    text = "Hello.\n" * 50 + line + "\nBye.\n" * 50
+    doc = Document(text, encoding=enc)
+    lo = text.index(line)
+    for p, ins in [(lo + 40_000, "R"), (lo + 20_000, "a"), (lo + 30_000, "b"), (lo + 20_000, "")]:
+        e = p + 1 if not ins else p
+        doc.edit(p, e, ins)
+        text = text[:p] + ins + text[e:]
+        assert doc.token_ids() == ref.encode_ordinary(text), (p, ins)
+    assert doc.stats.local >= 3, doc.stats
+    doc._check()
