@@ -20,6 +20,15 @@ def _send(server: Any, method: str, params: Any, msg_id: int | None = None) -> N
     dispatch(server.protocol, json.dumps(message).encode())
 
 
+async def _answered(sink: MessageSink, msg_id: int, timeout: float = 60.0) -> None:
+    """Wait until the answer to request ``msg_id`` was written (a hang guard only)."""
+    async def wait() -> None:
+        while not any(m.get("id") == msg_id for m in sink.sent):
+            await asyncio.sleep(0.001)
+
+    await asyncio.wait_for(wait(), timeout)
+
+
 async def _type_into_a_document(n_edits: int) -> tuple[Any, MessageSink]:
     server = create_server()
     sink = MessageSink()
@@ -37,6 +46,9 @@ async def _type_into_a_document(n_edits: int) -> tuple[Any, MessageSink]:
                                 "text": "x"}]})
         if i % 100 == 0:
             _send(server, "livetok/tokenCount", {"textDocument": {"uri": uri}}, msg_id=1000 + i)
+            # the answer may wait for the pending batch (a slow apply before it: the first
+            # ones, cold): the cancel is sent once it is answered, whatever the clock said
+            await _answered(sink, 1000 + i)
             _send(server, "$/cancelRequest", {"id": 1000 + i})  # answered already: no warning
         await asyncio.sleep(0)
     _send(server, "workspace/didChangeConfiguration", {"settings": {"other": {}}})
