@@ -53,7 +53,8 @@ what lies between their window and ``known``.
 
 **Not windowed** (the whole re-encode runs): runs with no forced cut within
 :data:`SCAN_MAX` characters of an edit (one letter, digits, DNA letters: XLM-R has pieces
-that cover every position), windows longer than :data:`WINDOW_MAX`, pre-tokens too long for
+that cover every position), windows longer than :data:`WINDOW_MAX` or half the pre-token
+(Rust's whole Viterbi is then faster), pre-tokens too long for
 :data:`WEAK_RATIO`, an unknown token on each side of a window's edge, and the replays
 refused above.
 
