@@ -420,10 +420,12 @@ class Pretokenizer:
         came before the window (``old``'s first class bits): ``AA`` or ``aa`` starts the run
         in that state, and the window's split of the old text must be the old split. On the
         right no tail is added (the run is followed to the window's end): the new piece goes
-        on past the window as the old one did when both are in the same run there, or when
-        the old text from the window to the old end holds letters of both runs only and the
-        old piece stopped there in either run (the old one was in its upper-case run, or the
-        character after its end is not upper-case-only); otherwise None.
+        on past the window as the old one did when both are in the same run there; in the
+        other run, both go over letters of both runs to the first other character (``old``'s
+        break): a lower-case-only letter or a non-letter there treats both alike; an
+        upper-case-only one inside the old piece, met by a new lower-case run where the old
+        one was upper-case, cuts the new text there (a boundary past the window, returned
+        too; the same upper-case run after it); met by a new upper-case run, None.
 
         >>> p = Pretokenizer("o200k_base")
         >>> e = "\U0001F468\u200d\U0001F4BB"
