@@ -72,8 +72,9 @@ from functools import reduce
 from operator import add
 from typing import Callable, Mapping, Sequence
 
-__all__ = ["WindowState", "UnigramWindow", "Scan", "common_affixes", "WEAK_RATIO", "SCAN_MAX",
-           "WINDOW_MAX"]
+from .precompiled import common_ends
+
+__all__ = ["WindowState", "UnigramWindow", "Scan", "WEAK_RATIO", "SCAN_MAX", "WINDOW_MAX"]
 
 #: a segment whose smallest margin per step is below this is weak (never certified)
 WEAK_RATIO = 2.0 ** -16
@@ -122,35 +123,6 @@ class Scan:
     weak: list[tuple[int, int]]
     #: the piece strings that are fused unknown runs (their score was per character)
     unknown: list[bool]
-
-
-def common_affixes(a: str, b: str) -> tuple[int, int]:
-    """``(p, q)``: the longest common prefix of ``a`` and ``b`` and the longest common suffix
-    of what follows it (``p + q <= min(len(a), len(b))``), compared in blocks in C.
-
-    >>> common_affixes("abcdef", "abXdef"), common_affixes("aaaa", "aaaaa")
-    ((2, 3), (4, 0))
-
-    Runtime complexity: ``O(n)`` character comparisons and copies, ``O(log n)`` Python steps.
-    """
-    m = min(len(a), len(b))
-    lo, hi = 0, m
-    while lo < hi:  # a[:lo] == b[:lo]; a[:hi + 1] != b[:hi + 1] or hi == m
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    p = lo
-    na, nb = len(a), len(b)
-    lo, hi = 0, m - p
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[na - mid : na - lo] == b[nb - mid : nb - lo]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return p, lo
 
 
 def token_index(lens: Sequence[int], c: int, n: int) -> int:
@@ -251,7 +223,7 @@ class UnigramWindow:
         n, n2 = len(old), len(new)
         if _SLACK * _U * (max(n, n2) + 2) * self._max_abs >= WEAK_RATIO:
             return self._restart(new, whole, "too long for the certificate")
-        p, q = common_affixes(old, new)
+        p, q = common_ends(old, new)
         delta = n2 - n
         c1 = self._cut_left(old, new, p)
         c2 = None if c1 is None else self._cut_right(old, new, n - q, delta)

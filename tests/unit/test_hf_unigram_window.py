@@ -23,7 +23,8 @@ import pytest
 
 from livetok.incremental.hf import unigram_window as uw
 from livetok.incremental.hf.unigram import UnigramModel, _reference_encode, reference_unigram
-from livetok.incremental.hf.unigram_window import UnigramWindow, common_affixes, token_index
+from livetok.incremental.hf.precompiled import common_ends
+from livetok.incremental.hf.unigram_window import UnigramWindow, token_index
 
 from .._hf_encodings import encoding
 
@@ -83,7 +84,7 @@ def _edit(rng: random.Random, s: str, cuts: list[int]) -> str:
     return s[:p] + ins + s[p:]
 
 
-def test_common_affixes_equal_a_brute_force() -> None:
+def test_common_ends_equal_a_brute_force() -> None:
     rng = random.Random(1)
     for _ in range(500):
         a = "".join(rng.choice("ab中") for _ in range(rng.randint(0, 30)))
@@ -96,7 +97,7 @@ def test_common_affixes_equal_a_brute_force() -> None:
         q = 0
         while q < min(len(a), len(b)) - p and a[len(a) - 1 - q] == b[len(b) - 1 - q]:
             q += 1
-        assert common_affixes(a, b) == (p, q), (a, b)
+        assert common_ends(a, b) == (p, q), (a, b)
 
 
 def test_token_index_equals_bisect() -> None:
