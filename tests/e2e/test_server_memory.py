@@ -10,7 +10,7 @@ from typing import Any
 from livetok.server.lsp.session import create_server
 from livetok.server.lsp.transport import dispatch
 
-from .._lsp import MessageSink
+from .._lsp import MessageSink, poll
 
 
 def _send(server: Any, method: str, params: Any, msg_id: int | None = None) -> None:
@@ -18,15 +18,6 @@ def _send(server: Any, method: str, params: Any, msg_id: int | None = None) -> N
     if msg_id is not None:
         message["id"] = msg_id
     dispatch(server.protocol, json.dumps(message).encode())
-
-
-async def _answered(sink: MessageSink, msg_id: int, timeout: float = 60.0) -> None:
-    """Wait until the answer to request ``msg_id`` was written (a hang guard only)."""
-    async def wait() -> None:
-        while not any(m.get("id") == msg_id for m in sink.sent):
-            await asyncio.sleep(0.001)
-
-    await asyncio.wait_for(wait(), timeout)
 
 
 async def _type_into_a_document(n_edits: int) -> tuple[Any, MessageSink]:
@@ -45,11 +36,12 @@ async def _type_into_a_document(n_edits: int) -> tuple[Any, MessageSink]:
                                           "end": {"line": i % 50, "character": 5}},
                                 "text": "x"}]})
         if i % 100 == 0:
-            _send(server, "livetok/tokenCount", {"textDocument": {"uri": uri}}, msg_id=1000 + i)
+            rid = 1000 + i
+            _send(server, "livetok/tokenCount", {"textDocument": {"uri": uri}}, msg_id=rid)
             # the answer may wait for the pending batch (a slow apply before it: the first
             # ones, cold): the cancel is sent once it is answered, whatever the clock said
-            await _answered(sink, 1000 + i)
-            _send(server, "$/cancelRequest", {"id": 1000 + i})  # answered already: no warning
+            assert await poll(lambda: any(m.get("id") == rid for m in sink.sent), every=0.001)
+            _send(server, "$/cancelRequest", {"id": rid})  # answered already: no warning
         await asyncio.sleep(0)
     _send(server, "workspace/didChangeConfiguration", {"settings": {"other": {}}})
     _send(server, "textDocument/didClose", {"textDocument": {"uri": uri}})
